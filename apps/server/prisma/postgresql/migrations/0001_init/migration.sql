@@ -1,0 +1,116 @@
+-- CreateSchema
+CREATE SCHEMA IF NOT EXISTS "public";
+
+-- CreateTable
+CREATE TABLE "Platform" (
+    "id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "webhookUrl" TEXT,
+    "webhookPrivateKey" TEXT NOT NULL,
+    "otpSigningPrivateKey" TEXT NOT NULL,
+    "clockOffsetSeconds" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "Platform_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "ApiToken" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "secretSalt" TEXT NOT NULL,
+    "secretHash" TEXT NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "ApiToken_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "Customer" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "customerType" TEXT NOT NULL,
+    "platformCustomerId" TEXT,
+    "personalInfo" TEXT,
+    "businessInfo" TEXT,
+    "beneficialOwners" TEXT,
+    "kycStatus" TEXT NOT NULL,
+    "kybStatus" TEXT,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "Customer_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "InternalAccount" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "customerId" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "currency" TEXT NOT NULL,
+    "balance" BIGINT NOT NULL DEFAULT 0,
+    "status" TEXT NOT NULL,
+    "privacyEnabled" BOOLEAN NOT NULL DEFAULT false,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "InternalAccount_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "LedgerEntry" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "accountId" TEXT NOT NULL,
+    "amount" BIGINT NOT NULL,
+    "balanceAfter" BIGINT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "reference" TEXT,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "LedgerEntry_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "AuthMethod" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "accountId" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "nickname" TEXT NOT NULL,
+    "credentialId" TEXT,
+    "oauthIssuer" TEXT,
+    "oauthAudience" TEXT,
+    "oauthSubject" TEXT,
+    "passkeyPublicKey" TEXT,
+    "passkeyCounter" INTEGER,
+    "passkeyTransports" TEXT,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "AuthMethod_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateIndex
+CREATE INDEX "ApiToken_platformId_idx" ON "ApiToken"("platformId");
+
+-- CreateIndex
+CREATE INDEX "Customer_platformId_createdAt_id_idx" ON "Customer"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Customer_platformId_platformCustomerId_key" ON "Customer"("platformId", "platformCustomerId");
+
+-- CreateIndex
+CREATE INDEX "InternalAccount_platformId_createdAt_id_idx" ON "InternalAccount"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "InternalAccount_customerId_idx" ON "InternalAccount"("customerId");
+
+-- CreateIndex
+CREATE INDEX "LedgerEntry_accountId_createdAt_idx" ON "LedgerEntry"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "AuthMethod_accountId_idx" ON "AuthMethod"("accountId");
+

@@ -1,0 +1,110 @@
+import type { Schemas } from "@sandbox/client";
+import { kycOutcome } from "@sandbox/sandbox-rules";
+import type { Customer as CustomerRow } from "../../db/generated/sqlite/client.js";
+import { ApiError, notFound } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import { afterCursor, decodeCursor, newestFirst, toPage, type Page } from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+import { isUniqueViolation } from "../../db/errors.js";
+
+export type Customer = Schemas["Customer"];
+export type CustomerCreate = Schemas["CustomerCreateRequest"];
+type KycStatus = Schemas["KycStatus"];
+
+export interface CustomerFilter {
+  customerType?: Customer["customerType"];
+  kycStatus?: KycStatus;
+  platformCustomerId?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export function toCustomer(row: CustomerRow): Customer {
+  const common = {
+    id: row.id,
+    kycStatus: row.kycStatus as KycStatus,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    ...(row.platformCustomerId !== null ? { platformCustomerId: row.platformCustomerId } : {}),
+  };
+  if (row.customerType === "BUSINESS") {
+    return {
+      ...common,
+      customerType: "BUSINESS",
+      businessInfo: JSON.parse(row.businessInfo ?? "{}"),
+      ...(row.beneficialOwners ? { beneficialOwners: JSON.parse(row.beneficialOwners) } : {}),
+      ...(row.kybStatus ? { kybStatus: row.kybStatus as Schemas["KybStatus"] } : {}),
+    } as Customer;
+  }
+  return {
+    ...common,
+    customerType: "INDIVIDUAL",
+    personalInfo: JSON.parse(row.personalInfo ?? "{}"),
+  } as Customer;
+}
+
+/** The sandbox KYC decision: the beneficial owner's last name suffix. */
+function initialKycStatus(input: CustomerCreate): KycStatus {
+  if (input.customerType === "INDIVIDUAL") return kycOutcome(input.personalInfo.lastName).outcome.kycStatus;
+  const owner = input.beneficialOwners?.[0];
+  // A business with no beneficial owner declared cannot be KYC approved yet.
+  return owner ? kycOutcome(owner.personalInfo.lastName).outcome.kycStatus : "PENDING";
+}
+
+export class CustomerService {
+  constructor(private readonly services: Services) {}
+
+  async create(ctx: RequestContext, input: CustomerCreate): Promise<Customer> {
+    const now = ctx.clock.now();
+    try {
+      const row = await this.services.db.customer.create({
+        data: {
+          id: newId("Customer"),
+          platformId: ctx.platformId,
+          customerType: input.customerType,
+          platformCustomerId: input.platformCustomerId ?? null,
+          personalInfo: input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
+          businessInfo: input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
+          beneficialOwners:
+            input.customerType === "BUSINESS" && input.beneficialOwners
+              ? JSON.stringify(input.beneficialOwners)
+              : null,
+          kycStatus: initialKycStatus(input),
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      return toCustomer(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ApiError(409, "CONFLICT", `A customer with platformCustomerId ${input.platformCustomerId} already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
+    const row = await this.services.db.customer.findFirst({ where: { id, platformId: ctx.platformId } });
+    if (!row) throw notFound("CUSTOMER_NOT_FOUND", `Customer ${id} not found`);
+    return row;
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<Customer> {
+    return toCustomer(await this.getRow(ctx, id));
+  }
+
+  async list(ctx: RequestContext, filter: CustomerFilter): Promise<Page<Customer>> {
+    const rows = await this.services.db.customer.findMany({
+      where: {
+        platformId: ctx.platformId,
+        ...(filter.customerType ? { customerType: filter.customerType } : {}),
+        ...(filter.kycStatus ? { kycStatus: filter.kycStatus } : {}),
+        ...(filter.platformCustomerId ? { platformCustomerId: filter.platformCustomerId } : {}),
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit, toCustomer);
+  }
+}

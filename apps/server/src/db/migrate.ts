@@ -1,0 +1,116 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { DatabaseTarget } from "./client.js";
+import { pgPoolConfig } from "./client.js";
+
+// Applies the checked-in SQL migrations at start-up. `prisma migrate deploy`
+// cannot run against PostgreSQL on our machines, so the server does it itself,
+// recording what it applied. Safe when several processes start at once: a
+// PostgreSQL advisory lock (or SQLite's write lock) serialises them.
+
+const MIGRATIONS_TABLE = "_sandbox_migrations";
+const LOCK_KEY = 734_120_551;
+
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export function migrationsDir(provider: DatabaseTarget["provider"]): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // src/db or dist/db -> ../../prisma/<provider>/migrations
+  return join(here, "..", "..", "prisma", provider, "migrations");
+}
+
+export function loadMigrations(provider: DatabaseTarget["provider"]): Migration[] {
+  const dir = migrationsDir(provider);
+  if (!existsSync(dir)) throw new Error(`migrations folder missing: ${dir}`);
+  return readdirSync(dir)
+    .filter((name) => /^\d{4}_/.test(name))
+    .sort()
+    .map((name) => ({ name, sql: readFileSync(join(dir, name, "migration.sql"), "utf8") }));
+}
+
+export async function migrate(target: DatabaseTarget): Promise<string[]> {
+  const migrations = loadMigrations(target.provider);
+  return target.provider === "sqlite"
+    ? migrateSqlite(target.location, migrations)
+    : migratePostgres(target, migrations);
+}
+
+function migrateSqlite(file: string, migrations: Migration[]): string[] {
+  const db = new Database(file, { timeout: 10_000 });
+  try {
+    // WAL lets readers run beside the writer; it is a property of the file.
+    db.pragma("journal_mode = WAL");
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`,
+    );
+    const applied: string[] = [];
+    const run = db.transaction(() => {
+      const done = new Set(
+        (db.prepare(`SELECT name FROM "${MIGRATIONS_TABLE}"`).all() as { name: string }[]).map(
+          (r) => r.name,
+        ),
+      );
+      for (const m of migrations) {
+        if (done.has(m.name)) continue;
+        db.exec(m.sql);
+        db.prepare(`INSERT INTO "${MIGRATIONS_TABLE}" (name, applied_at) VALUES (?, ?)`).run(
+          m.name,
+          new Date().toISOString(),
+        );
+        applied.push(m.name);
+      }
+    });
+    run.immediate();
+    return applied;
+  } finally {
+    db.close();
+  }
+}
+
+async function migratePostgres(target: DatabaseTarget, migrations: Migration[]): Promise<string[]> {
+  const client = new pg.Client(pgPoolConfig(target));
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
+    await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
+    try {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)`,
+      );
+      const done = new Set(
+        (await client.query<{ name: string }>(`SELECT name FROM "${MIGRATIONS_TABLE}"`)).rows.map(
+          (r) => r.name,
+        ),
+      );
+      const applied: string[] = [];
+      for (const m of migrations) {
+        if (done.has(m.name)) continue;
+        await client.query("BEGIN");
+        try {
+          // Prisma's diff starts with CREATE SCHEMA "public"; tables land in
+          // the first schema of search_path, which is the configured one.
+          await client.query(m.sql);
+          await client.query(`INSERT INTO "${MIGRATIONS_TABLE}" (name, applied_at) VALUES ($1, now())`, [
+            m.name,
+          ]);
+          await client.query("COMMIT");
+        } catch (err) {
+          await client.query("ROLLBACK");
+          throw err;
+        }
+        applied.push(m.name);
+      }
+      return applied;
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]);
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,47 @@
+// The one error type services throw; the error middleware turns it into the
+// spec's Error object. Codes are the spec's, per status.
+export interface ApiErrorBody {
+  status: number;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+  reason?: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown> | undefined;
+  readonly reason: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { details?: Record<string, unknown>; reason?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.details = options.details;
+    this.reason = options.reason;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): ApiErrorBody {
+    const body: ApiErrorBody = { status: this.status, code: this.code, message: this.message };
+    if (this.details !== undefined) body.details = this.details;
+    if (this.reason !== undefined) body.reason = this.reason;
+    return body;
+  }
+}
+
+export const invalidInput = (message: string, details?: Record<string, unknown>) =>
+  new ApiError(400, "INVALID_INPUT", message, details ? { details } : {});
+
+export const notFound = (code: string, message: string) => new ApiError(404, code, message);
+
+export const unauthorized = (message: string, reason?: string) =>
+  new ApiError(401, "UNAUTHORIZED", message, reason ? { reason } : {});

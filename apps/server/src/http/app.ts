@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import express, { type Express, type Router } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import { pinoHttp } from "pino-http";
+import { API_BASE_PATH } from "../config.js";
+import { ApiError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import { docsReferencePath, openApiPath } from "../paths.js";
+import type { ApiTokenVerifier } from "../platform/api-tokens.js";
+import type { PlatformClocks } from "../platform/platform-clock.js";
+import { basicAuth } from "./basic-auth.js";
+import { errorHandler } from "./error-handler.js";
+
+export interface AppOptions {
+  log: Logger;
+  tokens: ApiTokenVerifier;
+  clocks: PlatformClocks;
+  validateResponses: boolean;
+  /** One router per API area, mounted under the version path. */
+  routers: Router[];
+}
+
+export function createApp(options: AppOptions): Express {
+  const { log } = options;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+
+  app.use((req, res, next) => {
+    res.locals.traceId = randomUUID();
+    res.setHeader("X-Trace-Id", res.locals.traceId as string);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (_req, res) => (res as express.Response).locals.traceId as string,
+      // Only what identifies the request: never headers, bodies or secrets.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          path: req.url.split("?")[0],
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/openapi.yaml", (_req, res) => {
+    res.type("application/yaml").sendFile(openApiPath);
+  });
+  app.get(["/docs", "/docs/"], (_req, res) => {
+    if (!existsSync(docsReferencePath)) {
+      res.status(503).type("text/plain").send("API reference not built yet: run `npm run build`.");
+      return;
+    }
+    res.sendFile(docsReferencePath);
+  });
+  app.get("/", (_req, res) => {
+    res.redirect("/docs");
+  });
+
+  const api = express.Router();
+  api.use(express.json({ limit: "1mb" }));
+  api.use(basicAuth(options.tokens, options.clocks, log));
+  api.use(
+    OpenApiValidator.middleware({
+      apiSpec: openApiPath,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+      // Authentication is ours (basicAuth above) so it runs before validation.
+      validateSecurity: false,
+      validateFormats: true,
+    }),
+  );
+  for (const router of options.routers) api.use(router);
+  api.use(() => {
+    throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
+  });
+
+  // The validator matches the full URL against the spec's server URL, which
+  // ends in this same version segment.
+  app.use(API_BASE_PATH, api);
+  app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
+  app.use(errorHandler(log));
+  return app;
+}

@@ -1,0 +1,60 @@
+import { invalidInput } from "../errors.js";
+
+// Lists are newest first. The cursor is the (createdAt, id) of the last row
+// returned, opaque to callers.
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+}
+
+export interface CursorPosition {
+  createdAt: Date;
+  id: string;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export function decodeCursor(cursor: string | undefined): CursorPosition | undefined {
+  if (cursor === undefined || cursor === "") return undefined;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [string, string];
+    const createdAt = new Date(at);
+    if (typeof id !== "string" || Number.isNaN(createdAt.getTime())) throw new Error("bad cursor");
+    return { createdAt, id };
+  } catch {
+    throw invalidInput("cursor is not a value returned as nextCursor", {
+      errors: [{ path: "query.cursor", message: "unknown cursor" }],
+    });
+  }
+}
+
+export function encodeCursor(row: CursorPosition): string {
+  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString("base64url");
+}
+
+/** The Prisma `where` fragment for rows after the cursor in newest-first order. */
+export function afterCursor(cursor: CursorPosition | undefined) {
+  if (!cursor) return {};
+  return {
+    OR: [
+      { createdAt: { lt: cursor.createdAt } },
+      { createdAt: cursor.createdAt, id: { lt: cursor.id } },
+    ],
+  };
+}
+
+export const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+/** Fetch `limit + 1` rows, then call this to cut the page and build the cursor. */
+export function toPage<R extends CursorPosition, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
+  const hasMore = rows.length > limit;
+  const kept = hasMore ? rows.slice(0, limit) : rows;
+  const page: Page<T> = { data: kept.map(map), hasMore };
+  const last = kept.at(-1);
+  if (hasMore && last) page.nextCursor = encodeCursor(last);
+  return page;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+import { loadConfig } from "./config.js";
+import { startServer } from "./server.js";
+
+const config = loadConfig();
+const running = await startServer(config);
+const { bootstrap } = running;
+
+// The banner goes to stdout, not the log stream: it is for the person who
+// just started the sandbox. A secret appears here only the one time it is
+// created, and never when it came from the environment.
+const lines = [
+  "",
+  "Payments platform sandbox is running",
+  `  Base URL:      ${running.baseUrl}`,
+  `  API reference: ${running.origin}/docs`,
+  `  OpenAPI spec:  ${running.origin}/openapi.yaml`,
+];
+if (bootstrap.newCredentials) {
+  lines.push(
+    `  Token id:      ${bootstrap.newCredentials.tokenId}`,
+    `  Secret:        ${bootstrap.newCredentials.secret}`,
+    "  (shown once: the database keeps only a hash of the secret)",
+    "",
+    "  Try it:",
+    `  curl -u '${bootstrap.newCredentials.tokenId}:${bootstrap.newCredentials.secret}' ${running.baseUrl}/customers`,
+  );
+} else if (bootstrap.credentialsFromEnvironment) {
+  lines.push("  Credentials:   SANDBOX_TOKEN_ID / SANDBOX_TOKEN_SECRET from the environment");
+} else {
+  lines.push(
+    "  Credentials:   printed when this database was created; to get new ones, set",
+    "                 SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET, or delete ./data",
+  );
+}
+process.stdout.write(`${lines.join("\n")}\n\n`);
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    running.log.info({ signal }, "shutting down");
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        running.log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,8 @@
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// src/ and dist/ sit at the same depth, so these hold for both.
+const serverRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const repoRoot = join(serverRoot, "..", "..");
+export const openApiPath = join(repoRoot, "openapi.yaml");
+export const docsReferencePath = join(repoRoot, "docs", "dist", "reference.html");

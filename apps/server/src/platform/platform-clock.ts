@@ -1,0 +1,27 @@
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/client.js";
+
+// Each platform sees the sandbox clock: real time plus the offset it has
+// advanced by (POST /sandbox/clock/advance). The offset lives in the database
+// so every server process agrees on it.
+export class PlatformClocks {
+  constructor(
+    private readonly db: Db,
+    private readonly base: Clock,
+  ) {}
+
+  async offsetSeconds(platformId: string): Promise<number> {
+    const row = await this.db.platform.findUnique({
+      where: { id: platformId },
+      select: { clockOffsetSeconds: true },
+    });
+    return row?.clockOffsetSeconds ?? 0;
+  }
+
+  /** A clock for one request: the offset is read once, real time keeps running. */
+  async forPlatform(platformId: string): Promise<Clock> {
+    const offsetMs = (await this.offsetSeconds(platformId)) * 1000;
+    const base = this.base;
+    return { now: () => new Date(base.now().getTime() + offsetMs) };
+  }
+}

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+
+describe.each(databases)("API basics on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("rejects a request without credentials with the Error object", async () => {
+    const res = await sandbox.rawFetch("/customers", { auth: null });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Basic/);
+    expect(await res.json()).toMatchObject({ status: 401, code: "UNAUTHORIZED", message: expect.any(String) });
+  });
+
+  it("rejects a wrong secret and an unknown token id alike", async () => {
+    const { tokenId } = sandbox.credentials;
+    for (const user of [`${tokenId}:wrong-secret`, `no-such-token:${sandbox.credentials.secret}`, "nocolon"]) {
+      const res = await sandbox.rawFetch("/customers", { auth: `Basic ${Buffer.from(user).toString("base64")}` });
+      expect(res.status).toBe(401);
+      expect((await res.json()).code).toBe("UNAUTHORIZED");
+    }
+    const bearer = await sandbox.rawFetch("/customers", { auth: "Bearer abc" });
+    expect(bearer.status).toBe(401);
+  });
+
+  it("accepts the right credentials", async () => {
+    const res = await sandbox.rawFetch("/customers");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ data: [], hasMore: false });
+  });
+
+  it("answers an unknown route with 404 NOT_FOUND", async () => {
+    const res = await sandbox.rawFetch("/no-such-thing");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    const wrongMethod = await sandbox.rawFetch("/customers", { method: "DELETE" });
+    expect(wrongMethod.status).toBe(404);
+  });
+
+  it("answers malformed JSON with 400 INVALID_INPUT", async () => {
+    const res = await sandbox.rawFetch("/customers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: '{"customerType": "INDIVIDUAL",',
+    });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    expect(JSON.stringify(body)).not.toMatch(/at .*\.js/); // no stack trace
+  });
+
+  it("answers a schema violation with 400 INVALID_INPUT naming the field", async () => {
+    const res = await sandbox.rawFetch("/customers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        customerType: "INDIVIDUAL",
+        personalInfo: { firstName: "Ada", lastName: "Lovelace", email: "not-an-email" },
+      }),
+    });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.code).toBe("INVALID_INPUT");
+    const paths = (body.details.errors as { path: string }[]).map((e) => e.path);
+    expect(paths.some((p) => p.includes("email"))).toBe(true);
+  });
+
+  it("rejects an invalid pagination limit and an unknown cursor", async () => {
+    const big = await sandbox.rawFetch("/customers?limit=1000");
+    expect(big.status).toBe(400);
+    const cursor = await sandbox.rawFetch("/customers?cursor=garbage");
+    expect(cursor.status).toBe(400);
+    expect((await cursor.json()).code).toBe("INVALID_INPUT");
+  });
+
+  it("serves the spec and the rendered reference", async () => {
+    const spec = await fetch(`${sandbox.server.origin}/openapi.yaml`);
+    expect(spec.status).toBe(200);
+    expect(await spec.text()).toMatch(/^openapi: 3\.1/m);
+    const docs = await fetch(`${sandbox.server.origin}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain("<redoc");
+  });
+
+  it("sets a trace id on every response", async () => {
+    const res = await sandbox.rawFetch("/customers");
+    expect(res.headers.get("x-trace-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes, randomUUID } from "node:crypto";
+import pg from "pg";
+import { pino } from "pino";
+import { createClient, type SandboxClient } from "@sandbox/client";
+import { startServer, type RunningServer } from "../src/server.js";
+import { loadConfig } from "../src/config.js";
+import type { Clock } from "../src/clock.js";
+import { createApiToken, generateCredentials } from "../src/platform/api-tokens.js";
+import { createPlatform } from "../src/platform/bootstrap.js";
+
+export type DatabaseKind = "sqlite" | "postgresql";
+
+/** Databases the integration suite runs on: both unless TEST_DATABASES narrows it. */
+export const databases: DatabaseKind[] = (process.env.TEST_DATABASES ?? "sqlite,postgresql")
+  .split(",")
+  .map((s) => s.trim())
+  .filter((s): s is DatabaseKind => s === "sqlite" || s === "postgresql");
+
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database: a temp SQLite file or a new PostgreSQL schema. */
+export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  if (kind === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
+    return { url: `file:${join(dir, "sandbox.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `t_${randomBytes(6).toString("hex")}`;
+  return {
+    url: `${POSTGRES_URL}?schema=${schema}`,
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestSandbox {
+  server: RunningServer;
+  client: SandboxClient;
+  credentials: { tokenId: string; secret: string };
+  database: TestDatabase;
+  /** A second platform on the same server, for tenancy checks. */
+  otherPlatformClient(): Promise<SandboxClient>;
+  /** Raw fetch against the API base URL with this platform's credentials. */
+  rawFetch(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export async function startSandbox(kind: DatabaseKind, options: { clock?: Clock; databaseUrl?: string } = {}): Promise<TestSandbox> {
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, drop: async () => undefined }
+    : await freshDatabase(kind);
+  const credentials = { tokenId: randomUUID(), secret: randomBytes(24).toString("base64url") };
+  const config = loadConfig({
+    PORT: "0",
+    DATABASE_URL: database.url,
+    SANDBOX_TOKEN_ID: credentials.tokenId,
+    SANDBOX_TOKEN_SECRET: credentials.secret,
+    LOG_LEVEL: "silent",
+    VALIDATE_RESPONSES: "true",
+  });
+  const server = await startServer(config, {
+    ...(options.clock ? { clock: options.clock } : {}),
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+  });
+  const client = createClient({ baseUrl: server.baseUrl, ...credentials });
+  const basic = `Basic ${Buffer.from(`${credentials.tokenId}:${credentials.secret}`).toString("base64")}`;
+  return {
+    server,
+    client,
+    credentials,
+    database,
+    async otherPlatformClient() {
+      const clock = { now: () => new Date() };
+      const platformId = await createPlatform(server.db, clock, "Other platform");
+      const other = generateCredentials();
+      await createApiToken(server.db, clock, platformId, other.tokenId, other.secret);
+      return createClient({ baseUrl: server.baseUrl, tokenId: other.tokenId, secret: other.secret });
+    },
+    rawFetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.auth !== null) headers.set("Authorization", init.auth ?? basic);
+      return fetch(`${server.baseUrl}${path}`, { ...init, headers });
+    },
+    async stop() {
+      await server.close();
+      await database.drop();
+    },
+  };
+}

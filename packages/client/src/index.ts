@@ -1,0 +1,34 @@
+import createFetchClient, { type Client, type ClientOptions } from "openapi-fetch";
+import type { components, operations, paths, webhooks } from "./generated/api.js";
+
+export type { components, operations, paths, webhooks };
+/** Every schema of openapi.yaml by name, e.g. `Schemas["AuthSession"]`. */
+export type Schemas = components["schemas"];
+export type SandboxClient = Client<paths>;
+
+export interface CreateClientOptions {
+  /** The base URL including the version segment, e.g. http://localhost:3000/2025-10-13 */
+  baseUrl: string;
+  /** API token id (the Basic auth user name). */
+  tokenId: string;
+  /** API client secret (the Basic auth password). */
+  secret: string;
+  /** Extra openapi-fetch options (custom fetch, headers). */
+  options?: Omit<ClientOptions, "baseUrl">;
+}
+
+function basicAuthorization(tokenId: string, secret: string): string {
+  const bytes = new TextEncoder().encode(`${tokenId}:${secret}`);
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return `Basic ${btoa(binary)}`;
+}
+
+/** A typed client for the sandbox API, authenticated with BasicAuth. */
+export function createClient({ baseUrl, tokenId, secret, options }: CreateClientOptions): SandboxClient {
+  return createFetchClient<paths>({
+    ...options,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    headers: { ...(options?.headers as Record<string, string> | undefined), Authorization: basicAuthorization(tokenId, secret) },
+  });
+}

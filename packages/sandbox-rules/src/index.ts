@@ -1,0 +1,51 @@
+export type {
+  DefaultRow,
+  Evaluation,
+  KeyReader,
+  MagicRow,
+  MagicTable,
+  MagicTableId,
+  Rejection,
+  SuffixMode,
+} from "./types.js";
+export type * from "./outcomes.js";
+export { SUFFIX_LENGTH, lastCharacters, suffixOf } from "./suffix.js";
+export type { UmaAddress, UmaParseResult } from "./uma.js";
+export { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH, parseUmaAddress } from "./uma.js";
+export { CARD_LAST4_PREFIX, cardIssuanceIdentifier, cardLast4 } from "./cards.js";
+export {
+  BENEFICIARY_VERIFICATION_TABLE,
+  CARD_AUTHORIZATION_TABLE,
+  CARD_DELAYED_ACTIVATION_SECONDS,
+  CARD_DELAYED_PULL_SECONDS,
+  CARD_FUNDING_SOURCE_TABLE,
+  CARD_ISSUANCE_TABLE,
+  KYB_TABLE,
+  KYC_TABLE,
+  MAGIC_TABLES,
+  OTP_TABLE,
+  QUOTE_DESTINATION_TABLE,
+  QUOTE_RETURN_AFTER_SECONDS,
+  QUOTE_SLOW_COMPLETION_SECONDS,
+  SANDBOX_OTP_CODE,
+  TRANSFER_DELAYED_FAILURE_SECONDS,
+  TRANSFER_TABLE,
+  UMA_RECEIVER_TABLE,
+} from "./tables.js";
+export type { CardIssuanceEvaluation, UmaReceiverEvaluation } from "./evaluate.js";
+export {
+  beneficiaryVerificationOutcome,
+  cardAuthorizationOutcome,
+  cardFundingSourceOutcome,
+  cardIssuanceOutcome,
+  evaluate,
+  evaluateUmaReceiver,
+  kybOutcome,
+  kycOutcome,
+  otpOutcome,
+  quoteDestinationOutcome,
+  readKey,
+  transferOutcome,
+} from "./evaluate.js";
+export type { DocsCheck } from "./render.js";
+export { GENERATED_HEADER, checkRenderedDocs, renderMagicValuesMarkdown } from "./render.js";

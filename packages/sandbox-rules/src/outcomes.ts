@@ -1,0 +1,121 @@
+/**
+ * Outcome types of the magic-value tables: values the server switches on. Delayed outcomes are
+ * lists of steps with offsets, so the server schedules them generically (a row with a due time)
+ * instead of knowing what each suffix means.
+ */
+import type { Rejection } from "./types.js";
+
+export type KybStatus = "PENDING" | "REJECTED" | "APPROVED";
+export interface KybOutcome {
+  readonly kybStatus: KybStatus;
+}
+
+export type KycStatus = "PENDING" | "REJECTED" | "APPROVED";
+export interface KycOutcome {
+  readonly kycStatus: KycStatus;
+}
+
+export type BeneficiaryVerificationStatus =
+  | "NOT_MATCHED"
+  | "PARTIAL_MATCH"
+  | "PENDING"
+  | "UNSUPPORTED"
+  | "CHECKED_BY_RECEIVING_FI"
+  | "MATCHED";
+export type BeneficiaryVerificationOutcome =
+  | {
+      readonly kind: "STATUS";
+      readonly beneficiaryVerificationStatus: BeneficiaryVerificationStatus;
+    }
+  | Rejection<400, "INVALID_BANK_ACCOUNT">;
+
+export type TransferFailureReason =
+  "INSUFFICIENT_FUNDS" | "ACCOUNT_CLOSED" | "BANK_REJECTED" | "TIMEOUT";
+/** `delaySeconds` counts from the creation of the transfer. */
+export type TransferOutcome =
+  | { readonly kind: "SUCCEED"; readonly delaySeconds: number }
+  | {
+      readonly kind: "FAIL";
+      readonly delaySeconds: number;
+      readonly failureReason: TransferFailureReason;
+    };
+
+export type PaymentFailureReason =
+  | "QUOTE_EXECUTION_FAILED"
+  | "COUNTERPARTY_POST_TX_FAILED"
+  | "PAYOUT_RETURNED"
+  | "USER_CANCELLED"
+  | "PAYOUT_AND_REFUND_FAILED"
+  | "COMPLIANCE_REJECTED";
+
+/**
+ * One status change of an outgoing payment. `afterSeconds` counts from execution (not from the
+ * previous step); until the first step the payment keeps the status execution gave it.
+ */
+export type PaymentStep =
+  | { readonly afterSeconds: number; readonly status: "COMPLETED" }
+  | {
+      readonly afterSeconds: number;
+      readonly status: "FAILED";
+      readonly failureReason: PaymentFailureReason;
+      /** Whether the debited amount goes back to the source account. */
+      readonly refundsSource: boolean;
+    };
+
+/** An empty list means the payment stays pending: nothing is scheduled. */
+export interface QuoteDestinationOutcome {
+  readonly steps: readonly PaymentStep[];
+}
+
+export type UmaCurrency = "USD" | "EUR" | "MXN";
+/** Outcomes of the UMA receiver table (addresses on the sandbox UMA host). */
+export type UmaSandboxReceiverOutcome =
+  | {
+      readonly kind: "RECEIVER";
+      /** The currency the receiver accepts. */
+      readonly currency: UmaCurrency;
+      /** What happens to a payment to this receiver after execution. */
+      readonly steps: readonly PaymentStep[];
+    }
+  | Rejection<404, "UMA_NOT_FOUND">;
+/** Not a magic value: the server resolves the address as it resolves any other. */
+export interface UmaNotSandboxHost {
+  readonly kind: "NOT_SANDBOX_HOST";
+}
+export type UmaReceiverOutcome =
+  UmaSandboxReceiverOutcome | Rejection<400, "INVALID_UMA_ADDRESS"> | UmaNotSandboxHost;
+
+export type OtpOutcome =
+  | { readonly kind: "ACCEPT" }
+  | (Rejection<401, "UNAUTHORIZED"> & { readonly reason: "Invalid OTP code" });
+
+/** One state change after `POST /cards`; `afterSeconds` counts from creation. */
+export type CardIssuanceStep =
+  | { readonly afterSeconds: number; readonly state: "ACTIVE" }
+  | {
+      readonly afterSeconds: number;
+      readonly state: "CLOSED";
+      readonly stateReason: "ISSUER_REJECTED";
+    };
+/** The card is created PROCESSING; an empty list means it stays so. */
+export interface CardIssuanceOutcome {
+  readonly steps: readonly CardIssuanceStep[];
+}
+
+export type CardFundingSourceOutcome =
+  { readonly kind: "ELIGIBLE" } | Rejection<400, "FUNDING_SOURCE_INELIGIBLE">;
+
+export type CardDeclineReason = "INSUFFICIENT_FUNDS" | "CARD_PAUSED";
+/** How the pull on the funding source resolves; `afterSeconds` counts from the authorization. */
+export type CardPullResolution =
+  | { readonly afterSeconds: number; readonly pullStatus: "CONFIRMED" }
+  | {
+      readonly afterSeconds: number;
+      readonly pullStatus: "FAILED";
+      /** The status the parent CardTransaction moves to. */
+      readonly transactionStatus: "EXCEPTION";
+    };
+/** An approval still needs a funding source that covers the amount; that is not a magic value. */
+export type CardAuthorizationOutcome =
+  | { readonly kind: "APPROVE"; readonly pull: CardPullResolution }
+  | { readonly kind: "DECLINE"; readonly declineReason: CardDeclineReason };

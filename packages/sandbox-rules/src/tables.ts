@@ -1,0 +1,512 @@
+/**
+ * Every sandbox magic value, as data. The server evaluates these tables and the docs are rendered
+ * from them; a new magic value is a new row here and nowhere else.
+ */
+import { CARD_LAST4_PREFIX, cardLast4 } from "./cards.js";
+import type {
+  BeneficiaryVerificationOutcome,
+  CardAuthorizationOutcome,
+  CardFundingSourceOutcome,
+  CardIssuanceOutcome,
+  KybOutcome,
+  KycOutcome,
+  OtpOutcome,
+  QuoteDestinationOutcome,
+  TransferOutcome,
+  UmaSandboxReceiverOutcome,
+} from "./outcomes.js";
+import type { MagicTable } from "./types.js";
+import { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH } from "./uma.js";
+
+/** The one OTP code the sandbox accepts for EMAIL_OTP and SMS_OTP. */
+export const SANDBOX_OTP_CODE = "000000";
+
+/** Seconds a transfer with suffix 005 stays pending before it fails. */
+export const TRANSFER_DELAYED_FAILURE_SECONDS = 30;
+/** Seconds a quote payment with suffix 003 takes to complete. */
+export const QUOTE_SLOW_COMPLETION_SECONDS = 360;
+/** Seconds after completion at which a quote payment with suffix 005 is returned. */
+export const QUOTE_RETURN_AFTER_SECONDS = 60;
+/** Seconds a card with suffix 005 takes to activate. */
+export const CARD_DELAYED_ACTIVATION_SECONDS = 30;
+/** Seconds a card pull with descriptor suffix 005 stays pending before it confirms. */
+export const CARD_DELAYED_PULL_SECONDS = 30;
+
+const ACCOUNT_IDENTIFIER =
+  "the external account's primary identifier (account number, IBAN, CLABE, Spark wallet address, etc.)";
+
+export const KYB_TABLE: MagicTable<KybOutcome> = {
+  id: "kyb",
+  title: "KYB verification",
+  description: "Sets the `kybStatus` a business customer receives when KYB verification runs.",
+  appliesTo: "`POST /verifications` for a business customer",
+  field: "`businessInfo.registrationNumber`",
+  key: { kind: "suffix", mode: "digits" },
+  rows: [
+    {
+      match: "001",
+      outcome: { kybStatus: "PENDING" },
+      description: "`kybStatus` `PENDING`: verification stays pending",
+    },
+    {
+      match: "002",
+      outcome: { kybStatus: "REJECTED" },
+      description: "`kybStatus` `REJECTED`: verification is rejected",
+    },
+  ],
+  other: {
+    outcome: { kybStatus: "APPROVED" },
+    description: "`kybStatus` `APPROVED`: verification is approved",
+  },
+  examples: ["Acme Ltd REG-000002", "HRB 123001", "12345678"],
+};
+
+export const KYC_TABLE: MagicTable<KycOutcome> = {
+  id: "kyc",
+  title: "Beneficial owner KYC",
+  description: "Sets the `kycStatus` of a beneficial owner (an individual) when KYC runs.",
+  appliesTo: "KYC verification of a beneficial owner",
+  field: "`personalInfo.lastName`",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "001",
+      outcome: { kycStatus: "PENDING" },
+      description: "`kycStatus` `PENDING`: verification stays pending",
+    },
+    {
+      match: "002",
+      outcome: { kycStatus: "REJECTED" },
+      description: "`kycStatus` `REJECTED`: verification is rejected",
+    },
+  ],
+  other: {
+    outcome: { kycStatus: "APPROVED" },
+    description: "`kycStatus` `APPROVED`: verification is approved",
+  },
+  examples: ["Smith001", "Garcia-002", "Lovelace"],
+};
+
+export const BENEFICIARY_VERIFICATION_TABLE: MagicTable<BeneficiaryVerificationOutcome> = {
+  id: "beneficiaryVerification",
+  title: "Beneficiary name verification",
+  description:
+    "Sets the `beneficiaryVerificationStatus` of an external account on a rail that verifies beneficiary names. Suffixes 1xx are reserved for this table, so they never collide with the transfer and quote suffixes (002 to 007).",
+  appliesTo: "creating an external account",
+  field: ACCOUNT_IDENTIFIER,
+  key: { kind: "suffix", mode: "digits" },
+  rows: [
+    {
+      match: "102",
+      outcome: { kind: "STATUS", beneficiaryVerificationStatus: "NOT_MATCHED" },
+      description: "`NOT_MATCHED`: the account is valid but the name differs",
+    },
+    {
+      match: "103",
+      outcome: { kind: "STATUS", beneficiaryVerificationStatus: "PARTIAL_MATCH" },
+      description: "`PARTIAL_MATCH`: the name is a fuzzy match",
+    },
+    {
+      match: "104",
+      outcome: { kind: "STATUS", beneficiaryVerificationStatus: "PENDING" },
+      description: "`PENDING`: verification is still in progress",
+    },
+    {
+      match: "105",
+      outcome: {
+        kind: "REJECT",
+        status: 400,
+        errorCode: "INVALID_BANK_ACCOUNT",
+        message: "Sandbox: an account identifier ending in 105 simulates an invalid bank account.",
+      },
+      description: "No status: the request fails with 400 `INVALID_BANK_ACCOUNT` (invalid account)",
+    },
+    {
+      match: "106",
+      outcome: { kind: "STATUS", beneficiaryVerificationStatus: "UNSUPPORTED" },
+      description: "`UNSUPPORTED`: the rail has no name verification",
+    },
+    {
+      match: "107",
+      outcome: { kind: "STATUS", beneficiaryVerificationStatus: "CHECKED_BY_RECEIVING_FI" },
+      description:
+        "`CHECKED_BY_RECEIVING_FI`: verification is deferred to the receiving institution",
+    },
+  ],
+  other: {
+    outcome: { kind: "STATUS", beneficiaryVerificationStatus: "MATCHED" },
+    description: "`MATCHED`: the account is valid and the name matches",
+  },
+  examples: ["000123456105", "testuser.103@pix.com.br", "GB29 NWBK 6016 1331 9268 19"],
+};
+
+export const TRANSFER_TABLE: MagicTable<TransferOutcome> = {
+  id: "transfer",
+  title: "Transfer in and transfer out",
+  description: "Decides whether a same-currency transfer with an external account succeeds.",
+  appliesTo: "`POST /transfer-in` and `POST /transfer-out`",
+  field: ACCOUNT_IDENTIFIER,
+  key: { kind: "suffix", mode: "digits" },
+  rows: [
+    {
+      match: "002",
+      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "INSUFFICIENT_FUNDS" },
+      description: "Insufficient funds: fails immediately (`INSUFFICIENT_FUNDS`)",
+    },
+    {
+      match: "003",
+      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "ACCOUNT_CLOSED" },
+      description: "Account closed or invalid: fails immediately (`ACCOUNT_CLOSED`)",
+    },
+    {
+      match: "004",
+      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "BANK_REJECTED" },
+      description: "The bank rejects the transfer (`BANK_REJECTED`)",
+    },
+    {
+      match: "005",
+      outcome: {
+        kind: "FAIL",
+        delaySeconds: TRANSFER_DELAYED_FAILURE_SECONDS,
+        failureReason: "TIMEOUT",
+      },
+      description: `Stays pending about ${TRANSFER_DELAYED_FAILURE_SECONDS} seconds, then fails (\`TIMEOUT\`)`,
+    },
+  ],
+  other: {
+    outcome: { kind: "SUCCEED", delaySeconds: 0 },
+    description: "Succeeds",
+  },
+  examples: ["DE89 3704 0044 0532 0130 02", "alice005@bank.example", "123456789"],
+};
+
+export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
+  id: "quoteDestination",
+  title: "Quote to an external account",
+  description:
+    "Decides what happens to the payment of a quote whose destination is an external account, once the quote is executed. Times count from execution.",
+  appliesTo: "`POST /quotes/{quoteId}/execute`, or `POST /sandbox/send` for real-time funding",
+  field: "the destination external account's account number (or other primary identifier)",
+  key: { kind: "suffix", mode: "digits" },
+  rows: [
+    {
+      match: "002",
+      outcome: {
+        steps: [
+          {
+            afterSeconds: 0,
+            status: "FAILED",
+            failureReason: "QUOTE_EXECUTION_FAILED",
+            refundsSource: true,
+          },
+        ],
+      },
+      description:
+        "Quote execution fails: `FAILED` with `QUOTE_EXECUTION_FAILED`; the source is refunded",
+    },
+    {
+      match: "003",
+      outcome: { steps: [{ afterSeconds: QUOTE_SLOW_COMPLETION_SECONDS, status: "COMPLETED" }] },
+      description: `Completes after about ${QUOTE_SLOW_COMPLETION_SECONDS / 60} minutes (\`COMPLETED\`)`,
+    },
+    {
+      match: "004",
+      outcome: {
+        steps: [
+          {
+            afterSeconds: 0,
+            status: "FAILED",
+            failureReason: "COUNTERPARTY_POST_TX_FAILED",
+            refundsSource: true,
+          },
+        ],
+      },
+      description:
+        "Delivery to the counterparty fails: `FAILED` with `COUNTERPARTY_POST_TX_FAILED`; the source is refunded",
+    },
+    {
+      match: "005",
+      outcome: {
+        steps: [
+          { afterSeconds: 0, status: "COMPLETED" },
+          {
+            afterSeconds: QUOTE_RETURN_AFTER_SECONDS,
+            status: "FAILED",
+            failureReason: "PAYOUT_RETURNED",
+            refundsSource: true,
+          },
+        ],
+      },
+      description: `Completes, then ${QUOTE_RETURN_AFTER_SECONDS} seconds later the receiving bank returns the payment: \`FAILED\` with \`PAYOUT_RETURNED\`; the source is refunded`,
+    },
+    {
+      match: "006",
+      outcome: {
+        steps: [
+          {
+            afterSeconds: 0,
+            status: "FAILED",
+            failureReason: "USER_CANCELLED",
+            refundsSource: true,
+          },
+        ],
+      },
+      description: "User cancellation: `FAILED` with `USER_CANCELLED`; the source is refunded",
+    },
+    {
+      match: "007",
+      outcome: {
+        steps: [
+          {
+            afterSeconds: 0,
+            status: "FAILED",
+            failureReason: "PAYOUT_AND_REFUND_FAILED",
+            refundsSource: false,
+          },
+        ],
+      },
+      description:
+        "Payout and refund both fail: `FAILED` with `PAYOUT_AND_REFUND_FAILED`; the source is not refunded",
+    },
+  ],
+  other: {
+    outcome: { steps: [{ afterSeconds: 0, status: "COMPLETED" }] },
+    description: "Successful payment (`COMPLETED`)",
+  },
+  examples: ["032180000118359003", "bob.006@pix.com.br", "DE89 3704 0044 0532 0130 00"],
+};
+
+export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
+  id: "umaReceiver",
+  title: "UMA receivers",
+  description: `Simulated receivers on the sandbox UMA host \`${SANDBOX_UMA_HOST}\`, for receiver lookups, quotes and payments to a UMA address.`,
+  appliesTo: "looking up, quoting and paying a UMA address",
+  field: `the local part of a receiver UMA address on \`${SANDBOX_UMA_HOST}\``,
+  key: { kind: "umaLocalPart" },
+  rows: [
+    {
+      match: "$success.usd",
+      outcome: {
+        kind: "RECEIVER",
+        currency: "USD",
+        steps: [{ afterSeconds: 0, status: "COMPLETED" }],
+      },
+      description: "Receives USD; payments succeed",
+    },
+    {
+      match: "$success.eur",
+      outcome: {
+        kind: "RECEIVER",
+        currency: "EUR",
+        steps: [{ afterSeconds: 0, status: "COMPLETED" }],
+      },
+      description: "Receives EUR; payments succeed",
+    },
+    {
+      match: "$success.mxn",
+      outcome: {
+        kind: "RECEIVER",
+        currency: "MXN",
+        steps: [{ afterSeconds: 0, status: "COMPLETED" }],
+      },
+      description: "Receives MXN; payments succeed",
+    },
+    {
+      match: "$pending.long.usd",
+      outcome: { kind: "RECEIVER", currency: "USD", steps: [] },
+      description: "Receives USD; payments stay pending (the sandbox never completes them)",
+    },
+    {
+      match: "$fail.compliance.usd",
+      outcome: {
+        kind: "RECEIVER",
+        currency: "USD",
+        steps: [
+          {
+            afterSeconds: 0,
+            status: "FAILED",
+            failureReason: "COMPLIANCE_REJECTED",
+            refundsSource: true,
+          },
+        ],
+      },
+      description:
+        "Receives USD; payments fail the compliance check: `FAILED` with `COMPLIANCE_REJECTED`; the source is refunded",
+    },
+  ],
+  other: {
+    outcome: {
+      kind: "REJECT",
+      status: 404,
+      errorCode: "UMA_NOT_FOUND",
+      message: `No UMA receiver exists at this address on ${SANDBOX_UMA_HOST}.`,
+    },
+    description: "No such receiver: 404 `UMA_NOT_FOUND`",
+  },
+  examples: [
+    `$success.usd@${SANDBOX_UMA_HOST}`,
+    `$Pending.Long.USD@${SANDBOX_UMA_HOST.toUpperCase()}`,
+    `$nobody@${SANDBOX_UMA_HOST}`,
+  ],
+  notes: [
+    `A UMA address is \`$username@domain\`. It is well-formed when it has exactly one \`@\` and no surrounding spaces; the username holds one or more of \`a-z\`, \`0-9\`, \`-\`, \`_\`, \`.\`, \`+\`, and the part before \`@\` is at most ${UMA_LOCAL_PART_MAX_LENGTH} characters including the \`$\`; the domain is a host name (dot-separated labels of letters, digits and inner hyphens, no port). Addresses are case-insensitive.`,
+    "A malformed address fails with 400 `INVALID_UMA_ADDRESS`, whatever its host.",
+    `Addresses on other hosts are not magic values: the sandbox resolves them like any address (for example a user of your own platform), and answers 404 \`UMA_NOT_FOUND\` when no receiver exists.`,
+  ],
+};
+
+export const OTP_TABLE: MagicTable<OtpOutcome> = {
+  id: "otp",
+  title: "OTP code",
+  description:
+    "The one-time password of an `EMAIL_OTP` or `SMS_OTP` login. Nothing is sent by e-mail or SMS; the code is still sealed with HPKE and checked after real decryption, exactly as in production.",
+  appliesTo: "`POST /auth/credentials/{id}/verify` for `EMAIL_OTP` and `SMS_OTP`",
+  field: "`otp_code` inside the sealed `encryptedOtpBundle`",
+  key: { kind: "exact" },
+  rows: [
+    {
+      match: SANDBOX_OTP_CODE,
+      outcome: { kind: "ACCEPT" },
+      description: "The code is accepted",
+    },
+  ],
+  other: {
+    outcome: {
+      kind: "REJECT",
+      status: 401,
+      errorCode: "UNAUTHORIZED",
+      message: "Invalid OTP code",
+      reason: "Invalid OTP code",
+    },
+    description: "401 `UNAUTHORIZED` with `reason` `Invalid OTP code`",
+  },
+  examples: [SANDBOX_OTP_CODE, "123456"],
+};
+
+export const CARD_ISSUANCE_TABLE: MagicTable<CardIssuanceOutcome> = {
+  id: "cardIssuance",
+  title: "Card issuance",
+  description:
+    "Decides how a card created with `POST /cards` leaves `PROCESSING`. Each state change emits `CARD.STATE_CHANGE`. Times count from creation.",
+  appliesTo: "`POST /cards`",
+  field: "`platformCardId` (`cardholderId` when `platformCardId` is absent or empty)",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "001",
+      outcome: { steps: [] },
+      description: "Stays `PROCESSING`",
+    },
+    {
+      match: "002",
+      outcome: { steps: [{ afterSeconds: 0, state: "CLOSED", stateReason: "ISSUER_REJECTED" }] },
+      description: "The issuer rejects provisioning: `CLOSED` with `stateReason` `ISSUER_REJECTED`",
+    },
+    {
+      match: "005",
+      outcome: { steps: [{ afterSeconds: CARD_DELAYED_ACTIVATION_SECONDS, state: "ACTIVE" }] },
+      description: `Activates after about ${CARD_DELAYED_ACTIVATION_SECONDS} seconds (\`ACTIVE\`)`,
+    },
+  ],
+  other: {
+    outcome: { steps: [{ afterSeconds: 0, state: "ACTIVE" }] },
+    description: "Activates at once (`ACTIVE`)",
+  },
+  examples: ["card-emp-aary-001", "Customer:019542f5-b3e7-1d02-0000-000000000005", "card-42"],
+  notes: [
+    `Every sandbox card's \`last4\` is derived from the same identifier: \`${CARD_LAST4_PREFIX}\` followed by one digit per character of its last 3 characters. A digit stays itself; any other character becomes its Unicode code point modulo 10 (\`a\` is 97, so \`7\`); an identifier shorter than 3 characters is padded with \`0\` on the left. For example \`card-emp-aary-042\` gives \`${cardLast4("card-emp-aary-042")}\` and \`card-abc\` gives \`${cardLast4("card-abc")}\`.`,
+  ],
+};
+
+export const CARD_FUNDING_SOURCE_TABLE: MagicTable<CardFundingSourceOutcome> = {
+  id: "cardFundingSource",
+  title: "Card funding source",
+  description: "Decides whether an internal account can be bound to a card as a funding source.",
+  appliesTo: "`POST /cards` and any binding of funding sources",
+  field: "each internal account id in `fundingSources`",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "002",
+      outcome: {
+        kind: "REJECT",
+        status: 400,
+        errorCode: "FUNDING_SOURCE_INELIGIBLE",
+        message: "Sandbox: an internal account id ending in 002 fails the funding balance check.",
+      },
+      description: "400 `FUNDING_SOURCE_INELIGIBLE` (balance check fails)",
+    },
+    {
+      match: "003",
+      outcome: {
+        kind: "REJECT",
+        status: 400,
+        errorCode: "FUNDING_SOURCE_INELIGIBLE",
+        message: "Sandbox: an internal account id ending in 003 simulates a closed account.",
+      },
+      description: "400 `FUNDING_SOURCE_INELIGIBLE` (account closed)",
+    },
+  ],
+  other: {
+    outcome: { kind: "ELIGIBLE" },
+    description: "The account is bound",
+  },
+  examples: ["InternalAccount:019542f5-b3e7-1d02-0000-000000000002"],
+};
+
+export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
+  id: "cardAuthorization",
+  title: "Card authorization",
+  description:
+    "Decides a simulated card authorization. An approval still needs a funding source that covers the amount; otherwise the authorization is declined. Times count from the authorization.",
+  appliesTo: "`POST /sandbox/cards/{cardId}/simulate/authorization`",
+  field: "`merchant.descriptor`",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "002",
+      outcome: { kind: "DECLINE", declineReason: "INSUFFICIENT_FUNDS" },
+      description: "Declined: `INSUFFICIENT_FUNDS` (the pull on the funding source fails)",
+    },
+    {
+      match: "003",
+      outcome: { kind: "DECLINE", declineReason: "CARD_PAUSED" },
+      description: "Declined: `CARD_PAUSED`",
+    },
+    {
+      match: "005",
+      outcome: {
+        kind: "APPROVE",
+        pull: { afterSeconds: CARD_DELAYED_PULL_SECONDS, pullStatus: "CONFIRMED" },
+      },
+      description: `Approved; the pull stays pending about ${CARD_DELAYED_PULL_SECONDS} seconds, then confirms`,
+    },
+    {
+      match: "006",
+      outcome: {
+        kind: "APPROVE",
+        pull: { afterSeconds: 0, pullStatus: "FAILED", transactionStatus: "EXCEPTION" },
+      },
+      description: "Approved, but the pull reports failure: the transaction moves to `EXCEPTION`",
+    },
+  ],
+  other: {
+    outcome: { kind: "APPROVE", pull: { afterSeconds: 0, pullStatus: "CONFIRMED" } },
+    description: "Approved (`AUTHORIZED`, one confirmed pull)",
+  },
+  examples: ["COFFEE SHOP 003", "BLUE BOTTLE COFFEE"],
+};
+
+/** Every table, in the order of the docs. */
+export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
+  KYB_TABLE,
+  KYC_TABLE,
+  BENEFICIARY_VERIFICATION_TABLE,
+  TRANSFER_TABLE,
+  QUOTE_DESTINATION_TABLE,
+  UMA_RECEIVER_TABLE,
+  OTP_TABLE,
+  CARD_ISSUANCE_TABLE,
+  CARD_FUNDING_SOURCE_TABLE,
+  CARD_AUTHORIZATION_TABLE,
+];
