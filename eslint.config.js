@@ -3,13 +3,22 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["**/dist/**", "**/generated/**", "**/node_modules/**", "**/.turbo/**", "docs/dist/**"],
+    ignores: [
+      "**/dist/**",
+      "**/generated/**",
+      "**/node_modules/**",
+      "**/.turbo/**",
+      "docs/dist/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/consistent-type-imports": "error",
       "no-console": ["error", { allow: ["warn", "error"] }],
     },

@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const committed = join(root, "packages/client/src/generated/api.ts");
 const fresh = join(mkdtempSync(join(tmpdir(), "api-types-")), "api.ts");
-const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+const run = (cmd, args) =>
+  execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
 run("npx", ["openapi-typescript", "openapi.yaml", "-o", fresh]);
 if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
   console.error(

@@ -8,5 +8,8 @@ export default defineConfig({
   engine: "js",
   experimental: { adapter: true },
   schema: "postgresql/schema.prisma",
-  adapter: async () => new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" }),
+  adapter: async () =>
+    new PrismaPg({
+      connectionString: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+    }),
 });

@@ -8,5 +8,6 @@ export default defineConfig({
   engine: "js",
   experimental: { adapter: true },
   schema: "sqlite/schema.prisma",
-  adapter: async () => new PrismaBetterSQLite3({ url: process.env.DATABASE_URL ?? "file::memory:" }),
+  adapter: async () =>
+    new PrismaBetterSQLite3({ url: process.env.DATABASE_URL ?? "file::memory:" }),
 });

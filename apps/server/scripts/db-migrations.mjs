@@ -21,18 +21,26 @@ const [command, name] = process.argv.slice(2);
 
 function diff(provider, fromSnapshot) {
   const schema = join(root, "prisma", provider, "schema.prisma");
-  const from = fromSnapshot
-    ? ["--from-schema-datamodel", fromSnapshot]
-    : ["--from-empty"];
+  const from = fromSnapshot ? ["--from-schema-datamodel", fromSnapshot] : ["--from-empty"];
   const out = execFileSync(
     "npx",
     [
-      "prisma", "migrate", "diff", ...from,
-      "--to-schema-datamodel", schema,
+      "prisma",
+      "migrate",
+      "diff",
+      ...from,
+      "--to-schema-datamodel",
+      schema,
       "--script",
-      "--config", join(root, "prisma", `${provider}.config.ts`),
+      "--config",
+      join(root, "prisma", `${provider}.config.ts`),
     ],
-    { cwd: root, env: { ...process.env, DATABASE_URL: urls[provider] }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: urls[provider] },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    },
   );
   return out;
 }
@@ -40,7 +48,9 @@ function diff(provider, fromSnapshot) {
 function migrationsOf(provider) {
   const dir = join(root, "prisma", provider, "migrations");
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((d) => /^\d{4}_/.test(d)).sort();
+  return readdirSync(dir)
+    .filter((d) => /^\d{4}_/.test(d))
+    .sort();
 }
 
 const isEmpty = (sql) => sql.trim() === "" || sql.includes("This is an empty migration");
@@ -48,11 +58,15 @@ let failed = false;
 for (const provider of ["sqlite", "postgresql"]) {
   const existing = migrationsOf(provider);
   const last = existing.at(-1);
-  const snapshot = last ? join(root, "prisma", provider, "migrations", last, "schema.prisma") : undefined;
+  const snapshot = last
+    ? join(root, "prisma", provider, "migrations", last, "schema.prisma")
+    : undefined;
   const sql = diff(provider, snapshot);
   if (command === "check") {
     if (!isEmpty(sql)) {
-      console.error(`${provider}: schema differs from the last migration; run: npm run db:migration -- <name>`);
+      console.error(
+        `${provider}: schema differs from the last migration; run: npm run db:migration -- <name>`,
+      );
       failed = true;
     }
   } else if (command === "new") {
@@ -61,7 +75,13 @@ for (const provider of ["sqlite", "postgresql"]) {
       console.warn(`${provider}: no schema change, nothing written`);
       continue;
     }
-    const folder = join(root, "prisma", provider, "migrations", `${String(existing.length + 1).padStart(4, "0")}_${name}`);
+    const folder = join(
+      root,
+      "prisma",
+      provider,
+      "migrations",
+      `${String(existing.length + 1).padStart(4, "0")}_${name}`,
+    );
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, "migration.sql"), sql.replace(/^.*Loaded Prisma config.*\n/m, ""));
     copyFileSync(join(root, "prisma", provider, "schema.prisma"), join(folder, "schema.prisma"));

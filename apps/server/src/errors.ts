@@ -19,7 +19,11 @@ export class ApiError extends Error {
     status: number,
     code: string,
     message: string,
-    options: { details?: Record<string, unknown>; reason?: string; headers?: Record<string, string> } = {},
+    options: {
+      details?: Record<string, unknown>;
+      reason?: string;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message);
     this.name = "ApiError";

@@ -32,7 +32,10 @@ export interface StartOptions {
   log?: Logger;
 }
 
-export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const target = parseDatabaseUrl(config.databaseUrl);

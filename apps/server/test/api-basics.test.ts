@@ -14,13 +14,23 @@ describe.each(databases)("API basics on %s", (kind) => {
     const res = await sandbox.rawFetch("/customers", { auth: null });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toMatch(/^Basic/);
-    expect(await res.json()).toMatchObject({ status: 401, code: "UNAUTHORIZED", message: expect.any(String) });
+    expect(await res.json()).toMatchObject({
+      status: 401,
+      code: "UNAUTHORIZED",
+      message: expect.any(String),
+    });
   });
 
   it("rejects a wrong secret and an unknown token id alike", async () => {
     const { tokenId } = sandbox.credentials;
-    for (const user of [`${tokenId}:wrong-secret`, `no-such-token:${sandbox.credentials.secret}`, "nocolon"]) {
-      const res = await sandbox.rawFetch("/customers", { auth: `Basic ${Buffer.from(user).toString("base64")}` });
+    for (const user of [
+      `${tokenId}:wrong-secret`,
+      `no-such-token:${sandbox.credentials.secret}`,
+      "nocolon",
+    ]) {
+      const res = await sandbox.rawFetch("/customers", {
+        auth: `Basic ${Buffer.from(user).toString("base64")}`,
+      });
       expect(res.status).toBe(401);
       expect((await res.json()).code).toBe("UNAUTHORIZED");
     }
@@ -84,7 +94,9 @@ describe.each(databases)("API basics on %s", (kind) => {
     expect(await spec.text()).toMatch(/^openapi: 3\.1/m);
     const docs = await fetch(`${sandbox.server.origin}/docs`);
     expect(docs.status).toBe(200);
-    expect(await docs.text()).toContain("<redoc");
+    const html = await docs.text();
+    expect(html).toContain("<title>Payments Platform Sandbox API</title>");
+    expect(html).toContain('id="redoc"');
   });
 
   it("sets a trace id on every response", async () => {

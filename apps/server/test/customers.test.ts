@@ -4,7 +4,11 @@ import { databases, startSandbox, type TestSandbox } from "./harness.js";
 function individual(lastName: string, extra: Record<string, unknown> = {}) {
   return {
     customerType: "INDIVIDUAL" as const,
-    personalInfo: { firstName: "Ada", lastName, email: `ada.${lastName.toLowerCase()}@example.com` },
+    personalInfo: {
+      firstName: "Ada",
+      lastName,
+      email: `ada.${lastName.toLowerCase()}@example.com`,
+    },
     ...extra,
   };
 }
@@ -19,11 +23,15 @@ describe.each(databases)("customers on %s", (kind) => {
   });
 
   it("creates an individual and reads it back", async () => {
-    const { data, response } = await sandbox.client.POST("/customers", { body: individual("Lovelace") });
+    const { data, response } = await sandbox.client.POST("/customers", {
+      body: individual("Lovelace"),
+    });
     expect(response.status).toBe(201);
     expect(data?.id).toMatch(/^Customer:[0-9a-f-]{36}$/);
     expect(data).toMatchObject({ customerType: "INDIVIDUAL", kycStatus: "APPROVED" });
-    const got = await sandbox.client.GET("/customers/{customerId}", { params: { path: { customerId: data!.id } } });
+    const got = await sandbox.client.GET("/customers/{customerId}", {
+      params: { path: { customerId: data!.id } },
+    });
     expect(got.data).toEqual(data);
   });
 
@@ -40,8 +48,14 @@ describe.each(databases)("customers on %s", (kind) => {
     const { data, response } = await sandbox.client.POST("/customers", {
       body: {
         customerType: "BUSINESS",
-        businessInfo: { legalName: "Acme Ltd", registrationNumber: "REG-123", email: "ops@acme.example" },
-        beneficialOwners: [{ personalInfo: { firstName: "Wile", lastName: "Coyote", email: "wile@acme.example" } }],
+        businessInfo: {
+          legalName: "Acme Ltd",
+          registrationNumber: "REG-123",
+          email: "ops@acme.example",
+        },
+        beneficialOwners: [
+          { personalInfo: { firstName: "Wile", lastName: "Coyote", email: "wile@acme.example" } },
+        ],
       },
     });
     expect(response.status).toBe(201);
@@ -49,9 +63,13 @@ describe.each(databases)("customers on %s", (kind) => {
   });
 
   it("refuses a second customer with the same platformCustomerId", async () => {
-    const first = await sandbox.client.POST("/customers", { body: individual("Dup", { platformCustomerId: "user-42" }) });
+    const first = await sandbox.client.POST("/customers", {
+      body: individual("Dup", { platformCustomerId: "user-42" }),
+    });
     expect(first.response.status).toBe(201);
-    const second = await sandbox.client.POST("/customers", { body: individual("Dup", { platformCustomerId: "user-42" }) });
+    const second = await sandbox.client.POST("/customers", {
+      body: individual("Dup", { platformCustomerId: "user-42" }),
+    });
     expect(second.response.status).toBe(409);
     expect(second.error).toMatchObject({ code: "CONFLICT" });
   });
@@ -59,13 +77,17 @@ describe.each(databases)("customers on %s", (kind) => {
   it("pages through the list with a cursor, newest first, without gaps or repeats", async () => {
     const created: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const { data } = await sandbox.client.POST("/customers", { body: individual(`Page${i}`, { platformCustomerId: `page-${i}` }) });
+      const { data } = await sandbox.client.POST("/customers", {
+        body: individual(`Page${i}`, { platformCustomerId: `page-${i}` }),
+      });
       created.push(data!.id);
     }
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const { data } = await sandbox.client.GET("/customers", { params: { query: { limit: 2, ...(cursor ? { cursor } : {}) } } });
+      const { data } = await sandbox.client.GET("/customers", {
+        params: { query: { limit: 2, ...(cursor ? { cursor } : {}) } },
+      });
       expect(data!.data.length).toBeLessThanOrEqual(2);
       seen.push(...data!.data.map((c) => c.id));
       cursor = data!.nextCursor;
@@ -77,7 +99,9 @@ describe.each(databases)("customers on %s", (kind) => {
   });
 
   it("filters the list", async () => {
-    const { data } = await sandbox.client.GET("/customers", { params: { query: { kycStatus: "REJECTED" } } });
+    const { data } = await sandbox.client.GET("/customers", {
+      params: { query: { kycStatus: "REJECTED" } },
+    });
     expect(data!.data.length).toBeGreaterThan(0);
     expect(data!.data.every((c) => c.kycStatus === "REJECTED")).toBe(true);
   });
@@ -85,7 +109,9 @@ describe.each(databases)("customers on %s", (kind) => {
   it("hides one platform's customers from another (404, never 403)", async () => {
     const { data } = await sandbox.client.POST("/customers", { body: individual("Private") });
     const other = await sandbox.otherPlatformClient();
-    const got = await other.GET("/customers/{customerId}", { params: { path: { customerId: data!.id } } });
+    const got = await other.GET("/customers/{customerId}", {
+      params: { path: { customerId: data!.id } },
+    });
     expect(got.response.status).toBe(404);
     expect(got.error).toMatchObject({ code: "CUSTOMER_NOT_FOUND" });
     const list = await other.GET("/customers", {});

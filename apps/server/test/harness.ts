@@ -19,7 +19,8 @@ export const databases: DatabaseKind[] = (process.env.TEST_DATABASES ?? "sqlite,
   .map((s) => s.trim())
   .filter((s): s is DatabaseKind => s === "sqlite" || s === "postgresql");
 
-export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+export const POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
 export interface TestDatabase {
   url: string;
@@ -30,7 +31,10 @@ export interface TestDatabase {
 export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
-    return { url: `file:${join(dir, "sandbox.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `file:${join(dir, "sandbox.db")}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const schema = `t_${randomBytes(6).toString("hex")}`;
   return {
@@ -56,7 +60,10 @@ export interface TestSandbox {
   stop(): Promise<void>;
 }
 
-export async function startSandbox(kind: DatabaseKind, options: { clock?: Clock; databaseUrl?: string } = {}): Promise<TestSandbox> {
+export async function startSandbox(
+  kind: DatabaseKind,
+  options: { clock?: Clock; databaseUrl?: string } = {},
+): Promise<TestSandbox> {
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => undefined }
     : await freshDatabase(kind);
@@ -85,7 +92,11 @@ export async function startSandbox(kind: DatabaseKind, options: { clock?: Clock;
       const platformId = await createPlatform(server.db, clock, "Other platform");
       const other = generateCredentials();
       await createApiToken(server.db, clock, platformId, other.tokenId, other.secret);
-      return createClient({ baseUrl: server.baseUrl, tokenId: other.tokenId, secret: other.secret });
+      return createClient({
+        baseUrl: server.baseUrl,
+        tokenId: other.tokenId,
+        secret: other.secret,
+      });
     },
     rawFetch(path, init = {}) {
       const headers = new Headers(init.headers);

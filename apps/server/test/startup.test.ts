@@ -70,7 +70,10 @@ describe("starting the sandbox from the command line", () => {
       expect(stdout.trim().split("\n").at(-1)).toBe("200");
       expect(JSON.parse(stdout.trim().split("\n")[0]!)).toMatchObject({ data: [] });
       // The secret appears in the banner only, never in a log line.
-      const logLines = first.output().split("\n").filter((l) => l.startsWith("{"));
+      const logLines = first
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith("{"));
       expect(logLines.length).toBeGreaterThan(0);
       expect(logLines.join("\n")).not.toContain(secret!);
       expect(await stop(first)).toBe(0);
@@ -78,7 +81,9 @@ describe("starting the sandbox from the command line", () => {
       const second = await start(env);
       expect(second.output()).not.toContain(secret!);
       const res = await fetch(`${second.baseUrl}/customers`, {
-        headers: { Authorization: `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}` },
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}`,
+        },
       });
       expect(res.status).toBe(200);
       await stop(second);
@@ -97,7 +102,9 @@ describe("starting the sandbox from the command line", () => {
         SANDBOX_TOKEN_SECRET: secret,
       });
       const auth = `Basic ${Buffer.from(`ci-token:${secret}`).toString("base64")}`;
-      expect((await fetch(`${s.baseUrl}/customers`, { headers: { Authorization: auth } })).status).toBe(200);
+      expect(
+        (await fetch(`${s.baseUrl}/customers`, { headers: { Authorization: auth } })).status,
+      ).toBe(200);
       const bad = await fetch(`${s.baseUrl}/customers`, {
         headers: { Authorization: `Basic ${Buffer.from("ci-token:other").toString("base64")}` },
       });
@@ -125,7 +132,11 @@ describe("starting the sandbox from the command line", () => {
       // The README targets the default port; point it at this test's port.
       const script = block!.replaceAll("localhost:3000", `127.0.0.1:${port}`);
       const { stdout } = await run("sh", ["-ec", script], {
-        env: { PATH: process.env.PATH ?? "", SANDBOX_TOKEN_ID: "demo-token", SANDBOX_TOKEN_SECRET: "demo-secret" },
+        env: {
+          PATH: process.env.PATH ?? "",
+          SANDBOX_TOKEN_ID: "demo-token",
+          SANDBOX_TOKEN_SECRET: "demo-secret",
+        },
       });
       const customer = JSON.parse(stdout);
       expect(customer.id).toMatch(/^Customer:/);

@@ -25,10 +25,18 @@ function basicAuthorization(tokenId: string, secret: string): string {
 }
 
 /** A typed client for the sandbox API, authenticated with BasicAuth. */
-export function createClient({ baseUrl, tokenId, secret, options }: CreateClientOptions): SandboxClient {
+export function createClient({
+  baseUrl,
+  tokenId,
+  secret,
+  options,
+}: CreateClientOptions): SandboxClient {
   return createFetchClient<paths>({
     ...options,
     baseUrl: baseUrl.replace(/\/+$/, ""),
-    headers: { ...(options?.headers as Record<string, string> | undefined), Authorization: basicAuthorization(tokenId, secret) },
+    headers: {
+      ...(options?.headers as Record<string, string> | undefined),
+      Authorization: basicAuthorization(tokenId, secret),
+    },
   });
 }

@@ -96,9 +96,10 @@ async function migratePostgres(target: DatabaseTarget, migrations: Migration[]):
           // Prisma's diff starts with CREATE SCHEMA "public"; tables land in
           // the first schema of search_path, which is the configured one.
           await client.query(m.sql);
-          await client.query(`INSERT INTO "${MIGRATIONS_TABLE}" (name, applied_at) VALUES ($1, now())`, [
-            m.name,
-          ]);
+          await client.query(
+            `INSERT INTO "${MIGRATIONS_TABLE}" (name, applied_at) VALUES ($1, now())`,
+            [m.name],
+          );
           await client.query("COMMIT");
         } catch (err) {
           await client.query("ROLLBACK");

@@ -14,7 +14,10 @@ function rejected(message: string): ApiError {
 export function basicAuth(verifier: ApiTokenVerifier, clocks: PlatformClocks, log: Logger) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.headers.authorization;
-    if (!header) throw rejected("Missing Authorization header: use HTTP Basic with your API token id and secret");
+    if (!header)
+      throw rejected(
+        "Missing Authorization header: use HTTP Basic with your API token id and secret",
+      );
     const [scheme, encoded] = header.split(" ", 2);
     if (scheme?.toLowerCase() !== "basic" || !encoded) {
       throw rejected("Unsupported authorization scheme: use HTTP Basic");

@@ -46,8 +46,12 @@ export function toApiError(err: unknown): ApiError | undefined {
       message: issue.message ?? "invalid",
     }));
     const first = errors[0];
-    const summary = first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request";
-    return new ApiError(400, "INVALID_INPUT", `Invalid request: ${summary}`, { details: { errors } });
+    const summary = first
+      ? `${first.path ? `${first.path}: ` : ""}${first.message}`
+      : "Invalid request";
+    return new ApiError(400, "INVALID_INPUT", `Invalid request: ${summary}`, {
+      details: { errors },
+    });
   }
   return undefined;
 }
@@ -58,8 +62,15 @@ export function errorHandler(log: Logger) {
     let apiError = toApiError(err);
     if (!apiError) {
       // Response-validation failures land here too: a contract bug, logged in full.
-      log.error({ err, traceId: res.locals.traceId, method: req.method, path: req.path }, "unexpected error");
-      apiError = new ApiError(500, "INTERNAL_ERROR", "Internal error; the trace id in X-Trace-Id identifies it in the logs");
+      log.error(
+        { err, traceId: res.locals.traceId, method: req.method, path: req.path },
+        "unexpected error",
+      );
+      apiError = new ApiError(
+        500,
+        "INTERNAL_ERROR",
+        "Internal error; the trace id in X-Trace-Id identifies it in the logs",
+      );
     } else if (apiError.status >= 500) {
       log.error({ err, traceId: res.locals.traceId }, "server error");
     }

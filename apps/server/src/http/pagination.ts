@@ -21,7 +21,10 @@ export interface PageRequest {
 export function decodeCursor(cursor: string | undefined): CursorPosition | undefined {
   if (cursor === undefined || cursor === "") return undefined;
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [string, string];
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [
+      string,
+      string,
+    ];
     const createdAt = new Date(at);
     if (typeof id !== "string" || Number.isNaN(createdAt.getTime())) throw new Error("bad cursor");
     return { createdAt, id };
@@ -50,7 +53,11 @@ export function afterCursor(cursor: CursorPosition | undefined) {
 export const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
 /** Fetch `limit + 1` rows, then call this to cut the page and build the cursor. */
-export function toPage<R extends CursorPosition, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
+export function toPage<R extends CursorPosition, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): Page<T> {
   const hasMore = rows.length > limit;
   const kept = hasMore ? rows.slice(0, limit) : rows;
   const page: Page<T> = { data: kept.map(map), hasMore };

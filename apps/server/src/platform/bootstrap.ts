@@ -42,7 +42,11 @@ export async function createPlatform(db: Db, clock: Clock, name: string): Promis
  * environment are used as they are (created, or re-hashed if the secret
  * changed); otherwise the first start creates a token and returns it once.
  */
-export async function bootstrapPlatform(db: Db, clock: Clock, config: Config): Promise<BootstrapResult> {
+export async function bootstrapPlatform(
+  db: Db,
+  clock: Clock,
+  config: Config,
+): Promise<BootstrapResult> {
   const existing = await db.platform.findFirst({ orderBy: { createdAt: "asc" } });
   const platformId = existing?.id ?? (await createPlatform(db, clock, "Sandbox platform"));
 

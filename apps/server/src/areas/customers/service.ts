@@ -3,12 +3,18 @@ import { kycOutcome } from "@sandbox/sandbox-rules";
 import type { Customer as CustomerRow } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { afterCursor, decodeCursor, newestFirst, toPage, type Page } from "../../http/pagination.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { isUniqueViolation } from "../../db/errors.js";
 
 export type Customer = Schemas["Customer"];
-export type CustomerCreate = Schemas["CustomerCreateRequest"];
+export type CustomerCreate = Schemas["CustomerCreate"];
 type KycStatus = Schemas["KycStatus"];
 
 export interface CustomerFilter {
@@ -45,7 +51,8 @@ export function toCustomer(row: CustomerRow): Customer {
 
 /** The sandbox KYC decision: the beneficial owner's last name suffix. */
 function initialKycStatus(input: CustomerCreate): KycStatus {
-  if (input.customerType === "INDIVIDUAL") return kycOutcome(input.personalInfo.lastName).outcome.kycStatus;
+  if (input.customerType === "INDIVIDUAL")
+    return kycOutcome(input.personalInfo.lastName).outcome.kycStatus;
   const owner = input.beneficialOwners?.[0];
   // A business with no beneficial owner declared cannot be KYC approved yet.
   return owner ? kycOutcome(owner.personalInfo.lastName).outcome.kycStatus : "PENDING";
@@ -63,8 +70,10 @@ export class CustomerService {
           platformId: ctx.platformId,
           customerType: input.customerType,
           platformCustomerId: input.platformCustomerId ?? null,
-          personalInfo: input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
-          businessInfo: input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
+          personalInfo:
+            input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
+          businessInfo:
+            input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
           beneficialOwners:
             input.customerType === "BUSINESS" && input.beneficialOwners
               ? JSON.stringify(input.beneficialOwners)
@@ -77,14 +86,20 @@ export class CustomerService {
       return toCustomer(row);
     } catch (err) {
       if (isUniqueViolation(err)) {
-        throw new ApiError(409, "CONFLICT", `A customer with platformCustomerId ${input.platformCustomerId} already exists`);
+        throw new ApiError(
+          409,
+          "CONFLICT",
+          `A customer with platformCustomerId ${input.platformCustomerId} already exists`,
+        );
       }
       throw err;
     }
   }
 
   async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
-    const row = await this.services.db.customer.findFirst({ where: { id, platformId: ctx.platformId } });
+    const row = await this.services.db.customer.findFirst({
+      where: { id, platformId: ctx.platformId },
+    });
     if (!row) throw notFound("CUSTOMER_NOT_FOUND", `Customer ${id} not found`);
     return row;
   }

@@ -1,7 +1,11 @@
 import { Router } from "express";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
-import type { InternalAccountCreate, InternalAccountFilter, InternalAccountService } from "./service.js";
+import type {
+  InternalAccountCreate,
+  InternalAccountFilter,
+  InternalAccountService,
+} from "./service.js";
 
 export function internalAccountRoutes(accounts: InternalAccountService): Router {
   const router = Router();

@@ -1,14 +1,23 @@
 import type { Schemas } from "@sandbox/client";
-import type { InternalAccount as AccountRow, AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
+import type {
+  InternalAccount as AccountRow,
+  AuthMethod as AuthMethodRow,
+} from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { afterCursor, decodeCursor, newestFirst, toPage, type Page } from "../../http/pagination.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { credit } from "../ledger/ledger.js";
 import type { CustomerService } from "../customers/service.js";
 
 export type InternalAccount = Schemas["InternalAccount"];
-export type InternalAccountCreate = Schemas["InternalAccountCreateRequest"];
+export type InternalAccountCreate = Schemas["InternalAccountCreate"];
 type AuthMethod = Schemas["AuthMethod"];
 
 export interface InternalAccountFilter {
@@ -59,14 +68,18 @@ export class InternalAccountService {
     let email: string | undefined;
     if (input.type === "EMBEDDED_WALLET") {
       // The wallet's first credential is an EMAIL_OTP one on the customer's email.
-      const info = JSON.parse(customer.personalInfo ?? customer.businessInfo ?? "{}") as { email?: string };
+      const info = JSON.parse(customer.personalInfo ?? customer.businessInfo ?? "{}") as {
+        email?: string;
+      };
       email = info.email;
       if (!email) {
         throw new ApiError(
           400,
           "MISSING_MANDATORY_USER_INFO",
           "An embedded wallet needs the customer's email address for its first EMAIL_OTP credential",
-          { details: { field: customer.personalInfo ? "personalInfo.email" : "businessInfo.email" } },
+          {
+            details: { field: customer.personalInfo ? "personalInfo.email" : "businessInfo.email" },
+          },
         );
       }
     }
@@ -105,11 +118,15 @@ export class InternalAccountService {
       return { account, authMethods };
     });
     const result = toInternalAccount(account);
-    return authMethods.length > 0 ? { ...result, authMethods: authMethods.map(toAuthMethod) } : result;
+    return authMethods.length > 0
+      ? { ...result, authMethods: authMethods.map(toAuthMethod) }
+      : result;
   }
 
   async getRow(ctx: RequestContext, id: string): Promise<AccountRow> {
-    const row = await this.services.db.internalAccount.findFirst({ where: { id, platformId: ctx.platformId } });
+    const row = await this.services.db.internalAccount.findFirst({
+      where: { id, platformId: ctx.platformId },
+    });
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
     return row;
   }
@@ -138,7 +155,13 @@ export class InternalAccountService {
     await this.getRow(ctx, id);
     const at = ctx.clock.now();
     const row = await this.services.db.$transaction(async (tx) => {
-      await credit(tx, { platformId: ctx.platformId, accountId: id, amount: BigInt(amount), kind: "SANDBOX_FUNDING", at });
+      await credit(tx, {
+        platformId: ctx.platformId,
+        accountId: id,
+        amount: BigInt(amount),
+        kind: "SANDBOX_FUNDING",
+        at,
+      });
       return tx.internalAccount.findUniqueOrThrow({ where: { id } });
     });
     return toInternalAccount(row);

@@ -21,7 +21,10 @@ export class InsufficientFundsError extends Error {
 }
 
 async function record(tx: Tx, p: Posting, signed: bigint): Promise<bigint> {
-  const account = await tx.internalAccount.findUniqueOrThrow({ where: { id: p.accountId }, select: { balance: true } });
+  const account = await tx.internalAccount.findUniqueOrThrow({
+    where: { id: p.accountId },
+    select: { balance: true },
+  });
   await tx.ledgerEntry.create({
     data: {
       id: newId("LedgerEntry"),
