@@ -93,6 +93,54 @@ CREATE TABLE "AuthMethod" (
     CONSTRAINT "AuthMethod_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "WebhookEvent" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "objectId" TEXT NOT NULL,
+    "payload" TEXT NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "status" TEXT NOT NULL,
+    "attemptCount" INTEGER NOT NULL DEFAULT 0,
+    "nextAttemptAt" TIMESTAMP(3) NOT NULL,
+    "lockedUntil" TIMESTAMP(3),
+    "lockedBy" TEXT,
+    "deliveredAt" TIMESTAMP(3),
+
+    CONSTRAINT "WebhookEvent_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "WebhookAttempt" (
+    "id" TEXT NOT NULL,
+    "eventId" TEXT NOT NULL,
+    "attemptedAt" TIMESTAMP(3) NOT NULL,
+    "httpStatus" INTEGER,
+    "latencyMs" INTEGER NOT NULL,
+    "error" TEXT,
+
+    CONSTRAINT "WebhookAttempt_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "Job" (
+    "id" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "payload" TEXT NOT NULL,
+    "dueAt" TIMESTAMP(3) NOT NULL,
+    "status" TEXT NOT NULL,
+    "attempts" INTEGER NOT NULL DEFAULT 0,
+    "lastError" TEXT,
+    "lockedUntil" TIMESTAMP(3),
+    "lockedBy" TEXT,
+    "createdAt" TIMESTAMP(3) NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "Job_pkey" PRIMARY KEY ("id")
+);
+
 -- CreateIndex
 CREATE INDEX "ApiToken_platformId_idx" ON "ApiToken"("platformId");
 
@@ -113,4 +161,22 @@ CREATE INDEX "LedgerEntry_accountId_createdAt_idx" ON "LedgerEntry"("accountId",
 
 -- CreateIndex
 CREATE INDEX "AuthMethod_accountId_idx" ON "AuthMethod"("accountId");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_status_nextAttemptAt_idx" ON "WebhookEvent"("status", "nextAttemptAt");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_platformId_createdAt_id_idx" ON "WebhookEvent"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_platformId_objectId_idx" ON "WebhookEvent"("platformId", "objectId");
+
+-- CreateIndex
+CREATE INDEX "WebhookAttempt_eventId_attemptedAt_idx" ON "WebhookAttempt"("eventId", "attemptedAt");
+
+-- CreateIndex
+CREATE INDEX "Job_status_dueAt_idx" ON "Job"("status", "dueAt");
+
+-- CreateIndex
+CREATE INDEX "Job_platformId_status_dueAt_idx" ON "Job"("platformId", "status", "dueAt");
 

@@ -78,6 +78,48 @@ CREATE TABLE "AuthMethod" (
     "updatedAt" DATETIME NOT NULL
 );
 
+-- CreateTable
+CREATE TABLE "WebhookEvent" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "objectId" TEXT NOT NULL,
+    "payload" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "status" TEXT NOT NULL,
+    "attemptCount" INTEGER NOT NULL DEFAULT 0,
+    "nextAttemptAt" DATETIME NOT NULL,
+    "lockedUntil" DATETIME,
+    "lockedBy" TEXT,
+    "deliveredAt" DATETIME
+);
+
+-- CreateTable
+CREATE TABLE "WebhookAttempt" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "eventId" TEXT NOT NULL,
+    "attemptedAt" DATETIME NOT NULL,
+    "httpStatus" INTEGER,
+    "latencyMs" INTEGER NOT NULL,
+    "error" TEXT
+);
+
+-- CreateTable
+CREATE TABLE "Job" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "payload" TEXT NOT NULL,
+    "dueAt" DATETIME NOT NULL,
+    "status" TEXT NOT NULL,
+    "attempts" INTEGER NOT NULL DEFAULT 0,
+    "lastError" TEXT,
+    "lockedUntil" DATETIME,
+    "lockedBy" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL
+);
+
 -- CreateIndex
 CREATE INDEX "ApiToken_platformId_idx" ON "ApiToken"("platformId");
 
@@ -98,4 +140,22 @@ CREATE INDEX "LedgerEntry_accountId_createdAt_idx" ON "LedgerEntry"("accountId",
 
 -- CreateIndex
 CREATE INDEX "AuthMethod_accountId_idx" ON "AuthMethod"("accountId");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_status_nextAttemptAt_idx" ON "WebhookEvent"("status", "nextAttemptAt");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_platformId_createdAt_id_idx" ON "WebhookEvent"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_platformId_objectId_idx" ON "WebhookEvent"("platformId", "objectId");
+
+-- CreateIndex
+CREATE INDEX "WebhookAttempt_eventId_attemptedAt_idx" ON "WebhookAttempt"("eventId", "attemptedAt");
+
+-- CreateIndex
+CREATE INDEX "Job_status_dueAt_idx" ON "Job"("status", "dueAt");
+
+-- CreateIndex
+CREATE INDEX "Job_platformId_status_dueAt_idx" ON "Job"("platformId", "status", "dueAt");
 
