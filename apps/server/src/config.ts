@@ -9,11 +9,23 @@ export interface Config {
   sandboxTokenSecret: string | undefined;
   logLevel: string;
   validateResponses: boolean;
+  /** Job worker poll interval and first retry delay. */
+  jobPollMs: number;
+  jobRetryBaseMs: number;
 }
 
 export const API_VERSION = "2025-10-13";
 export const API_BASE_PATH = `/${API_VERSION}`;
 export const DEFAULT_DATABASE_URL = "file:./data/sandbox.db";
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}
 
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === "") return fallback;
@@ -44,5 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Response validation catches contract drift; it costs time per response,
     // so production-like deployments may turn it off.
     validateResponses: bool(env.VALIDATE_RESPONSES, env.NODE_ENV !== "production"),
+    jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
+    jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
   };
 }

@@ -5,6 +5,10 @@ import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import { SandboxClockService } from "./areas/sandbox-clock/service.js";
+import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
+import { JobHandlers } from "./jobs/registry.js";
+import { defaultJobWorkerOptions, JobWorker } from "./jobs/worker.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
@@ -24,12 +28,15 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   db: Db;
   log: Logger;
+  jobs: JobWorker;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   clock?: Clock;
   log?: Logger;
+  /** Extra job handlers (tests use this to exercise the worker itself). */
+  registerJobs?: (handlers: JobHandlers) => void;
 }
 
 export async function startServer(
@@ -46,21 +53,37 @@ export async function startServer(
   const bootstrap = await bootstrapPlatform(db, clock, config);
 
   const services: Services = { db, clock, log };
+  const clocks = new PlatformClocks(db, clock);
+  const jobHandlers = new JobHandlers();
+  options.registerJobs?.(jobHandlers);
+  const jobs = new JobWorker(db, clock, clocks, jobHandlers, log.child({ component: "jobs" }), {
+    ...defaultJobWorkerOptions,
+    pollMs: config.jobPollMs,
+    retryBaseMs: config.jobRetryBaseMs,
+  });
+
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
+  const sandboxClock = new SandboxClockService(services, jobs);
 
   const app = createApp({
     log,
     tokens: new ApiTokenVerifier(db),
-    clocks: new PlatformClocks(db, clock),
+    clocks,
     validateResponses: config.validateResponses,
-    routers: [customerRoutes(customers), internalAccountRoutes(accounts), sandboxRoutes(accounts)],
+    routers: [
+      customerRoutes(customers),
+      internalAccountRoutes(accounts),
+      sandboxRoutes(accounts),
+      sandboxClockRoutes(sandboxClock),
+    ],
   });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once("error", reject);
   });
+  jobs.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
@@ -71,7 +94,9 @@ export async function startServer(
     bootstrap,
     db,
     log,
+    jobs,
     async close() {
+      await jobs.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

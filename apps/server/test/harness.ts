@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { pino } from "pino";
 import { createClient, type SandboxClient } from "@sandbox/client";
-import { startServer, type RunningServer } from "../src/server.js";
+import { startServer, type RunningServer, type StartOptions } from "../src/server.js";
 import { loadConfig } from "../src/config.js";
 import type { Clock } from "../src/clock.js";
 import { createApiToken, generateCredentials } from "../src/platform/api-tokens.js";
@@ -60,9 +60,18 @@ export interface TestSandbox {
   stop(): Promise<void>;
 }
 
+export interface SandboxOptions {
+  clock?: Clock;
+  /** Start on an existing database (e.g. a second server sharing one). */
+  databaseUrl?: string;
+  /** Extra environment for loadConfig (e.g. JOB_POLL_MS). */
+  env?: Record<string, string>;
+  registerJobs?: StartOptions["registerJobs"];
+}
+
 export async function startSandbox(
   kind: DatabaseKind,
-  options: { clock?: Clock; databaseUrl?: string } = {},
+  options: SandboxOptions = {},
 ): Promise<TestSandbox> {
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => undefined }
@@ -75,9 +84,11 @@ export async function startSandbox(
     SANDBOX_TOKEN_SECRET: credentials.secret,
     LOG_LEVEL: "silent",
     VALIDATE_RESPONSES: "true",
+    ...options.env,
   });
   const server = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.registerJobs ? { registerJobs: options.registerJobs } : {}),
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });

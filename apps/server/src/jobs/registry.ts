@@ -8,6 +8,12 @@ export interface DueJob {
   kind: string;
   payload: unknown;
   attempts: number;
+  /**
+   * When the job fell due (real time). A follow-up outcome is scheduled from
+   * here (`scheduleJob(..., { now: job.dueAt })`), not from the moment the
+   * job happened to run, so chained delays add up exactly under the sandbox clock.
+   */
+  dueAt: Date;
 }
 
 export interface JobTools {

@@ -1,0 +1,16 @@
+import { Router } from "express";
+import { bodyOf, contextOf } from "../../http/context.js";
+import type { SandboxClockService } from "./service.js";
+
+/** Sandbox only: read and advance the platform's sandbox clock. */
+export function sandboxClockRoutes(clock: SandboxClockService): Router {
+  const router = Router();
+  router.get("/sandbox/clock", async (_req, res) => {
+    res.json(await clock.get(contextOf(res)));
+  });
+  router.post("/sandbox/clock/advance", async (req, res) => {
+    const { seconds } = bodyOf<{ seconds: number }>(req);
+    res.json(await clock.advance(contextOf(res), seconds));
+  });
+  return router;
+}

@@ -1,0 +1,193 @@
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/client.js";
+import type { Job as JobRow } from "../db/generated/sqlite/client.js";
+import type { Logger } from "../logger.js";
+import type { PlatformClocks } from "../platform/platform-clock.js";
+import type { DueJob, JobHandlers } from "./registry.js";
+
+export interface JobWorkerOptions {
+  /** How often the worker looks for due jobs. */
+  pollMs: number;
+  /** How long a claim holds before another process may take the job over. */
+  leaseMs: number;
+  /** First retry delay; doubles per attempt (with jitter). */
+  retryBaseMs: number;
+  /** After this many failed attempts the job is given up as FAILED. */
+  maxAttempts: number;
+  /** Jobs claimed per poll. */
+  batchSize: number;
+}
+
+export const defaultJobWorkerOptions: JobWorkerOptions = {
+  pollMs: 250,
+  leaseMs: 60_000,
+  retryBaseMs: 1_000,
+  maxAttempts: 10,
+  batchSize: 20,
+};
+
+/**
+ * Runs delayed outcomes. A job is claimed by a conditional update (status and
+ * lease checked in the WHERE clause), so on one PostgreSQL database several
+ * server processes never run the same job at once; a crashed process's lease
+ * runs out and the job is taken over. Jobs are rows, so they survive restarts.
+ */
+export class JobWorker {
+  readonly workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly clocks: PlatformClocks,
+    private readonly handlers: JobHandlers,
+    private readonly log: Logger,
+    private readonly options: JobWorkerOptions = defaultJobWorkerOptions,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.pollOnce()
+        .then(() => undefined)
+        .catch((err: unknown) => this.log.error({ err }, "job poll failed"))
+        .finally(() => this.schedule(this.options.pollMs));
+    }, delay);
+  }
+
+  /** One poll: claim what is due (any platform) and run it in due order. */
+  async pollOnce(): Promise<number> {
+    const claimed = await this.claimDue(undefined, this.options.batchSize);
+    for (const job of claimed) await this.run(job);
+    return claimed.length;
+  }
+
+  /**
+   * Runs every job of one platform that is due now, in due order, including
+   * jobs that those jobs schedule and that are already due. Used by the
+   * sandbox clock so an advance answers only after its outcomes happened.
+   */
+  async runDueForPlatform(platformId: string, limit = 10_000): Promise<number> {
+    let ran = 0;
+    while (ran < limit) {
+      const claimed = await this.claimDue(platformId, Math.min(100, limit - ran));
+      if (claimed.length === 0) break;
+      for (const job of claimed) {
+        await this.run(job);
+        ran += 1;
+      }
+    }
+    return ran;
+  }
+
+  private async claimDue(platformId: string | undefined, max: number): Promise<JobRow[]> {
+    const now = this.clock.now();
+    const candidates = await this.db.job.findMany({
+      where: {
+        ...(platformId ? { platformId } : {}),
+        OR: [
+          { status: "PENDING", dueAt: { lte: now } },
+          { status: "RUNNING", lockedUntil: { lt: now } },
+        ],
+      },
+      orderBy: [{ dueAt: "asc" }, { createdAt: "asc" }, { id: "asc" }],
+      take: max,
+    });
+    const claimed: JobRow[] = [];
+    for (const job of candidates) {
+      const lockedUntil = new Date(now.getTime() + this.options.leaseMs);
+      // The same conditions again, atomically: only one claimer wins.
+      const { count } = await this.db.job.updateMany({
+        where: {
+          id: job.id,
+          OR: [
+            { status: "PENDING", dueAt: { lte: now } },
+            { status: "RUNNING", lockedUntil: { lt: now } },
+          ],
+        },
+        data: {
+          status: "RUNNING",
+          lockedBy: this.workerId,
+          lockedUntil,
+          attempts: { increment: 1 },
+          updatedAt: now,
+        },
+      });
+      if (count === 1) {
+        claimed.push({
+          ...job,
+          status: "RUNNING",
+          lockedBy: this.workerId,
+          lockedUntil,
+          attempts: job.attempts + 1,
+        });
+      }
+    }
+    return claimed;
+  }
+
+  private async run(job: JobRow): Promise<void> {
+    const handler = this.handlers.get(job.kind);
+    const log = this.log.child({ jobId: job.id, kind: job.kind, platformId: job.platformId });
+    try {
+      if (!handler) throw new Error(`no handler registered for job kind ${job.kind}`);
+      const due: DueJob = {
+        id: job.id,
+        platformId: job.platformId,
+        kind: job.kind,
+        payload: JSON.parse(job.payload) as unknown,
+        attempts: job.attempts,
+        dueAt: job.dueAt,
+      };
+      await handler(due, {
+        db: this.db,
+        clock: await this.clocks.forPlatform(job.platformId),
+        log,
+      });
+      await this.db.job.updateMany({
+        where: { id: job.id, lockedBy: this.workerId },
+        data: {
+          status: "DONE",
+          lockedBy: null,
+          lockedUntil: null,
+          lastError: null,
+          updatedAt: this.clock.now(),
+        },
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const giveUp = !handler || job.attempts >= this.options.maxAttempts;
+      const backoff = this.options.retryBaseMs * 2 ** (job.attempts - 1);
+      const jitter = Math.random() * backoff * 0.2;
+      const now = this.clock.now();
+      log.warn({ err, attempts: job.attempts, giveUp }, "job failed");
+      await this.db.job.updateMany({
+        where: { id: job.id, lockedBy: this.workerId },
+        data: {
+          status: giveUp ? "FAILED" : "PENDING",
+          dueAt: giveUp ? job.dueAt : new Date(now.getTime() + backoff + jitter),
+          lastError: message.slice(0, 1000),
+          lockedBy: null,
+          lockedUntil: null,
+          updatedAt: now,
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,239 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Db } from "../src/db/client.js";
+import type { DueJob, JobHandlers } from "../src/jobs/registry.js";
+import { scheduleJob } from "../src/jobs/schedule.js";
+import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
+
+// These tests exercise the job worker and the sandbox clock through test-only
+// job kinds; the areas' own delayed outcomes have their own tests.
+
+const sandboxes: TestSandbox[] = [];
+afterEach(async () => {
+  for (const s of sandboxes.splice(0).reverse()) await s.server.close();
+});
+
+async function platformOf(sandbox: TestSandbox): Promise<string> {
+  const token = await sandbox.server.db.apiToken.findUniqueOrThrow({
+    where: { id: sandbox.credentials.tokenId },
+  });
+  return token.platformId;
+}
+
+async function schedule(
+  db: Db,
+  platformId: string,
+  kind: string,
+  payload: unknown,
+  delaySeconds: number,
+  now = new Date(),
+) {
+  return db.$transaction((tx) => scheduleJob(tx, { platformId, kind, payload, delaySeconds, now }));
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("condition not met in time");
+}
+
+describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
+  it("advancing the clock fires exactly the jobs that became due, in due order", async () => {
+    const ran: string[] = [];
+    const sandbox = await startSandbox(kind, {
+      registerJobs: (h: JobHandlers) =>
+        h.register(
+          "test.record",
+          async (job) => void ran.push((job.payload as { name: string }).name),
+        ),
+    });
+    sandboxes.push(sandbox);
+    const platformId = await platformOf(sandbox);
+    const db = sandbox.server.db;
+    // Scheduled out of order on purpose.
+    await schedule(db, platformId, "test.record", { name: "c" }, 300);
+    await schedule(db, platformId, "test.record", { name: "a" }, 100);
+    await schedule(db, platformId, "test.record", { name: "b" }, 200);
+
+    const before = await sandbox.client.GET("/sandbox/clock");
+    expect(before.data?.offsetSeconds).toBe(0);
+
+    const first = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 250 } });
+    expect(first.response.status).toBe(200);
+    expect(first.data?.jobsRun).toBe(2);
+    expect(ran).toEqual(["a", "b"]);
+    expect(first.data?.offsetSeconds).toBe(250);
+    const shifted = new Date(first.data!.now).getTime() - Date.now();
+    expect(shifted).toBeGreaterThan(249_000);
+    expect(shifted).toBeLessThan(251_000);
+
+    // Real time keeps running too, so leave a margin below c's due time.
+    const second = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 40 } });
+    expect(second.data?.jobsRun).toBe(0);
+    const third = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 20 } });
+    expect(third.data?.jobsRun).toBe(1);
+    expect(ran).toEqual(["a", "b", "c"]);
+    const clock = await sandbox.client.GET("/sandbox/clock");
+    expect(clock.data?.offsetSeconds).toBe(310);
+  });
+
+  it("keeps each platform's clock its own", async () => {
+    const sandbox = await startSandbox(kind);
+    sandboxes.push(sandbox);
+    const other = await sandbox.otherPlatformClient();
+    await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 600 } });
+    expect((await other.GET("/sandbox/clock")).data?.offsetSeconds).toBe(0);
+    // A customer created after the advance carries the platform's sandbox time.
+    const { data } = await sandbox.client.POST("/customers", {
+      body: {
+        customerType: "INDIVIDUAL",
+        personalInfo: { firstName: "T", lastName: "Ime", email: "t@example.com" },
+      },
+    });
+    expect(new Date(data!.createdAt).getTime() - Date.now()).toBeGreaterThan(590_000);
+  });
+
+  it("chains follow-ups from the due time, so chained delays add up exactly", async () => {
+    const ran: string[] = [];
+    const sandbox = await startSandbox(kind, {
+      registerJobs: (h) => {
+        h.register("test.first", async (job, tools) => {
+          ran.push("first");
+          await tools.db.$transaction((tx) =>
+            scheduleJob(tx, {
+              platformId: job.platformId,
+              kind: "test.second",
+              payload: {},
+              delaySeconds: 60,
+              now: job.dueAt,
+            }),
+          );
+        });
+        h.register("test.second", async () => void ran.push("second"));
+      },
+    });
+    sandboxes.push(sandbox);
+    await schedule(sandbox.server.db, await platformOf(sandbox), "test.first", {}, 360);
+    const a = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 400 } });
+    expect(a.data?.jobsRun).toBe(1);
+    expect(ran).toEqual(["first"]);
+    const b = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 21 } });
+    expect(b.data?.jobsRun).toBe(1);
+    expect(ran).toEqual(["first", "second"]);
+  });
+
+  it("runs a due job in real time with no call at all", async () => {
+    const ran: string[] = [];
+    const sandbox = await startSandbox(kind, {
+      env: { JOB_POLL_MS: "50" },
+      registerJobs: (h) => h.register("test.record", async () => void ran.push("x")),
+    });
+    sandboxes.push(sandbox);
+    await schedule(sandbox.server.db, await platformOf(sandbox), "test.record", {}, 1);
+    expect(ran).toEqual([]);
+    await waitFor(async () => ran.length === 1);
+    const job = await sandbox.server.db.job.findFirstOrThrow({});
+    expect(job.status).toBe("DONE");
+  });
+
+  it("retries a failing job with back-off and records the last error", async () => {
+    let calls = 0;
+    const sandbox = await startSandbox(kind, {
+      env: { JOB_POLL_MS: "20", JOB_RETRY_BASE_MS: "50" },
+      registerJobs: (h) =>
+        h.register("test.flaky", async () => {
+          calls += 1;
+          if (calls < 3) throw new Error(`boom ${calls}`);
+        }),
+    });
+    sandboxes.push(sandbox);
+    const id = await schedule(sandbox.server.db, await platformOf(sandbox), "test.flaky", {}, 0);
+    await waitFor(
+      async () =>
+        (await sandbox.server.db.job.findUniqueOrThrow({ where: { id } })).status === "DONE",
+    );
+    const job = await sandbox.server.db.job.findUniqueOrThrow({ where: { id } });
+    expect(calls).toBe(3);
+    expect(job.attempts).toBe(3);
+  });
+
+  it("loses no job across a restart", async () => {
+    const database = await freshDatabase(kind);
+    try {
+      const first = await startSandbox(kind, { databaseUrl: database.url });
+      const platformId = await platformOf(first);
+      await schedule(first.server.db, platformId, "test.record", { name: "survivor" }, 2);
+      await first.server.close();
+
+      const ran: string[] = [];
+      const second = await startSandbox(kind, {
+        databaseUrl: database.url,
+        env: { JOB_POLL_MS: "50" },
+        registerJobs: (h) =>
+          h.register(
+            "test.record",
+            async (job) => void ran.push((job.payload as { name: string }).name),
+          ),
+      });
+      sandboxes.push(second);
+      await waitFor(async () => ran.length === 1);
+      expect(ran).toEqual(["survivor"]);
+    } finally {
+      for (const s of sandboxes.splice(0)) await s.server.close();
+      await database.drop();
+    }
+  });
+});
+
+describe.runIf(databases.includes("postgresql"))("two servers on one PostgreSQL database", () => {
+  it("never run one job twice", async () => {
+    const database = await freshDatabase("postgresql");
+    const runs: { job: string; server: number }[] = [];
+    const handler = (server: number) => async (job: DueJob) => {
+      runs.push({ job: job.id, server });
+      // A little work, so the two workers overlap.
+      await new Promise((r) => setTimeout(r, 2));
+    };
+    try {
+      const a = await startSandbox("postgresql", {
+        databaseUrl: database.url,
+        env: { JOB_POLL_MS: "10" },
+        registerJobs: (h) => h.register("test.count", handler(1)),
+      });
+      sandboxes.push(a);
+      const b = await startSandbox("postgresql", {
+        databaseUrl: database.url,
+        env: { JOB_POLL_MS: "10" },
+        registerJobs: (h) => h.register("test.count", handler(2)),
+      });
+      sandboxes.push(b);
+      const platformId = await platformOf(a);
+      const due = new Date(Date.now() + 1500);
+      await a.server.db.$transaction(async (tx) => {
+        for (let i = 0; i < 200; i++) {
+          await scheduleJob(tx, {
+            platformId,
+            kind: "test.count",
+            payload: { i },
+            delaySeconds: 0,
+            now: due,
+          });
+        }
+      });
+      await waitFor(
+        async () => (await a.server.db.job.count({ where: { status: "DONE" } })) === 200,
+        30_000,
+      );
+      const ids = runs.map((r) => r.job);
+      expect(ids).toHaveLength(200);
+      expect(new Set(ids).size).toBe(200);
+      // Both processes took part, so the claim was really contended.
+      expect(new Set(runs.map((r) => r.server)).size).toBe(2);
+    } finally {
+      for (const s of sandboxes.splice(0)) await s.server.close();
+      await database.drop();
+    }
+  });
+});
