@@ -3,5 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Generous: CI machines have two cores and run packages side by side.
+    testTimeout: 30_000,
   },
 });
