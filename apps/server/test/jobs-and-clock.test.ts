@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/clock.js";
 import type { Db } from "../src/db/client.js";
 import type { DueJob, JobHandlers } from "../src/jobs/registry.js";
 import { scheduleJob } from "../src/jobs/schedule.js";
@@ -42,7 +43,10 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promi
 describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
   it("advancing the clock fires exactly the jobs that became due, in due order", async () => {
     const ran: string[] = [];
+    // A stopped real clock, so only the sandbox clock moves time here.
+    const clock = new ManualClock();
     const sandbox = await startSandbox(kind, {
+      clock,
       registerJobs: (h: JobHandlers) =>
         h.register(
           "test.record",
@@ -53,9 +57,9 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
     const platformId = await platformOf(sandbox);
     const db = sandbox.server.db;
     // Scheduled out of order on purpose.
-    await schedule(db, platformId, "test.record", { name: "c" }, 300);
-    await schedule(db, platformId, "test.record", { name: "a" }, 100);
-    await schedule(db, platformId, "test.record", { name: "b" }, 200);
+    await schedule(db, platformId, "test.record", { name: "c" }, 300, clock.now());
+    await schedule(db, platformId, "test.record", { name: "a" }, 100, clock.now());
+    await schedule(db, platformId, "test.record", { name: "b" }, 200, clock.now());
 
     const before = await sandbox.client.GET("/sandbox/clock");
     expect(before.data?.offsetSeconds).toBe(0);
@@ -65,18 +69,15 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
     expect(first.data?.jobsRun).toBe(2);
     expect(ran).toEqual(["a", "b"]);
     expect(first.data?.offsetSeconds).toBe(250);
-    const shifted = new Date(first.data!.now).getTime() - Date.now();
-    expect(shifted).toBeGreaterThan(249_000);
-    expect(shifted).toBeLessThan(251_000);
+    expect(new Date(first.data!.now).getTime() - clock.now().getTime()).toBe(250_000);
 
-    // Real time keeps running too, so leave a margin below c's due time.
-    const second = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 40 } });
+    const second = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 49 } });
     expect(second.data?.jobsRun).toBe(0);
-    const third = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 20 } });
+    const third = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 1 } });
     expect(third.data?.jobsRun).toBe(1);
     expect(ran).toEqual(["a", "b", "c"]);
-    const clock = await sandbox.client.GET("/sandbox/clock");
-    expect(clock.data?.offsetSeconds).toBe(310);
+    const after = await sandbox.client.GET("/sandbox/clock");
+    expect(after.data?.offsetSeconds).toBe(300);
   });
 
   it("keeps each platform's clock its own", async () => {
@@ -97,7 +98,9 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
 
   it("chains follow-ups from the due time, so chained delays add up exactly", async () => {
     const ran: string[] = [];
+    const clock = new ManualClock();
     const sandbox = await startSandbox(kind, {
+      clock,
       registerJobs: (h) => {
         h.register("test.first", async (job, tools) => {
           ran.push("first");
@@ -115,11 +118,20 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
       },
     });
     sandboxes.push(sandbox);
-    await schedule(sandbox.server.db, await platformOf(sandbox), "test.first", {}, 360);
+    await schedule(
+      sandbox.server.db,
+      await platformOf(sandbox),
+      "test.first",
+      {},
+      360,
+      clock.now(),
+    );
     const a = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 400 } });
     expect(a.data?.jobsRun).toBe(1);
     expect(ran).toEqual(["first"]);
-    const b = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 21 } });
+    const early = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 19 } });
+    expect(early.data?.jobsRun).toBe(0);
+    const b = await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 1 } });
     expect(b.data?.jobsRun).toBe(1);
     expect(ran).toEqual(["first", "second"]);
   });
