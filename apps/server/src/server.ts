@@ -5,6 +5,17 @@ import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import { CredentialService } from "./areas/auth/credentials.js";
+import { LoginService } from "./areas/auth/login.js";
+import { OidcVerifier } from "./areas/auth/oidc.js";
+import { PasskeyVerifier } from "./areas/auth/passkey.js";
+import { authRoutes } from "./areas/auth/routes.js";
+import { SessionService } from "./areas/auth/sessions.js";
+import { WalletService } from "./areas/internal-accounts/wallet-service.js";
+import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
+import { PlatformService } from "./areas/platform/service.js";
+import { platformRoutes } from "./areas/platform/routes.js";
+import { SignedRequests } from "./signing/signed-requests.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
@@ -48,13 +59,42 @@ export async function startServer(
   const services: Services = { db, clock, log };
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
+  const signing = new SignedRequests(services, config.auth);
+  const oidc = new OidcVerifier(config.auth);
+  const passkeys = new PasskeyVerifier(config.auth);
+  const sessions = new SessionService(services, config.auth, signing, accounts);
+  const credentials = new CredentialService(
+    services,
+    config.auth,
+    signing,
+    accounts,
+    oidc,
+    passkeys,
+  );
+  const login = new LoginService(
+    services,
+    config.auth,
+    signing,
+    credentials,
+    sessions,
+    oidc,
+    passkeys,
+  );
+  const wallets = new WalletService(services, accounts, signing);
 
   const app = createApp({
     log,
     tokens: new ApiTokenVerifier(db),
     clocks: new PlatformClocks(db, clock),
     validateResponses: config.validateResponses,
-    routers: [customerRoutes(customers), internalAccountRoutes(accounts), sandboxRoutes(accounts)],
+    routers: [
+      platformRoutes(new PlatformService(services)),
+      customerRoutes(customers),
+      internalAccountRoutes(accounts),
+      walletRoutes(wallets),
+      authRoutes(credentials, login, sessions),
+      sandboxRoutes(accounts),
+    ],
   });
 
   const server: Server = await new Promise((resolve, reject) => {

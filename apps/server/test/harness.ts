@@ -62,7 +62,7 @@ export interface TestSandbox {
 
 export async function startSandbox(
   kind: DatabaseKind,
-  options: { clock?: Clock; databaseUrl?: string } = {},
+  options: { clock?: Clock; databaseUrl?: string; env?: Record<string, string> } = {},
 ): Promise<TestSandbox> {
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => undefined }
@@ -75,6 +75,7 @@ export async function startSandbox(
     SANDBOX_TOKEN_SECRET: credentials.secret,
     LOG_LEVEL: "silent",
     VALIDATE_RESPONSES: "true",
+    ...options.env,
   });
   const server = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
