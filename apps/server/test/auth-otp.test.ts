@@ -18,7 +18,9 @@ import {
   requestOtp,
   signedHeaders,
   verifyOtp,
+  type AuthMethodCreated,
   type AuthSession,
+  type InternalAccount,
   type SignedChallenge,
 } from "./support/wallet.js";
 
@@ -123,7 +125,7 @@ describe.each(databases)("OTP login on %s", (kind) => {
       body: { privacyEnabled: true },
     });
     expect(done.response.status).toBe(200);
-    expect(done.data?.privacyEnabled).toBe(true);
+    expect((done.data as InternalAccount).privacyEnabled).toBe(true);
 
     // Listed without any key material.
     const list = await sandbox.client.GET("/auth/sessions", {
@@ -307,11 +309,12 @@ describe.each(databases)("OTP login on %s", (kind) => {
       body,
     });
     expect(created.response.status).toBe(201);
-    expect(created.data).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
-    expect(created.data?.otpEncryptionTargetBundle).toBeDefined();
+    const sms = created.data as AuthMethodCreated;
+    expect(sms).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
+    expect(sms.otpEncryptionTargetBundle).toBeDefined();
 
-    const sms = await otpLogin(sandbox, created.data!.id, "SMS_OTP");
-    expect(sms.session).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
+    const smsLogin = await otpLogin(sandbox, sms.id, "SMS_OTP");
+    expect(smsLogin.session).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
 
     const list = await sandbox.client.GET("/auth/credentials", {
       params: { query: { accountId: wallet.accountId } },

@@ -1,3 +1,4 @@
+import type { Schemas } from "@sandbox/client";
 import { decryptCredentialBundle } from "@turnkey/crypto";
 import {
   base64urlEncode,
@@ -15,10 +16,13 @@ import {
   openSessionKey,
   otpLogin,
   signedHeaders,
+  type AuthMethodCreated,
   type AuthSession,
   type SignedChallenge,
   type Wallet,
 } from "./support/wallet.js";
+
+type WalletExport = Schemas["WalletExport"];
 
 describe.each(databases)("signed retries on %s", (kind) => {
   let sandbox: TestSandbox;
@@ -305,9 +309,10 @@ describe.each(databases)("signed retries on %s", (kind) => {
         body,
       });
       expect(done.response.status).toBe(200);
-      expect(done.data?.accountId).toBe(wallet.accountId);
-      const opened = await openSessionKeyBundle(done.data!.exportBundle, client.privateKeyHex);
-      expect(decryptCredentialBundle(done.data!.exportBundle, client.privateKeyHex)).toBe(opened);
+      const exported = done.data as WalletExport;
+      expect(exported.accountId).toBe(wallet.accountId);
+      const opened = await openSessionKeyBundle(exported.exportBundle, client.privateKeyHex);
+      expect(decryptCredentialBundle(exported.exportBundle, client.privateKeyHex)).toBe(opened);
       return opened;
     };
     const a = await exportOnce();
@@ -350,12 +355,13 @@ describe.each(databases)("signed retries on %s", (kind) => {
     };
     const pending = (await sandbox.client.POST("/auth/credentials", { body }))
       .data as SignedChallenge;
-    const sms = await sandbox.client.POST("/auth/credentials", {
+    const created = await sandbox.client.POST("/auth/credentials", {
       params: { header: signedHeaders(pending, key.privateKeyHex) },
       body,
     });
-    expect(sms.response.status).toBe(201);
-    const smsLogin = await otpLogin(sandbox, sms.data!.id, "SMS_OTP");
+    expect(created.response.status).toBe(201);
+    const sms = created.data as AuthMethodCreated;
+    const smsLogin = await otpLogin(sandbox, sms.id, "SMS_OTP");
 
     // The SMS session deletes the EMAIL_OTP credential; the email session goes with it.
     const path = { id: wallet.emailMethodId };
@@ -376,7 +382,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(sessions.data?.data.map((s) => s.type)).toEqual(["SMS_OTP"]);
 
     const last = await sandbox.client.DELETE("/auth/credentials/{id}", {
-      params: { path: { id: sms.data!.id } },
+      params: { path: { id: sms.id } },
     });
     expect(last.response.status).toBe(409);
   });
@@ -417,7 +423,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
       body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550177" },
     });
     expect(res.response.status).toBe(201);
-    expect(res.data?.otpEncryptionTargetBundle).toBeDefined();
+    expect((res.data as AuthMethodCreated).otpEncryptionTargetBundle).toBeDefined();
   });
 
   it("accepts the legacy signature value sandbox-valid-signature", async () => {

@@ -15,6 +15,8 @@ import { expect } from "vitest";
 import type { TestSandbox } from "../harness.js";
 
 export type AuthSession = Schemas["AuthSession"];
+export type AuthMethodCreated = Schemas["AuthMethodCreated"];
+export type InternalAccount = Schemas["InternalAccount"];
 export type SignedChallenge = Schemas["SignedRequestChallenge"] & { type?: string };
 
 export interface Wallet {
