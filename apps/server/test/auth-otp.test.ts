@@ -198,6 +198,43 @@ describe.each(databases)("OTP login on %s", (kind) => {
     });
   });
 
+  it("locks a credential after 5 wrong codes, across server processes sharing the database", async () => {
+    const wallet = await createWallet(sandbox);
+    const second = await startSandbox(kind, { clock, databaseUrl: sandbox.database.url });
+    try {
+      const { targetPublic } = await requestOtp(sandbox, wallet.emailMethodId);
+      const tek = generateP256KeyPair();
+      const seal = (otpCode: string) =>
+        sealOtpBundle({
+          otpCode,
+          tekPublicKeyHex: tek.publicKeyHex,
+          targetPublicKeyHex: targetPublic,
+        });
+      for (const server of [sandbox, sandbox, sandbox, second, second]) {
+        const res = await verifyOtp(server, wallet.emailMethodId, await seal("999999"));
+        expect(errorOf(res).reason).toBe("Invalid OTP code");
+        clock.advance(1000);
+      }
+      for (const server of [second, sandbox]) {
+        const res = await verifyOtp(server, wallet.emailMethodId, await seal("000000"));
+        expect(res.response.status).toBe(429);
+        expect(errorOf(res).code).toBe("RATE_LIMITED");
+        expect(Number(res.response.headers.get("Retry-After"))).toBe(15 * 60 - 5);
+      }
+      // Once the window has passed (and with a new code: the old one expired), login works.
+      clock.advance(15 * 60_000);
+      const fresh = await requestOtp(second, wallet.emailMethodId);
+      const bundle = await sealOtpBundle({
+        otpCode: "000000",
+        tekPublicKeyHex: tek.publicKeyHex,
+        targetPublicKeyHex: fresh.targetPublic,
+      });
+      expect((await verifyOtp(second, wallet.emailMethodId, bundle)).response.status).toBe(202);
+    } finally {
+      await second.stop();
+    }
+  });
+
   it("accepts only the latest code, once, and not after it expires", async () => {
     const wallet = await createWallet(sandbox);
     const older = await sealedCode(wallet.emailMethodId);

@@ -182,6 +182,16 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(foreign.response.status).toBe(404);
   });
 
+  it("lets only one of two concurrent retries with the same Request-Id through", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    const headers = signedHeaders(challenge, key.privateKeyHex);
+    const results = await Promise.all([
+      setPrivacy(wallet, true, headers),
+      setPrivacy(wallet, true, headers),
+    ]);
+    expect(results.map((r) => r.response.status).sort()).toEqual([200, 401]);
+  });
+
   it("refuses a Request-Id issued for another action", async () => {
     const { wallet, key } = await pendingPrivacy();
     const clientKey = generateP256KeyPair();

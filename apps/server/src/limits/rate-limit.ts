@@ -78,8 +78,10 @@ export class RateLimiter {
 
   /** Counts one event without checking (e.g. a failed verification). */
   async record(rule: RateRule, subject: string, now: Date): Promise<void> {
-    await this.db.rateLimitEvent.create({
-      data: { id: randomUUID(), key: this.key(rule, subject), at: now },
+    const key = this.key(rule, subject);
+    await this.db.rateLimitEvent.create({ data: { id: randomUUID(), key, at: now } });
+    await this.db.rateLimitEvent.deleteMany({
+      where: { key, at: { lte: this.windowStart(rule, now) } },
     });
   }
 }
