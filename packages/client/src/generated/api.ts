@@ -751,7 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh a session
-         * @description Issues a fresh session signing key, sealed to a new `clientPublicKey`, before the session expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed; the 201 response carries the new `encryptedSessionSigningKey`.
+         * @description Issues a fresh session signing key, sealed to a new `clientPublicKey`, before the session expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed; the 201 response carries the new `encryptedSessionSigningKey`, the session's `expiresAt` moves to 15 minutes from now, and the session's previous signing key (for an OTP session, the TEK) stops working.
          */
         post: operations["refreshAuthSession"];
         delete?: never;
