@@ -12,24 +12,112 @@ export interface Config {
   /** Job worker poll interval and first retry delay. */
   jobPollMs: number;
   jobRetryBaseMs: number;
+  auth: AuthConfig;
 }
+
+/** An issuer whose tokens are signature-checked: a key-set URL or an inline JWKS. */
+export type OidcKeySet = { url: string } | { jwks: { keys: Record<string, unknown>[] } };
+
+export interface AuthConfig {
+  /** Lifetime of an AuthSession. */
+  sessionTtlSeconds: number;
+  /** Lifetime of a signed-retry challenge, a passkey challenge and an OTP code. */
+  challengeTtlSeconds: number;
+  /** WebAuthn relying party. */
+  passkeyRpId: string;
+  passkeyOrigins: string[];
+  /** Accepted `iss` values of OIDC tokens. */
+  oidcIssuers: string[];
+  /** Issuers in production mode: their tokens' signatures are verified. */
+  oidcKeySets: Record<string, OidcKeySet>;
+  /** Whether the legacy sandbox shortcut values are accepted. */
+  legacyShortcuts: boolean;
+}
+
+export const DEFAULT_OIDC_ISSUERS = [
+  "https://accounts.google.com",
+  "https://appleid.apple.com",
+  // For tests and demos without an identity provider.
+  "https://oidc.sandbox.localhost",
+];
 
 export const API_VERSION = "2025-10-13";
 export const API_BASE_PATH = `/${API_VERSION}`;
 export const DEFAULT_DATABASE_URL = "file:./data/sandbox.db";
 
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  return ["1", "true", "yes", "on"].includes(value.toLowerCase());
+}
+
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0)
+  if (!Number.isInteger(value) || value <= 0) {
     throw new Error(`${name} must be a positive integer, got ${raw}`);
+  }
   return value;
 }
 
-function bool(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === "") return fallback;
-  return ["1", "true", "yes", "on"].includes(value.toLowerCase());
+function list(value: string | undefined, fallback: string[]): string[] {
+  if (value === undefined || value.trim() === "") return fallback;
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/**
+ * OIDC_JWKS: a JSON object from issuer to its key set, given either as the
+ * key-set URL (a string) or inline as a JWKS object (`{"keys": [...]}`).
+ */
+function oidcKeySets(raw: string | undefined): Record<string, OidcKeySet> {
+  if (raw === undefined || raw.trim() === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error("OIDC_JWKS must be a JSON object of issuer → key-set URL or JWKS");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error("OIDC_JWKS must be a JSON object of issuer → key-set URL or JWKS");
+  }
+  const sets: Record<string, OidcKeySet> = {};
+  for (const [issuer, value] of Object.entries(parsed)) {
+    if (typeof value === "string") {
+      const url = new URL(value);
+      if (url.protocol !== "https:" && url.protocol !== "http:") {
+        throw new Error(`OIDC_JWKS: the key-set URL of ${issuer} must be http(s)`);
+      }
+      sets[issuer] = { url: url.toString() };
+    } else if (
+      typeof value === "object" &&
+      value !== null &&
+      Array.isArray((value as { keys?: unknown }).keys)
+    ) {
+      sets[issuer] = { jwks: value as { keys: Record<string, unknown>[] } };
+    } else {
+      throw new Error(`OIDC_JWKS: ${issuer} needs a key-set URL or a JWKS object with "keys"`);
+    }
+  }
+  return sets;
+}
+
+export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
+  const keySets = oidcKeySets(env.OIDC_JWKS);
+  const issuers = list(env.OIDC_ISSUERS, DEFAULT_OIDC_ISSUERS);
+  // An issuer with a key set is supported even when OIDC_ISSUERS leaves it out.
+  for (const issuer of Object.keys(keySets)) if (!issuers.includes(issuer)) issuers.push(issuer);
+  return {
+    sessionTtlSeconds: positiveInt(env, "AUTH_SESSION_TTL_SECONDS", 15 * 60),
+    challengeTtlSeconds: positiveInt(env, "AUTH_CHALLENGE_TTL_SECONDS", 5 * 60),
+    passkeyRpId: env.PASSKEY_RP_ID || "localhost",
+    passkeyOrigins: list(env.PASSKEY_ORIGIN, ["http://localhost:3000"]),
+    oidcIssuers: issuers,
+    oidcKeySets: keySets,
+    legacyShortcuts: bool(env.SANDBOX_LEGACY_SHORTCUTS, true),
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -58,5 +146,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: bool(env.VALIDATE_RESPONSES, env.NODE_ENV !== "production"),
     jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
     jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
+    auth: loadAuthConfig(env),
   };
 }

@@ -9,6 +9,17 @@ import { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import { JobHandlers } from "./jobs/registry.js";
 import { defaultJobWorkerOptions, JobWorker } from "./jobs/worker.js";
+import { CredentialService } from "./areas/auth/credentials.js";
+import { LoginService } from "./areas/auth/login.js";
+import { OidcVerifier } from "./areas/auth/oidc.js";
+import { PasskeyVerifier } from "./areas/auth/passkey.js";
+import { authRoutes } from "./areas/auth/routes.js";
+import { SessionService } from "./areas/auth/sessions.js";
+import { WalletService } from "./areas/internal-accounts/wallet-service.js";
+import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
+import { PlatformService } from "./areas/platform/service.js";
+import { platformRoutes } from "./areas/platform/routes.js";
+import { SignedRequests } from "./signing/signed-requests.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
@@ -65,6 +76,28 @@ export async function startServer(
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
   const sandboxClock = new SandboxClockService(services, jobs);
+  const signing = new SignedRequests(services, config.auth);
+  const oidc = new OidcVerifier(config.auth);
+  const passkeys = new PasskeyVerifier(config.auth);
+  const sessions = new SessionService(services, config.auth, signing, accounts);
+  const credentials = new CredentialService(
+    services,
+    config.auth,
+    signing,
+    accounts,
+    oidc,
+    passkeys,
+  );
+  const login = new LoginService(
+    services,
+    config.auth,
+    signing,
+    credentials,
+    sessions,
+    oidc,
+    passkeys,
+  );
+  const wallets = new WalletService(services, accounts, signing);
 
   const app = createApp({
     log,
@@ -76,6 +109,9 @@ export async function startServer(
       internalAccountRoutes(accounts),
       sandboxRoutes(accounts),
       sandboxClockRoutes(sandboxClock),
+      platformRoutes(new PlatformService(services)),
+      walletRoutes(wallets),
+      authRoutes(credentials, login, sessions),
     ],
   });
 

@@ -6,6 +6,8 @@ import type {
   CardIssuanceOutcome,
   KybOutcome,
   KycOutcome,
+  LegacyShortcutOutcome,
+  OidcTokenOutcome,
   OtpOutcome,
   QuoteDestinationOutcome,
   TransferOutcome,
@@ -19,10 +21,13 @@ import {
   CARD_ISSUANCE_TABLE,
   KYB_TABLE,
   KYC_TABLE,
+  OIDC_TOKEN_TABLE,
   OTP_TABLE,
+  PASSKEY_SIGNATURE_TABLE,
   QUOTE_DESTINATION_TABLE,
   TRANSFER_TABLE,
   UMA_RECEIVER_TABLE,
+  WALLET_SIGNATURE_TABLE,
 } from "./tables.js";
 import type { Evaluation, KeyReader, MagicTable } from "./types.js";
 import type { UmaAddress } from "./uma.js";
@@ -86,6 +91,25 @@ export function quoteDestinationOutcome(
 /** The decrypted OTP code of an EMAIL_OTP or SMS_OTP login. */
 export function otpOutcome(code: string | null | undefined): Evaluation<OtpOutcome> {
   return evaluate(OTP_TABLE, code);
+}
+
+/** The `oidcToken` of an OAUTH registration or verify, before its claims are read. */
+export function oidcTokenOutcome(token: string | null | undefined): Evaluation<OidcTokenOutcome> {
+  return evaluate(OIDC_TOKEN_TABLE, token);
+}
+
+/** `assertion.signature` of a passkey verify. */
+export function passkeySignatureOutcome(
+  signature: string | null | undefined,
+): Evaluation<LegacyShortcutOutcome> {
+  return evaluate(PASSKEY_SIGNATURE_TABLE, signature);
+}
+
+/** The `Service-Wallet-Signature` header of a signed retry. */
+export function walletSignatureOutcome(
+  header: string | null | undefined,
+): Evaluation<LegacyShortcutOutcome> {
+  return evaluate(WALLET_SIGNATURE_TABLE, header);
 }
 
 export interface CardIssuanceEvaluation extends Evaluation<CardIssuanceOutcome> {

@@ -22,8 +22,15 @@ export {
   CARD_ISSUANCE_TABLE,
   KYB_TABLE,
   KYC_TABLE,
+  LEGACY_OIDC_TOKEN,
+  LEGACY_PASSKEY_SIGNATURE,
+  LEGACY_WALLET_SIGNATURE,
   MAGIC_TABLES,
+  OIDC_CLOCK_SKEW_SECONDS,
+  OIDC_TOKEN_MAX_AGE_SECONDS,
+  OIDC_TOKEN_TABLE,
   OTP_TABLE,
+  PASSKEY_SIGNATURE_TABLE,
   QUOTE_DESTINATION_TABLE,
   QUOTE_RETURN_AFTER_SECONDS,
   QUOTE_SLOW_COMPLETION_SECONDS,
@@ -31,6 +38,7 @@ export {
   TRANSFER_DELAYED_FAILURE_SECONDS,
   TRANSFER_TABLE,
   UMA_RECEIVER_TABLE,
+  WALLET_SIGNATURE_TABLE,
 } from "./tables.js";
 export type { CardIssuanceEvaluation, UmaReceiverEvaluation } from "./evaluate.js";
 export {
@@ -42,10 +50,13 @@ export {
   evaluateUmaReceiver,
   kybOutcome,
   kycOutcome,
+  oidcTokenOutcome,
   otpOutcome,
+  passkeySignatureOutcome,
   quoteDestinationOutcome,
   readKey,
   transferOutcome,
+  walletSignatureOutcome,
 } from "./evaluate.js";
 export type { DocsCheck } from "./render.js";
 export { GENERATED_HEADER, checkRenderedDocs, renderMagicValuesMarkdown } from "./render.js";

@@ -89,6 +89,18 @@ export type OtpOutcome =
   | { readonly kind: "ACCEPT" }
   | (Rejection<401, "UNAUTHORIZED"> & { readonly reason: "Invalid OTP code" });
 
+/**
+ * A legacy sandbox shortcut value: accepted in place of the real proof (when the server's legacy
+ * shortcuts are enabled), or checked for real like any other value.
+ */
+export type LegacyShortcutOutcome =
+  { readonly kind: "LEGACY_ACCEPT" } | { readonly kind: "VERIFY" };
+
+/** The OIDC token of an OAUTH registration or verify: checked against the claim rules, or refused. */
+export type OidcTokenOutcome =
+  | { readonly kind: "CHECK_CLAIMS" }
+  | (Rejection<401, "UNAUTHORIZED"> & { readonly reason: string });
+
 /** One state change after `POST /cards`; `afterSeconds` counts from creation. */
 export type CardIssuanceStep =
   | { readonly afterSeconds: number; readonly state: "ACTIVE" }

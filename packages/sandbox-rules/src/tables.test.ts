@@ -8,9 +8,12 @@ import {
   evaluateUmaReceiver,
   kybOutcome,
   kycOutcome,
+  oidcTokenOutcome,
   otpOutcome,
+  passkeySignatureOutcome,
   quoteDestinationOutcome,
   transferOutcome,
+  walletSignatureOutcome,
 } from "./evaluate.js";
 import { MAGIC_TABLES, QUOTE_DESTINATION_TABLE, SANDBOX_OTP_CODE } from "./tables.js";
 
@@ -273,6 +276,34 @@ describe("OTP", () => {
         reason: "Invalid OTP code",
       });
     }
+  });
+});
+
+describe("legacy authentication shortcuts", () => {
+  it("refuses the old literal OIDC token and checks every other token's claims", () => {
+    expect(oidcTokenOutcome("sandbox-valid-oidc-token").outcome).toMatchObject({
+      kind: "REJECT",
+      status: 401,
+      errorCode: "UNAUTHORIZED",
+    });
+    for (const token of ["a.b.c", "sandbox-valid-oidc-token ", ""]) {
+      expect(oidcTokenOutcome(token).outcome).toEqual({ kind: "CHECK_CLAIMS" });
+    }
+  });
+
+  it("knows the legacy passkey signature and the legacy wallet signature, exactly", () => {
+    expect(passkeySignatureOutcome("sandbox-valid-passkey-signature").outcome).toEqual({
+      kind: "LEGACY_ACCEPT",
+    });
+    expect(walletSignatureOutcome("sandbox-valid-signature").outcome).toEqual({
+      kind: "LEGACY_ACCEPT",
+    });
+    // Each value works only where it belongs.
+    expect(passkeySignatureOutcome("sandbox-valid-signature").outcome).toEqual({ kind: "VERIFY" });
+    expect(walletSignatureOutcome("sandbox-valid-passkey-signature").outcome).toEqual({
+      kind: "VERIFY",
+    });
+    expect(walletSignatureOutcome("SANDBOX-VALID-SIGNATURE").outcome).toEqual({ kind: "VERIFY" });
   });
 });
 

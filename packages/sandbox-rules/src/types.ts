@@ -40,6 +40,9 @@ export type MagicTableId =
   | "quoteDestination"
   | "umaReceiver"
   | "otp"
+  | "oidcToken"
+  | "passkeySignature"
+  | "walletSignature"
   | "cardIssuance"
   | "cardFundingSource"
   | "cardAuthorization";

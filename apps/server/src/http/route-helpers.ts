@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, Response } from "express";
 
 /** A path parameter that the router guarantees is present. */
 export function param(req: Request, name: string): string {
@@ -10,4 +10,10 @@ export function param(req: Request, name: string): string {
 /** Query values after validation: strings, numbers or booleans, never arrays here. */
 export function query<T>(req: Request): T {
   return req.query as unknown as T;
+}
+
+/** Writes a service result that chooses its status (e.g. 202 challenge or 201): no body for 204. */
+export function send(res: Response, result: { status: number; body?: unknown }): void {
+  if (result.body === undefined) res.status(result.status).end();
+  else res.status(result.status).json(result.body);
 }

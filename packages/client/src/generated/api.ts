@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Register a credential
-         * @description Adds a login credential to an embedded wallet. An account holds at most one EMAIL_OTP and one SMS_OTP credential, and a WebAuthn credential id can be registered once per account. Because the wallet's first credential is created with the account, every credential added here needs a signed retry: the first call returns 202 with an `AuthSignedRequestChallenge`; repeat it with `Service-Wallet-Signature` (stamped by an active session of the same wallet) and `Request-Id`. OTP credentials answer with `otpEncryptionTargetBundle` for the code just sent (sandbox code: `000000`). An OAUTH registration stores the token's `iss`, `aud` and `sub`; a PASSKEY registration takes the browser's attestation.
+         * @description Adds a login credential to an embedded wallet. An account holds at most one EMAIL_OTP and one SMS_OTP credential, and a WebAuthn credential id can be registered once per account. Because the wallet's first credential is created with the account, every credential added here needs a signed retry: the first call returns 202 with an `AuthSignedRequestChallenge`; repeat it with `Service-Wallet-Signature` (stamped by an active session of the same wallet) and `Request-Id`. (Only a wallet that holds no credential at all registers one without a signature.) The request is validated on both calls, so a duplicate or an invalid token or attestation fails before anything is signed. OTP credentials answer with `otpEncryptionTargetBundle` for the code just sent (sandbox code: `000000`). An OAUTH registration checks the token by the same rules as verify, without the nonce, and stores its `iss`, `aud` and `sub`; the nickname is the token's `email` claim (its `sub` when there is none). A PASSKEY registration takes the browser's attestation, verified against the configured relying party (`PASSKEY_RP_ID`, `PASSKEY_ORIGIN`); `challenge` must be the one in its client data.
          */
         post: operations["createAuthCredential"];
         delete?: never;
@@ -646,7 +646,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a credential
-         * @description Removes a credential from its wallet. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on the same wallet.
+         * @description Removes a credential from its wallet and revokes the sessions it issued. A wallet keeps at least one credential: removing the last one is refused with 409 `CONFLICT`. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on the same wallet.
          */
         delete: operations["deleteAuthCredential"];
         options?: never;
@@ -671,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Start a credential challenge
-         * @description Prepares the next verification of a credential. EMAIL_OTP and SMS_OTP: sends a new code (sandbox: always `000000`, nothing is delivered) and returns a fresh `otpEncryptionTargetBundle`; only the latest bundle is valid. PASSKEY: `clientPublicKey` is required; it is bound into a pending session request, and the response carries `credentialId`, `challenge`, `requestId` and `expiresAt` for the WebAuthn assertion. OAUTH credentials need no challenge. Calls are rate limited per credential.
+         * @description Prepares the next verification of a credential. EMAIL_OTP and SMS_OTP: sends a new code (sandbox: always `000000`, nothing is delivered) and returns a fresh `otpEncryptionTargetBundle`; only the latest bundle is valid. PASSKEY: `clientPublicKey` is required; it is bound into a pending session request, and the response carries `credentialId`, `challenge`, `requestId` and `expiresAt` for the WebAuthn assertion. OAUTH credentials need no challenge (400). Codes and passkey challenges last 5 minutes. Rate limit: at most 5 challenges per credential in any 60 seconds; beyond that 429 `RATE_LIMITED` with `Retry-After`.
          */
         post: operations["createAuthCredentialChallenge"];
         delete?: never;
@@ -703,7 +703,9 @@ export interface paths {
          *     - **OAUTH**: one call with a fresh token (`iat` under 60 seconds old, same `iss`/`aud`/`sub` as registered, `nonce` = SHA-256 hex of `clientPublicKey`): 200. This is also how to log in again after a session expires.
          *     - **PASSKEY**: one call with the assertion over the challenge from `POST /auth/credentials/{id}/challenge` and its `requestId` in `Request-Id` (single use): 200.
          *
-         *     For OAUTH and PASSKEY the session carries `encryptedSessionSigningKey`, sealed to the `clientPublicKey` given on this call (OAUTH) or on the challenge call (PASSKEY). Failed checks return 401; too many attempts on one credential return 429 with `Retry-After`.
+         *     For OAUTH and PASSKEY the session carries `encryptedSessionSigningKey`, sealed to the `clientPublicKey` given on this call (OAUTH) or on the challenge call (PASSKEY). Sessions last 15 minutes. Failed checks return 401 with a `reason`; a `Request-Id` that is unknown, expired or already used is 401 `UNAUTHORIZED`.
+         *
+         *     Rate limits, per credential (the OTP signed retry is not counted): at most 10 verification attempts in any 60 seconds, and after 5 failed verifications (wrong code, rejected token or assertion) within 15 minutes every attempt is refused until the oldest failure is 15 minutes old. Both answer 429 `RATE_LIMITED` with `Retry-After` in seconds.
          */
         post: operations["verifyAuthCredential"];
         delete?: never;
@@ -749,7 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh a session
-         * @description Issues a fresh session signing key, sealed to a new `clientPublicKey`, before the session expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed; the 201 response carries the new `encryptedSessionSigningKey`.
+         * @description Issues a fresh session signing key, sealed to a new `clientPublicKey`, before the session expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed; the 201 response carries the new `encryptedSessionSigningKey`, the session's `expiresAt` moves to 15 minutes from now, and the session's previous signing key (for an OTP session, the TEK) stops working.
          */
         post: operations["refreshAuthSession"];
         delete?: never;
@@ -5295,6 +5297,15 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            /** @description The credential is the wallet's last one. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             500: components["responses"]["InternalError"];
         };
     };

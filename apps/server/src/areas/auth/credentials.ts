@@ -1,0 +1,243 @@
+import type { Schemas } from "@sandbox/client";
+import type { AuthConfig } from "../../config.js";
+import type {
+  AuthMethod as AuthMethodRow,
+  InternalAccount as AccountRow,
+} from "../../db/generated/sqlite/client.js";
+import { ApiError, invalidInput, notFound } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+import { Activity } from "../../signing/activities.js";
+import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
+import type { Approval, ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import { toAuthMethod, type InternalAccountService } from "../internal-accounts/service.js";
+import type { OidcIdentity, OidcVerifier } from "./oidc.js";
+import { issueOtp } from "./otp.js";
+import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
+
+export type AuthMethod = Schemas["AuthMethod"];
+export type AuthMethodCreated = Schemas["AuthMethodCreated"];
+export type CreateAuthCredentialRequest = Schemas["CreateAuthCredentialRequest"];
+
+export interface CredentialFilter {
+  accountId: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** What a validated registration will store. */
+interface NewCredential {
+  nickname: string;
+  oauth?: OidcIdentity;
+  passkey?: StoredPasskey;
+}
+
+export class CredentialService {
+  constructor(
+    private readonly services: Services,
+    private readonly config: AuthConfig,
+    private readonly signing: SignedRequests,
+    private readonly accounts: InternalAccountService,
+    private readonly oidc: OidcVerifier,
+    private readonly passkeys: PasskeyVerifier,
+  ) {}
+
+  /** A credential of this platform; anything else is 404. */
+  async getRow(ctx: RequestContext, id: string): Promise<AuthMethodRow> {
+    const row = await this.services.db.authMethod.findFirst({
+      where: { id, platformId: ctx.platformId },
+    });
+    if (!row) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
+    return row;
+  }
+
+  /** The embedded wallet a credential is registered on. */
+  private async wallet(ctx: RequestContext, accountId: string): Promise<AccountRow> {
+    const account = await this.accounts.getRow(ctx, accountId);
+    if (account.type !== "EMBEDDED_WALLET") {
+      throw invalidInput("Credentials can only be registered on EMBEDDED_WALLET accounts", {
+        errors: [{ path: "body.accountId", message: "not an embedded wallet" }],
+      });
+    }
+    return account;
+  }
+
+  async list(ctx: RequestContext, filter: CredentialFilter): Promise<Page<AuthMethod>> {
+    await this.accounts.getRow(ctx, filter.accountId);
+    const rows = await this.services.db.authMethod.findMany({
+      where: {
+        platformId: ctx.platformId,
+        accountId: filter.accountId,
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit, toAuthMethod);
+  }
+
+  /**
+   * Registers a credential. The wallet's first credential needs no signature
+   * (normally it is made with the account); every later one is a signed retry
+   * stamped by an active session of the same wallet.
+   */
+  async create(
+    ctx: RequestContext,
+    headers: WalletHeaders,
+    input: CreateAuthCredentialRequest,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 201; body: AuthMethodCreated }> {
+    const account = await this.wallet(ctx, input.accountId);
+    const hasCredentials =
+      (await this.services.db.authMethod.count({ where: { accountId: account.id } })) > 0;
+    const action = {
+      activity: Activity.CREATE_AUTH_CREDENTIAL,
+      accountId: account.id,
+      parameters: input as unknown as Record<string, unknown>,
+      authType: input.type,
+    };
+
+    let approval: Approval | undefined;
+    let checkedAt = ctx.clock.now();
+    if (hasCredentials && !isFirstLeg(headers)) {
+      approval = await this.signing.approve(ctx, headers, {
+        ...action,
+        binding: action.parameters,
+      });
+      // Time-dependent checks (OIDC freshness) hold as of the first leg.
+      checkedAt = approval.issuedAt;
+    }
+    // Checked on both legs: errors surface before the user is asked to sign.
+    const prepared = await this.validate(account, input, checkedAt);
+    if (hasCredentials && approval === undefined) {
+      return { status: 202, body: await this.signing.issue(ctx, action) };
+    }
+
+    const now = ctx.clock.now();
+    const { row, bundle } = await this.services.db.$transaction(async (tx) => {
+      if (approval) await this.signing.consume(tx, ctx, approval);
+      const row = await tx.authMethod.create({
+        data: {
+          id: newId("AuthMethod"),
+          platformId: ctx.platformId,
+          accountId: account.id,
+          type: input.type,
+          nickname: prepared.nickname,
+          credentialId: prepared.passkey?.credentialId ?? null,
+          oauthIssuer: prepared.oauth?.iss ?? null,
+          oauthAudience: prepared.oauth?.aud ?? null,
+          oauthSubject: prepared.oauth?.sub ?? null,
+          passkeyPublicKey: prepared.passkey?.publicKey ?? null,
+          passkeyCounter: prepared.passkey ? BigInt(prepared.passkey.counter) : null,
+          passkeyTransports: prepared.passkey ? JSON.stringify(prepared.passkey.transports) : null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      // A new OTP credential is sent its first code right away.
+      const bundle =
+        input.type === "EMAIL_OTP" || input.type === "SMS_OTP"
+          ? await issueOtp(tx, row, now, this.config.challengeTtlSeconds)
+          : undefined;
+      return { row, bundle };
+    });
+    return {
+      status: 201,
+      body: {
+        ...toAuthMethod(row),
+        ...(bundle !== undefined ? { otpEncryptionTargetBundle: bundle } : {}),
+      },
+    };
+  }
+
+  private async validate(
+    account: AccountRow,
+    input: CreateAuthCredentialRequest,
+    at: Date,
+  ): Promise<NewCredential> {
+    const existing = await this.services.db.authMethod.findMany({
+      where: { accountId: account.id },
+      select: { type: true, credentialId: true },
+    });
+    switch (input.type) {
+      case "EMAIL_OTP":
+      case "SMS_OTP":
+        if (existing.some((m) => m.type === input.type)) {
+          throw new ApiError(
+            400,
+            `${input.type}_CREDENTIAL_ALREADY_EXISTS`,
+            `This account already has an ${input.type} credential.`,
+          );
+        }
+        return { nickname: input.nickname };
+      case "OAUTH": {
+        const identity = await this.oidc.verify(input.oidcToken, at);
+        return { nickname: identity.email ?? identity.sub, oauth: identity };
+      }
+      case "PASSKEY": {
+        const credentialId = input.attestation.credentialId;
+        if (existing.some((m) => m.type === "PASSKEY" && m.credentialId === credentialId)) {
+          throw new ApiError(
+            400,
+            "PASSKEY_CREDENTIAL_ALREADY_EXISTS",
+            "This passkey is already registered on the account.",
+          );
+        }
+        const passkey = await this.passkeys.verifyRegistration(input.challenge, input.attestation);
+        return { nickname: input.nickname, passkey };
+      }
+    }
+  }
+
+  /**
+   * Signed retry: removes a credential and revokes the sessions it issued.
+   * The last credential of a wallet cannot be removed (the wallet would be
+   * left with no way to log in).
+   */
+  async remove(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
+    const method = await this.getRow(ctx, id);
+    await this.requireAnother(method);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: Activity.DELETE_AUTH_CREDENTIAL,
+      accountId: method.accountId,
+      parameters: { credentialId: method.id },
+      authType: method.type,
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+
+    await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, outcome.approval);
+      const now = ctx.clock.now();
+      const { count } = await tx.authMethod.deleteMany({ where: { id: method.id } });
+      if (count !== 1) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
+      await tx.authSession.updateMany({
+        where: { authMethodId: method.id, revokedAt: null },
+        data: { revokedAt: now, updatedAt: now },
+      });
+    });
+    return { status: 204 };
+  }
+
+  private async requireAnother(method: AuthMethodRow): Promise<void> {
+    const others = await this.services.db.authMethod.count({
+      where: { accountId: method.accountId, id: { not: method.id } },
+    });
+    if (others === 0) {
+      throw new ApiError(
+        409,
+        "CONFLICT",
+        "This is the wallet's last credential; register another one before removing it.",
+      );
+    }
+  }
+}

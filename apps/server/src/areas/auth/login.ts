@@ -1,0 +1,284 @@
+import type { Schemas } from "@sandbox/client";
+import { sha256Hex } from "@sandbox/crypto";
+import { passkeySignatureOutcome } from "@sandbox/sandbox-rules";
+import type { AuthConfig } from "../../config.js";
+import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
+import { ApiError, invalidInput } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import { RateLimiter } from "../../limits/rate-limit.js";
+import { Activity } from "../../signing/activities.js";
+import {
+  challengeData,
+  consumeChallenge,
+  pendingChallenge,
+  requestIdRejected,
+} from "../../signing/challenges.js";
+import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
+import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import { toAuthMethod } from "../internal-accounts/service.js";
+import type { CredentialService } from "./credentials.js";
+import type { OidcVerifier } from "./oidc.js";
+import { acceptOtp, issueOtp, otpVerificationToken } from "./otp.js";
+import type { PasskeyVerifier } from "./passkey.js";
+import { AUTH_RATE_LIMITS } from "./rate-limits.js";
+import {
+  requireClientPublicKey,
+  sealNewSessionKey,
+  toAuthSession,
+  type AuthSession,
+  type SessionService,
+} from "./sessions.js";
+
+export type AuthCredentialChallenge = Schemas["AuthCredentialChallenge"];
+export type VerifyAuthCredentialRequest = Schemas["VerifyAuthCredentialRequest"];
+
+type OtpVerify = Schemas["EmailOtpVerifyRequest"] | Schemas["SmsOtpVerifyRequest"];
+
+interface PasskeyChallengeData {
+  clientPublicKey: string;
+}
+
+const isOtp = (type: string) => type === "EMAIL_OTP" || type === "SMS_OTP";
+
+/** Challenges and verification: everything that ends in a session. */
+export class LoginService {
+  private readonly limiter: RateLimiter;
+
+  constructor(
+    private readonly services: Services,
+    private readonly config: AuthConfig,
+    private readonly signing: SignedRequests,
+    private readonly credentials: CredentialService,
+    private readonly sessions: SessionService,
+    private readonly oidc: OidcVerifier,
+    private readonly passkeys: PasskeyVerifier,
+  ) {
+    this.limiter = new RateLimiter(services.db);
+  }
+
+  /** OTP: a new code and target bundle. PASSKEY: a pending session request to assert over. */
+  async challenge(
+    ctx: RequestContext,
+    id: string,
+    input: { clientPublicKey?: string },
+  ): Promise<AuthCredentialChallenge> {
+    const method = await this.credentials.getRow(ctx, id);
+    if (method.type === "OAUTH") {
+      throw invalidInput("OAUTH credentials need no challenge: verify with a fresh OIDC token");
+    }
+    if (method.type === "PASSKEY" && input.clientPublicKey === undefined) {
+      throw invalidInput("clientPublicKey is required for a PASSKEY challenge", {
+        errors: [{ path: "body.clientPublicKey", message: "required for PASSKEY" }],
+      });
+    }
+    if (input.clientPublicKey !== undefined && method.type === "PASSKEY") {
+      requireClientPublicKey(input.clientPublicKey);
+    }
+    const now = ctx.clock.now();
+    await this.limiter.hit(
+      AUTH_RATE_LIMITS.challenge,
+      method.id,
+      now,
+      "Too many challenges for this credential; retry later.",
+    );
+
+    if (isOtp(method.type)) {
+      const bundle = await issueOtp(this.services.db, method, now, this.config.challengeTtlSeconds);
+      return { ...toAuthMethod(method), otpEncryptionTargetBundle: bundle };
+    }
+
+    const clientPublicKey = input.clientPublicKey as string;
+    const row = await this.signing.issueRow(ctx, {
+      activity: Activity.PASSKEY_LOGIN,
+      accountId: method.accountId,
+      parameters: {
+        authMethodId: method.id,
+        clientPublicKey,
+        credentialId: method.credentialId,
+      },
+      signer: { kind: "PASSKEY" },
+      authMethodId: method.id,
+      data: { clientPublicKey } satisfies PasskeyChallengeData,
+    });
+    return {
+      ...toAuthMethod(method),
+      challenge: sha256Hex(row.payload),
+      requestId: row.id,
+      expiresAt: row.expiresAt.toISOString(),
+    };
+  }
+
+  async verify(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+    input: VerifyAuthCredentialRequest,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: AuthSession }> {
+    const method = await this.credentials.getRow(ctx, id);
+    if (input.type !== method.type) {
+      throw invalidInput(`This credential is ${method.type}; the body's type is ${input.type}`, {
+        errors: [{ path: "body.type", message: `must be ${method.type}` }],
+      });
+    }
+    // The OTP retry only finishes a login whose code was already accepted.
+    if (isOtp(input.type) && !isFirstLeg(headers)) {
+      return { status: 200, body: await this.finishOtp(ctx, method, headers, input as OtpVerify) };
+    }
+
+    const now = ctx.clock.now();
+    const limits = AUTH_RATE_LIMITS;
+    await this.limiter.check(
+      limits.failedVerifications,
+      method.id,
+      now,
+      "Too many failed verifications for this credential; retry later.",
+    );
+    await this.limiter.hit(
+      limits.verifications,
+      method.id,
+      now,
+      "Too many verification attempts for this credential; retry later.",
+    );
+    try {
+      switch (input.type) {
+        case "EMAIL_OTP":
+        case "SMS_OTP":
+          return { status: 202, body: await this.startOtp(ctx, method, input) };
+        case "OAUTH":
+          return { status: 200, body: await this.oauth(ctx, method, input) };
+        case "PASSKEY":
+          return { status: 200, body: await this.passkey(ctx, method, headers, input) };
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        await this.limiter.record(limits.failedVerifications, method.id, now);
+      }
+      throw err;
+    }
+  }
+
+  /** First leg: open the bundle, check the code, bind the TEK into a token to sign. */
+  private async startOtp(
+    ctx: RequestContext,
+    method: AuthMethodRow,
+    input: OtpVerify,
+  ): Promise<ChallengeBody> {
+    const now = ctx.clock.now();
+    const tek = await acceptOtp(this.services.db, method, input.encryptedOtpBundle, now);
+    const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
+    const verificationToken = await otpVerificationToken(this.services.db, method, tek, expiresAt);
+    return this.signing.issue(ctx, {
+      activity: Activity.OTP_LOGIN,
+      accountId: method.accountId,
+      parameters: { publicKey: tek, verificationToken },
+      signer: { kind: "KEY", publicKey: tek },
+      authMethodId: method.id,
+      authType: method.type,
+      binding: { authMethodId: method.id, body: input },
+    });
+  }
+
+  /** Signed retry: stamped by the TEK, which becomes the session key. */
+  private async finishOtp(
+    ctx: RequestContext,
+    method: AuthMethodRow,
+    headers: WalletHeaders,
+    input: OtpVerify,
+  ): Promise<AuthSession> {
+    const approval = await this.signing.approve(ctx, headers, {
+      activity: Activity.OTP_LOGIN,
+      accountId: method.accountId,
+      binding: { authMethodId: method.id, body: input },
+    });
+    const tek = approval.challenge.signerPublicKey as string;
+    const row = await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, approval);
+      return this.sessions.create(tx, ctx, method, tek);
+    });
+    return toAuthSession(row);
+  }
+
+  private async oauth(
+    ctx: RequestContext,
+    method: AuthMethodRow,
+    input: Schemas["OauthVerifyRequest"],
+  ): Promise<AuthSession> {
+    requireClientPublicKey(input.clientPublicKey);
+    await this.oidc.verify(input.oidcToken, ctx.clock.now(), {
+      registered: {
+        iss: method.oauthIssuer ?? "",
+        aud: method.oauthAudience ?? "",
+        sub: method.oauthSubject ?? "",
+      },
+      clientPublicKey: input.clientPublicKey,
+    });
+    const sealed = await sealNewSessionKey(input.clientPublicKey);
+    const row = await this.services.db.$transaction((tx) =>
+      this.sessions.create(tx, ctx, method, sealed.publicKey),
+    );
+    return toAuthSession(row, sealed.encryptedSessionSigningKey);
+  }
+
+  private async passkey(
+    ctx: RequestContext,
+    method: AuthMethodRow,
+    headers: WalletHeaders,
+    input: Schemas["PasskeyVerifyRequest"],
+  ): Promise<AuthSession> {
+    if (headers.requestId === undefined) {
+      throw new ApiError(
+        401,
+        "REQUEST_ID_MISSING",
+        "The Request-Id from POST /auth/credentials/{id}/challenge is required.",
+      );
+    }
+    const now = ctx.clock.now();
+    const challenge = await pendingChallenge(this.services.db, {
+      platformId: ctx.platformId,
+      requestId: headers.requestId,
+      now,
+    });
+    if (challenge.activity !== Activity.PASSKEY_LOGIN || challenge.authMethodId !== method.id) {
+      throw requestIdRejected("Request-Id is not a passkey challenge of this credential");
+    }
+
+    const legacy =
+      this.config.legacyShortcuts &&
+      passkeySignatureOutcome(input.assertion.signature).outcome.kind === "LEGACY_ACCEPT";
+    const storedCounter = method.passkeyCounter ?? 0n;
+    let newCounter = storedCounter;
+    if (!legacy) {
+      const counter = await this.passkeys.verifyAssertion(
+        {
+          credentialId: method.credentialId ?? "",
+          publicKey: method.passkeyPublicKey ?? "",
+          counter: Number(storedCounter),
+          transports: JSON.parse(method.passkeyTransports ?? "[]") as string[],
+        },
+        sha256Hex(challenge.payload),
+        input.assertion,
+      );
+      newCounter = BigInt(counter);
+    }
+
+    const { clientPublicKey } = challengeData<PasskeyChallengeData>(challenge);
+    const sealed = await sealNewSessionKey(clientPublicKey);
+    const row = await this.services.db.$transaction(async (tx) => {
+      await consumeChallenge(tx, challenge.id, now);
+      if (newCounter !== storedCounter) {
+        // Guarded: two assertions with the same counter cannot both advance it.
+        const { count } = await tx.authMethod.updateMany({
+          where: { id: method.id, passkeyCounter: method.passkeyCounter },
+          data: { passkeyCounter: newCounter, updatedAt: now },
+        });
+        if (count !== 1) {
+          throw new ApiError(401, "UNAUTHORIZED", "The passkey assertion was rejected.", {
+            reason: "Signature counter did not increase",
+          });
+        }
+      }
+      return this.sessions.create(tx, ctx, method, sealed.publicKey);
+    });
+    return toAuthSession(row, sealed.encryptedSessionSigningKey);
+  }
+}

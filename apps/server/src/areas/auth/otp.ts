@@ -1,0 +1,133 @@
+import { randomUUID } from "node:crypto";
+import {
+  CryptoError,
+  createOtpTargetBundle,
+  generateP256KeyPair,
+  issueVerificationToken,
+  openOtpBundle,
+} from "@sandbox/crypto";
+import { otpOutcome } from "@sandbox/sandbox-rules";
+import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
+import type { Db, Tx } from "../../db/client.js";
+import { ApiError, invalidInput } from "../../errors.js";
+
+const otpRejected = (reason: string) =>
+  new ApiError(401, "UNAUTHORIZED", "OTP verification failed.", { reason });
+
+async function enclaveKey(db: Db | Tx, platformId: string): Promise<string> {
+  const platform = await db.platform.findUniqueOrThrow({
+    where: { id: platformId },
+    select: { otpSigningPrivateKey: true },
+  });
+  return platform.otpSigningPrivateKey;
+}
+
+/**
+ * "Sends" a new code: a fresh target key pair whose private half stays on the
+ * credential (replacing any earlier one, so only the latest bundle works),
+ * and the target bundle signed by the platform's OTP enclave key.
+ */
+export async function issueOtp(
+  db: Db | Tx,
+  method: AuthMethodRow,
+  now: Date,
+  ttlSeconds: number,
+): Promise<string> {
+  const target = generateP256KeyPair();
+  const bundle = createOtpTargetBundle({
+    targetPublicKeyHex: target.publicKeyUncompressedHex,
+    organizationId: method.platformId,
+    userId: method.accountId,
+    signingPrivateKeyHex: await enclaveKey(db, method.platformId),
+  });
+  await db.authMethod.update({
+    where: { id: method.id },
+    data: {
+      otpTargetPrivateKey: target.privateKeyHex,
+      otpExpiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    },
+  });
+  return bundle;
+}
+
+function checkBundleShape(bundle: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bundle);
+  } catch {
+    parsed = undefined;
+  }
+  const shapeOk =
+    typeof parsed === "object" &&
+    parsed !== null &&
+    typeof (parsed as Record<string, unknown>).encappedPublic === "string" &&
+    typeof (parsed as Record<string, unknown>).ciphertext === "string";
+  if (!shapeOk) {
+    throw invalidInput(
+      "encryptedOtpBundle must be a JSON string with encappedPublic and ciphertext",
+      { errors: [{ path: "body.encryptedOtpBundle", message: "not an encrypted OTP bundle" }] },
+    );
+  }
+}
+
+/**
+ * Opens the bundle with the pending target key and checks the code (the
+ * sandbox decides through its OTP table). Returns the client's TEK. A
+ * wrong, expired or missing code is 401; the code is used up on success.
+ */
+export async function acceptOtp(
+  db: Db,
+  method: AuthMethodRow,
+  encryptedOtpBundle: string,
+  now: Date,
+): Promise<string> {
+  checkBundleShape(encryptedOtpBundle);
+  const targetKey = method.otpTargetPrivateKey;
+  if (targetKey === null || method.otpExpiresAt === null) {
+    throw otpRejected("No OTP code is pending: request one with the challenge operation");
+  }
+  if (method.otpExpiresAt.getTime() <= now.getTime()) throw otpRejected("OTP code has expired");
+
+  let opened: { otpCode: string; publicKey: string };
+  try {
+    opened = await openOtpBundle(encryptedOtpBundle, targetKey);
+  } catch (err) {
+    if (err instanceof CryptoError) {
+      throw otpRejected("encryptedOtpBundle does not open with the latest OTP target key");
+    }
+    throw err;
+  }
+  const outcome = otpOutcome(opened.otpCode).outcome;
+  if (outcome.kind === "REJECT") {
+    throw new ApiError(outcome.status, outcome.errorCode, "OTP verification failed.", {
+      reason: outcome.reason,
+    });
+  }
+  // Single use: only one request can clear this exact target key.
+  const { count } = await db.authMethod.updateMany({
+    where: { id: method.id, otpTargetPrivateKey: targetKey },
+    data: { otpTargetPrivateKey: null, otpExpiresAt: null },
+  });
+  if (count !== 1) throw otpRejected("OTP code was already used");
+  return opened.publicKey;
+}
+
+/** The ES256 verification token that binds a successful OTP to the TEK. */
+export async function otpVerificationToken(
+  db: Db,
+  method: AuthMethodRow,
+  tekPublicKey: string,
+  expiresAt: Date,
+): Promise<string> {
+  return issueVerificationToken(
+    {
+      id: randomUUID(),
+      verificationType: method.type === "SMS_OTP" ? "OTP_TYPE_SMS" : "OTP_TYPE_EMAIL",
+      contact: method.nickname,
+      organizationId: method.platformId,
+      publicKey: tekPublicKey,
+      expiresAtMs: expiresAt.getTime(),
+    },
+    await enclaveKey(db, method.platformId),
+  );
+}

@@ -1,0 +1,199 @@
+import type { Schemas } from "@sandbox/client";
+import {
+  compressPublicKey,
+  generateP256KeyPair,
+  isValidP256PublicKeyHex,
+  sealSessionKeyBundle,
+} from "@sandbox/crypto";
+import type { AuthConfig } from "../../config.js";
+import type {
+  AuthMethod as AuthMethodRow,
+  AuthSession as SessionRow,
+} from "../../db/generated/sqlite/client.js";
+import type { Tx } from "../../db/client.js";
+import { invalidInput, notFound } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+import { Activity } from "../../signing/activities.js";
+import type { WalletHeaders } from "../../signing/headers.js";
+import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import type { InternalAccountService } from "../internal-accounts/service.js";
+
+export type AuthSession = Schemas["AuthSession"];
+type AuthMethodType = Schemas["AuthMethodType"];
+
+export function toAuthSession(row: SessionRow, encryptedSessionSigningKey?: string): AuthSession {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    type: row.type as AuthMethodType,
+    nickname: row.nickname,
+    ...(row.credentialId !== null ? { credentialId: row.credentialId } : {}),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    expiresAt: row.expiresAt.toISOString(),
+    ...(encryptedSessionSigningKey !== undefined ? { encryptedSessionSigningKey } : {}),
+  };
+}
+
+/** A fresh session key pair whose private half leaves only sealed to the client. */
+export interface SealedSessionKey {
+  /** Compressed hex: what the server keeps. */
+  publicKey: string;
+  encryptedSessionSigningKey: string;
+}
+
+/** `clientPublicKey` must be a point on P-256, not just 130 hex characters. */
+export function requireClientPublicKey(clientPublicKey: string): void {
+  if (!isValidP256PublicKeyHex(clientPublicKey, "uncompressed")) {
+    throw invalidInput("clientPublicKey is not an uncompressed P-256 public key", {
+      errors: [{ path: "body.clientPublicKey", message: "not a point on P-256" }],
+    });
+  }
+}
+
+export async function sealNewSessionKey(clientPublicKey: string): Promise<SealedSessionKey> {
+  const key = generateP256KeyPair();
+  return {
+    publicKey: key.publicKeyHex,
+    encryptedSessionSigningKey: await sealSessionKeyBundle(key.privateKeyHex, clientPublicKey),
+  };
+}
+
+export interface SessionFilter {
+  accountId: string;
+  limit: number;
+  cursor?: string;
+}
+
+export class SessionService {
+  constructor(
+    private readonly services: Services,
+    private readonly config: AuthConfig,
+    private readonly signing: SignedRequests,
+    private readonly accounts: InternalAccountService,
+  ) {}
+
+  /** Creates a session for `method` whose signing key is `publicKey` (either form). */
+  async create(
+    tx: Tx,
+    ctx: RequestContext,
+    method: AuthMethodRow,
+    publicKey: string,
+  ): Promise<SessionRow> {
+    const now = ctx.clock.now();
+    return tx.authSession.create({
+      data: {
+        id: newId("Session"),
+        platformId: ctx.platformId,
+        accountId: method.accountId,
+        authMethodId: method.id,
+        type: method.type,
+        nickname: method.nickname,
+        credentialId: method.type === "PASSKEY" ? method.credentialId : null,
+        publicKey: compressPublicKey(publicKey),
+        expiresAt: new Date(now.getTime() + this.config.sessionTtlSeconds * 1000),
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+  }
+
+  /** An active session of this platform; revoked or expired ones are gone (404). */
+  private async activeRow(ctx: RequestContext, id: string): Promise<SessionRow> {
+    const row = await this.services.db.authSession.findFirst({
+      where: {
+        id,
+        platformId: ctx.platformId,
+        revokedAt: null,
+        expiresAt: { gt: ctx.clock.now() },
+      },
+    });
+    if (!row) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+    return row;
+  }
+
+  async list(ctx: RequestContext, filter: SessionFilter): Promise<Page<AuthSession>> {
+    await this.accounts.getRow(ctx, filter.accountId);
+    const rows = await this.services.db.authSession.findMany({
+      where: {
+        platformId: ctx.platformId,
+        accountId: filter.accountId,
+        revokedAt: null,
+        expiresAt: { gt: ctx.clock.now() },
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit, (row) => toAuthSession(row));
+  }
+
+  /** Signed retry: a fresh signing key for the session, sealed to `clientPublicKey`. */
+  async refresh(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+    clientPublicKey: string,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 201; body: AuthSession }> {
+    requireClientPublicKey(clientPublicKey);
+    const session = await this.activeRow(ctx, id);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: Activity.REFRESH_SESSION,
+      accountId: session.accountId,
+      parameters: { clientPublicKey, sessionId: session.id },
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+
+    const sealed = await sealNewSessionKey(clientPublicKey);
+    const row = await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, outcome.approval);
+      const now = ctx.clock.now();
+      const { count } = await tx.authSession.updateMany({
+        where: { id: session.id, revokedAt: null, expiresAt: { gt: now } },
+        data: {
+          publicKey: sealed.publicKey,
+          expiresAt: new Date(now.getTime() + this.config.sessionTtlSeconds * 1000),
+          updatedAt: now,
+        },
+      });
+      if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+      return tx.authSession.findUniqueOrThrow({ where: { id: session.id } });
+    });
+    return { status: 201, body: toAuthSession(row, sealed.encryptedSessionSigningKey) };
+  }
+
+  /** Signed retry: revokes the session; afterwards its id is 404. */
+  async revoke(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
+    const session = await this.activeRow(ctx, id);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: Activity.DELETE_SESSION,
+      accountId: session.accountId,
+      parameters: { sessionId: session.id },
+      authType: session.type,
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+
+    await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, outcome.approval);
+      const now = ctx.clock.now();
+      const { count } = await tx.authSession.updateMany({
+        where: { id: session.id, revokedAt: null },
+        data: { revokedAt: now, updatedAt: now },
+      });
+      if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+    });
+    return { status: 204 };
+  }
+}

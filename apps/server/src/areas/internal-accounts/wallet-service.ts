@@ -1,0 +1,91 @@
+import type { Schemas } from "@sandbox/client";
+import { generateP256KeyPair, sealSessionKeyBundle } from "@sandbox/crypto";
+import type { InternalAccount as AccountRow } from "../../db/generated/sqlite/client.js";
+import { invalidInput } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import { Activity } from "../../signing/activities.js";
+import type { WalletHeaders } from "../../signing/headers.js";
+import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import { requireClientPublicKey } from "../auth/sessions.js";
+import { toInternalAccount, type InternalAccount, type InternalAccountService } from "./service.js";
+
+export type WalletExport = Schemas["WalletExport"];
+
+/** Embedded-wallet actions authorised by the user's session key (signed retries). */
+export class WalletService {
+  constructor(
+    private readonly services: Services,
+    private readonly accounts: InternalAccountService,
+    private readonly signing: SignedRequests,
+  ) {}
+
+  private async wallet(ctx: RequestContext, id: string): Promise<AccountRow> {
+    const account = await this.accounts.getRow(ctx, id);
+    if (account.type !== "EMBEDDED_WALLET") {
+      throw invalidInput("Only EMBEDDED_WALLET accounts support this operation", {
+        errors: [{ path: "path.id", message: "not an embedded wallet" }],
+      });
+    }
+    return account;
+  }
+
+  async setPrivacy(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+    privacyEnabled: boolean,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: InternalAccount }> {
+    const account = await this.wallet(ctx, id);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: Activity.UPDATE_WALLET_PRIVACY,
+      accountId: account.id,
+      parameters: { accountId: account.id, privacyEnabled },
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+    const row = await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, outcome.approval);
+      return tx.internalAccount.update({
+        where: { id: account.id },
+        data: { privacyEnabled, updatedAt: ctx.clock.now() },
+      });
+    });
+    return { status: 200, body: toInternalAccount(row) };
+  }
+
+  /** Signed retry: the wallet key, sealed to `clientPublicKey`. */
+  async export(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+    clientPublicKey: string,
+  ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: WalletExport }> {
+    requireClientPublicKey(clientPublicKey);
+    const account = await this.wallet(ctx, id);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: Activity.EXPORT_WALLET,
+      accountId: account.id,
+      parameters: { accountId: account.id, clientPublicKey },
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+    const walletKey = await this.services.db.$transaction(async (tx) => {
+      await this.signing.consume(tx, ctx, outcome.approval);
+      // The wallet key is made on first export; the guard keeps one key per wallet.
+      await tx.internalAccount.updateMany({
+        where: { id: account.id, walletPrivateKey: null },
+        data: { walletPrivateKey: generateP256KeyPair().privateKeyHex },
+      });
+      const row = await tx.internalAccount.findUniqueOrThrow({
+        where: { id: account.id },
+        select: { walletPrivateKey: true },
+      });
+      return row.walletPrivateKey as string;
+    });
+    return {
+      status: 200,
+      body: {
+        accountId: account.id,
+        exportBundle: await sealSessionKeyBundle(walletKey, clientPublicKey),
+      },
+    };
+  }
+}

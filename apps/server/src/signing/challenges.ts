@@ -1,0 +1,125 @@
+import { sha256Hex } from "@sandbox/crypto";
+import type { SignedChallenge } from "../db/generated/sqlite/client.js";
+import type { Db, Tx } from "../db/client.js";
+import { ApiError } from "../errors.js";
+import { newId } from "../ids.js";
+import { canonicalJson } from "./canonical-json.js";
+
+export type ChallengeRow = SignedChallenge;
+
+/** Who may answer a challenge. */
+export type SignerRule =
+  /** A key of an active, unexpired session of the challenge's internal account. */
+  | { kind: "SESSION" }
+  /** Exactly this public key (the TEK of an OTP login). */
+  | { kind: "KEY"; publicKey: string }
+  /** A WebAuthn assertion by the passkey of `authMethodId`. */
+  | { kind: "PASSKEY" };
+
+export interface NewChallenge {
+  platformId: string;
+  accountId: string;
+  /** `ACTIVITY_TYPE_…`: names the action in `payloadToSign`. */
+  activity: string;
+  /** Every value the action depends on; part of `payloadToSign`. */
+  parameters: Record<string, unknown>;
+  /** What the retry must repeat exactly; defaults to `parameters`. */
+  binding?: unknown;
+  signer: SignerRule;
+  authMethodId?: string;
+  /** Credential type echoed as `type` in an AuthSignedRequestChallenge. */
+  authType?: string;
+  /** Values the flow needs when the challenge is answered (kept server-side). */
+  data?: Record<string, unknown>;
+  now: Date;
+  ttlSeconds: number;
+}
+
+/** Digest of the values a retry must repeat. */
+export function bindingDigest(binding: unknown): string {
+  return sha256Hex(canonicalJson(binding));
+}
+
+/**
+ * The payload the client signs: canonical JSON of
+ * {organizationId, parameters, timestampMs (string), type}.
+ */
+export function payloadToSign(
+  platformId: string,
+  activity: string,
+  parameters: Record<string, unknown>,
+  now: Date,
+): string {
+  return canonicalJson({
+    organizationId: platformId,
+    parameters,
+    timestampMs: String(now.getTime()),
+    type: activity,
+  });
+}
+
+export async function createChallenge(db: Db | Tx, input: NewChallenge): Promise<ChallengeRow> {
+  return db.signedChallenge.create({
+    data: {
+      id: newId("Request"),
+      platformId: input.platformId,
+      accountId: input.accountId,
+      activity: input.activity,
+      payload: payloadToSign(input.platformId, input.activity, input.parameters, input.now),
+      bindingDigest: bindingDigest(input.binding ?? input.parameters),
+      signerKind: input.signer.kind,
+      signerPublicKey: input.signer.kind === "KEY" ? input.signer.publicKey : null,
+      authMethodId: input.authMethodId ?? null,
+      authType: input.authType ?? null,
+      data: input.data ? JSON.stringify(input.data) : null,
+      expiresAt: new Date(input.now.getTime() + input.ttlSeconds * 1000),
+      createdAt: input.now,
+    },
+  });
+}
+
+export function requestIdRejected(reason: string): ApiError {
+  return new ApiError(
+    401,
+    "UNAUTHORIZED",
+    "The Request-Id does not name a pending challenge for this request.",
+    { reason },
+  );
+}
+
+/**
+ * The pending challenge a `Request-Id` names on this platform. Unknown
+ * (including another platform's), expired or consumed → 401. The caller
+ * checks that it belongs to the request at hand.
+ */
+export async function pendingChallenge(
+  db: Db,
+  params: { platformId: string; requestId: string; now: Date },
+): Promise<ChallengeRow> {
+  const row = await db.signedChallenge.findFirst({
+    where: { id: params.requestId, platformId: params.platformId },
+  });
+  if (!row) throw requestIdRejected("Request-Id is unknown");
+  if (row.consumedAt !== null) throw requestIdRejected("Request-Id already consumed");
+  if (row.expiresAt.getTime() <= params.now.getTime()) {
+    throw requestIdRejected("Request-Id has expired");
+  }
+  return row;
+}
+
+/**
+ * Marks a challenge used, inside the transaction that performs the action, so
+ * the action and the consumption commit together. A guarded update: of two
+ * concurrent retries with the same Request-Id only one gets through.
+ */
+export async function consumeChallenge(tx: Tx, requestId: string, now: Date): Promise<void> {
+  const { count } = await tx.signedChallenge.updateMany({
+    where: { id: requestId, consumedAt: null },
+    data: { consumedAt: now },
+  });
+  if (count !== 1) throw requestIdRejected("Request-Id already consumed");
+}
+
+export function challengeData<T>(row: ChallengeRow): T {
+  return JSON.parse(row.data ?? "{}") as T;
+}

@@ -1,0 +1,256 @@
+import { StampError, parseStamp, publicKeysEqual, verifyStamp } from "@sandbox/crypto";
+import { walletSignatureOutcome } from "@sandbox/sandbox-rules";
+import type { AuthConfig } from "../config.js";
+import type { Tx } from "../db/client.js";
+import { ApiError } from "../errors.js";
+import type { RequestContext, Services } from "../http/context.js";
+import {
+  bindingDigest,
+  consumeChallenge,
+  createChallenge,
+  pendingChallenge,
+  type ChallengeRow,
+  type SignerRule,
+} from "./challenges.js";
+import { isFirstLeg, type WalletHeaders } from "./headers.js";
+
+/** The 202 body: SignedRequestChallenge, plus `type` for AuthSignedRequestChallenge. */
+export interface ChallengeBody {
+  payloadToSign: string;
+  requestId: string;
+  expiresAt: string;
+  type?: string;
+}
+
+/** A signed action as the service describes it, identically on both legs. */
+export interface SignedAction {
+  /** `ACTIVITY_TYPE_…` in `payloadToSign`. */
+  activity: string;
+  /** The internal account whose sessions may sign. */
+  accountId: string;
+  /** Every value the action depends on; signed, and compared on the retry. */
+  parameters: Record<string, unknown>;
+  /** Defaults to an active session of `accountId`. */
+  signer?: SignerRule;
+  authMethodId?: string;
+  /** `type` of an AuthSignedRequestChallenge; omitted for SignedRequestChallenge. */
+  authType?: string;
+  /** What the retry must repeat, when more than `parameters` (default). */
+  binding?: unknown;
+  /** Server-side values the flow needs when the challenge is answered. */
+  data?: Record<string, unknown>;
+}
+
+/** A verified signed retry, ready to be consumed with the action. */
+export interface Approval {
+  challenge: ChallengeRow;
+  /** When the first leg ran: checks that depend on time use this. */
+  issuedAt: Date;
+  /** Compressed hex of the key that stamped the retry; absent for the legacy value. */
+  signerPublicKey?: string;
+  /** The session that signed, for SESSION challenges stamped for real. */
+  sessionId?: string;
+}
+
+export type SignedOutcome =
+  { kind: "CHALLENGE"; body: ChallengeBody } | { kind: "APPROVED"; approval: Approval };
+
+const walletError = (code: string, message: string, reason?: string) =>
+  new ApiError(401, code, message, reason ? { reason } : {});
+
+export function toChallengeBody(row: ChallengeRow): ChallengeBody {
+  return {
+    payloadToSign: row.payload,
+    requestId: row.id,
+    expiresAt: row.expiresAt.toISOString(),
+    ...(row.authType !== null ? { type: row.authType } : {}),
+  };
+}
+
+/**
+ * The one signed-retry mechanism. The first call of a signed flow (no wallet
+ * headers) stores a challenge and answers 202 with `payloadToSign`; the retry
+ * repeats the request with `Service-Wallet-Signature` and `Request-Id`, and is
+ * checked here: headers present, challenge pending, same request, stamp valid
+ * over the stored payload, signer allowed. The caller then performs the action
+ * and calls `consume` in the same transaction.
+ */
+export class SignedRequests {
+  constructor(
+    private readonly services: Services,
+    private readonly config: AuthConfig,
+  ) {}
+
+  /** First leg → a new challenge; retry → the verified approval. */
+  async handle(
+    ctx: RequestContext,
+    headers: WalletHeaders,
+    action: SignedAction,
+  ): Promise<SignedOutcome> {
+    if (isFirstLeg(headers)) return { kind: "CHALLENGE", body: await this.issue(ctx, action) };
+    return {
+      kind: "APPROVED",
+      approval: await this.approve(ctx, headers, {
+        activity: action.activity,
+        accountId: action.accountId,
+        binding: action.binding ?? action.parameters,
+      }),
+    };
+  }
+
+  async issue(ctx: RequestContext, action: SignedAction): Promise<ChallengeBody> {
+    return toChallengeBody(await this.issueRow(ctx, action));
+  }
+
+  /** Stores a challenge and returns its row (flows that answer with more than the 202 body). */
+  async issueRow(ctx: RequestContext, action: SignedAction): Promise<ChallengeRow> {
+    return createChallenge(this.services.db, {
+      platformId: ctx.platformId,
+      accountId: action.accountId,
+      activity: action.activity,
+      parameters: action.parameters,
+      binding: action.binding ?? action.parameters,
+      signer: action.signer ?? { kind: "SESSION" },
+      ...(action.authMethodId !== undefined ? { authMethodId: action.authMethodId } : {}),
+      ...(action.authType !== undefined ? { authType: action.authType } : {}),
+      ...(action.data !== undefined ? { data: action.data } : {}),
+      now: ctx.clock.now(),
+      ttlSeconds: this.config.challengeTtlSeconds,
+    });
+  }
+
+  /**
+   * Verifies a signed retry against the challenge its Request-Id names.
+   * `expected` is what this request is: the action, the account and the
+   * values the first leg bound.
+   */
+  async approve(
+    ctx: RequestContext,
+    headers: WalletHeaders,
+    expected: { activity: string; accountId: string; binding: unknown },
+  ): Promise<Approval> {
+    const { signature, requestId } = headers;
+    if (signature === undefined) {
+      throw walletError(
+        "WALLET_SIGNATURE_MISSING",
+        "Service-Wallet-Signature is required on the signed retry.",
+      );
+    }
+    if (requestId === undefined) {
+      throw walletError(
+        "REQUEST_ID_MISSING",
+        "The Request-Id header is required on a signed retry.",
+      );
+    }
+    const legacy =
+      this.config.legacyShortcuts &&
+      walletSignatureOutcome(signature).outcome.kind === "LEGACY_ACCEPT";
+    if (!legacy) {
+      try {
+        parseStamp(signature);
+      } catch (err) {
+        throw walletError(
+          "WALLET_SIGNATURE_MALFORMED",
+          "Service-Wallet-Signature is not a well-formed stamp.",
+          err instanceof Error ? err.message : undefined,
+        );
+      }
+    }
+
+    const now = ctx.clock.now();
+    const challenge = await pendingChallenge(this.services.db, {
+      platformId: ctx.platformId,
+      requestId,
+      now,
+    });
+    if (
+      challenge.activity !== expected.activity ||
+      challenge.accountId !== expected.accountId ||
+      challenge.bindingDigest !== bindingDigest(expected.binding)
+    ) {
+      throw walletError(
+        "WALLET_SIGNATURE_BODY_MISMATCH",
+        "The request does not match the one the signed payload was issued for.",
+      );
+    }
+    if (challenge.signerKind === "PASSKEY") {
+      // Passkey challenges are answered with a WebAuthn assertion, not a stamp.
+      throw walletError(
+        "WALLET_SIGNATURE_BODY_MISMATCH",
+        "The request does not match the one the signed payload was issued for.",
+      );
+    }
+    const approval: Approval = { challenge, issuedAt: challenge.createdAt };
+    if (legacy) return approval;
+
+    let signer: string;
+    try {
+      signer = verifyStamp(signature, challenge.payload).publicKey;
+    } catch (err) {
+      if (err instanceof StampError && err.kind === "MALFORMED") {
+        throw walletError(
+          "WALLET_SIGNATURE_MALFORMED",
+          "Service-Wallet-Signature is not a well-formed stamp.",
+          err.message,
+        );
+      }
+      throw walletError(
+        "WALLET_SIGNATURE_INVALID",
+        "The wallet signature is not valid for this request.",
+        "Signature does not verify over payloadToSign",
+      );
+    }
+    approval.signerPublicKey = signer;
+
+    if (challenge.signerKind === "KEY") {
+      if (!challenge.signerPublicKey || !publicKeysEqual(signer, challenge.signerPublicKey)) {
+        throw walletError(
+          "WALLET_SIGNATURE_INVALID",
+          "The signing key does not match the key bound to this request.",
+          "Signer is not the key bound into the verification token",
+        );
+      }
+      return approval;
+    }
+
+    // SESSION: the stamp's key must be an active session key of this account.
+    const session = await this.services.db.authSession.findFirst({
+      where: {
+        accountId: challenge.accountId,
+        platformId: ctx.platformId,
+        publicKey: signer,
+        revokedAt: null,
+        expiresAt: { gt: now },
+      },
+      select: { id: true },
+    });
+    if (!session) {
+      throw walletError(
+        "WALLET_SIGNATURE_INVALID",
+        "The wallet signature is not valid for this request.",
+        "Signer is not an active session key of this wallet",
+      );
+    }
+    approval.sessionId = session.id;
+    return approval;
+  }
+
+  /** Consumes the challenge inside the action's transaction (single use). */
+  async consume(tx: Tx, ctx: RequestContext, approval: Approval): Promise<void> {
+    const now = ctx.clock.now();
+    await consumeChallenge(tx, approval.challenge.id, now);
+    if (approval.sessionId !== undefined) {
+      // The signing session may have been revoked since the retry was checked.
+      const live = await tx.authSession.count({
+        where: { id: approval.sessionId, revokedAt: null, expiresAt: { gt: now } },
+      });
+      if (live === 0) {
+        throw walletError(
+          "WALLET_SIGNATURE_INVALID",
+          "The wallet signature is not valid for this request.",
+          "Signer is not an active session key of this wallet",
+        );
+      }
+    }
+  }
+}

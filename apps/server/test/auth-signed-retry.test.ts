@@ -1,0 +1,520 @@
+import type { Schemas } from "@sandbox/client";
+import { decryptCredentialBundle } from "@turnkey/crypto";
+import {
+  base64urlEncode,
+  createStamp,
+  generateP256KeyPair,
+  openSessionKeyBundle,
+  publicKeyFromPrivateKey,
+} from "@sandbox/crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/clock.js";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import {
+  createWallet,
+  errorOf,
+  openSessionKey,
+  otpLogin,
+  signedHeaders,
+  type AuthMethodCreated,
+  type AuthSession,
+  type SignedChallenge,
+  type Wallet,
+} from "./support/wallet.js";
+
+type WalletExport = Schemas["WalletExport"];
+
+describe.each(databases)("signed retries on %s", (kind) => {
+  let sandbox: TestSandbox;
+  const clock = new ManualClock();
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind, { clock });
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  type Headers = { "Service-Wallet-Signature"?: string; "Request-Id"?: string };
+
+  function setPrivacy(wallet: Wallet, privacyEnabled: boolean, header: Headers = {}) {
+    return sandbox.client.PATCH("/internal-accounts/{id}", {
+      params: { path: { id: wallet.accountId }, header },
+      body: { privacyEnabled },
+    });
+  }
+
+  /** A wallet with a logged-in session, and a pending privacy challenge. */
+  async function pendingPrivacy() {
+    const wallet = await createWallet(sandbox);
+    const { session, key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const first = await setPrivacy(wallet, true);
+    expect(first.response.status).toBe(202);
+    return { wallet, session, key, challenge: first.data as SignedChallenge };
+  }
+
+  async function expect401(
+    result: Promise<{ response: Response; error?: unknown }>,
+    code: string,
+    reason?: string,
+  ) {
+    const res = await result;
+    expect(res.response.status).toBe(401);
+    expect(errorOf(res).code).toBe(code);
+    if (reason !== undefined) expect(errorOf(res).reason).toBe(reason);
+  }
+
+  it("performs the action on a retry stamped by an active session of the wallet", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    expect(challenge).not.toHaveProperty("type");
+    expect(JSON.parse(challenge.payloadToSign)).toEqual({
+      organizationId: expect.stringMatching(/^Platform:/),
+      parameters: { accountId: wallet.accountId, privacyEnabled: true },
+      timestampMs: String(clock.now().getTime()),
+      type: "ACTIVITY_TYPE_UPDATE_WALLET_PRIVACY",
+    });
+    const done = await setPrivacy(wallet, true, signedHeaders(challenge, key.privateKeyHex));
+    expect(done.response.status).toBe(200);
+    expect(done.data).toMatchObject({ id: wallet.accountId, privacyEnabled: true });
+    const read = await sandbox.client.GET("/internal-accounts/{id}", {
+      params: { path: { id: wallet.accountId } },
+    });
+    expect(read.data?.privacyEnabled).toBe(true);
+  });
+
+  it("names each header problem with its own code", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    const stamp = createStamp(challenge.payloadToSign, key.privateKeyHex);
+    await expect401(
+      setPrivacy(wallet, true, { "Request-Id": challenge.requestId }),
+      "WALLET_SIGNATURE_MISSING",
+    );
+    await expect401(
+      setPrivacy(wallet, true, { "Service-Wallet-Signature": stamp }),
+      "REQUEST_ID_MISSING",
+    );
+    const malformed = [
+      "not base64url!",
+      base64urlEncode("not json"),
+      base64urlEncode(
+        JSON.stringify({ publicKey: key.publicKeyHex, scheme: "X", signature: "30" }),
+      ),
+      base64urlEncode(
+        JSON.stringify({
+          publicKey: `04${"11".repeat(64)}`,
+          scheme: "SIGNATURE_SCHEME_TK_API_P256",
+          signature: "3006020101020101",
+        }),
+      ),
+    ];
+    for (const value of malformed) {
+      await expect401(
+        setPrivacy(wallet, true, {
+          "Service-Wallet-Signature": value,
+          "Request-Id": challenge.requestId,
+        }),
+        "WALLET_SIGNATURE_MALFORMED",
+      );
+    }
+    // Same stamp, but the body is not the one the payload was issued for.
+    await expect401(
+      setPrivacy(wallet, false, signedHeaders(challenge, key.privateKeyHex)),
+      "WALLET_SIGNATURE_BODY_MISMATCH",
+    );
+    // A real stamp over something else.
+    await expect401(
+      setPrivacy(wallet, true, {
+        "Service-Wallet-Signature": createStamp(`${challenge.payloadToSign} `, key.privateKeyHex),
+        "Request-Id": challenge.requestId,
+      }),
+      "WALLET_SIGNATURE_INVALID",
+      "Signature does not verify over payloadToSign",
+    );
+    // A valid stamp by a key that is no session of this wallet.
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(challenge, generateP256KeyPair().privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+      "Signer is not an active session key of this wallet",
+    );
+    // None of the failures used the challenge up.
+    const ok = await setPrivacy(wallet, true, {
+      "Service-Wallet-Signature": stamp,
+      "Request-Id": challenge.requestId,
+    });
+    expect(ok.response.status).toBe(200);
+  });
+
+  it("refuses unknown, expired, replayed and foreign Request-Ids", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    await expect401(
+      setPrivacy(wallet, true, {
+        ...signedHeaders(challenge, key.privateKeyHex),
+        "Request-Id": "Request:00000000-0000-4000-8000-000000000000",
+      }),
+      "UNAUTHORIZED",
+      "Request-Id is unknown",
+    );
+    const headers = signedHeaders(challenge, key.privateKeyHex);
+    expect((await setPrivacy(wallet, true, headers)).response.status).toBe(200);
+    await expect401(
+      setPrivacy(wallet, true, headers),
+      "UNAUTHORIZED",
+      "Request-Id already consumed",
+    );
+
+    const next = (await setPrivacy(wallet, false)).data as SignedChallenge;
+    clock.advance(5 * 60_000);
+    await expect401(
+      setPrivacy(wallet, false, signedHeaders(next, key.privateKeyHex)),
+      "UNAUTHORIZED",
+      "Request-Id has expired",
+    );
+
+    // Another platform cannot see, let alone answer, this platform's challenge.
+    const fresh = await pendingPrivacy();
+    const other = await sandbox.otherPlatformClient();
+    const foreign = await other.PATCH("/internal-accounts/{id}", {
+      params: {
+        path: { id: fresh.wallet.accountId },
+        header: signedHeaders(fresh.challenge, fresh.key.privateKeyHex),
+      },
+      body: { privacyEnabled: true },
+    });
+    expect(foreign.response.status).toBe(404);
+  });
+
+  it("lets only one of two concurrent retries with the same Request-Id through", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    const headers = signedHeaders(challenge, key.privateKeyHex);
+    const results = await Promise.all([
+      setPrivacy(wallet, true, headers),
+      setPrivacy(wallet, true, headers),
+    ]);
+    expect(results.map((r) => r.response.status).sort()).toEqual([200, 401]);
+  });
+
+  it("refuses a Request-Id issued for another action", async () => {
+    const { wallet, key } = await pendingPrivacy();
+    const clientKey = generateP256KeyPair();
+    const exportChallenge = await sandbox.client.POST("/internal-accounts/{id}/export", {
+      params: { path: { id: wallet.accountId } },
+      body: { clientPublicKey: clientKey.publicKeyUncompressedHex },
+    });
+    expect(exportChallenge.response.status).toBe(202);
+    await expect401(
+      setPrivacy(
+        wallet,
+        true,
+        signedHeaders(exportChallenge.data as SignedChallenge, key.privateKeyHex),
+      ),
+      "WALLET_SIGNATURE_BODY_MISMATCH",
+    );
+  });
+
+  it("lets no session of another wallet sign", async () => {
+    const { wallet, challenge } = await pendingPrivacy();
+    const stranger = await createWallet(sandbox);
+    const { key: strangerKey } = await otpLogin(sandbox, stranger.emailMethodId);
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(challenge, strangerKey.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+      "Signer is not an active session key of this wallet",
+    );
+  });
+
+  it("lets no expired session sign", async () => {
+    const wallet = await createWallet(sandbox);
+    const { key } = await otpLogin(sandbox, wallet.emailMethodId);
+    clock.advance(15 * 60_000);
+    const challenge = (await setPrivacy(wallet, true)).data as SignedChallenge;
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(challenge, key.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+    );
+    const list = await sandbox.client.GET("/auth/sessions", {
+      params: { query: { accountId: wallet.accountId } },
+    });
+    expect(list.data?.data).toEqual([]);
+  });
+
+  it("revokes a session (202 → 204, then 404) and its key stops signing", async () => {
+    const wallet = await createWallet(sandbox);
+    const { session, key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const path = { id: session.id };
+    const first = await sandbox.client.DELETE("/auth/sessions/{id}", { params: { path } });
+    expect(first.response.status).toBe(202);
+    const challenge = first.data as SignedChallenge;
+    expect(challenge.type).toBe("EMAIL_OTP");
+    expect(JSON.parse(challenge.payloadToSign).parameters).toEqual({ sessionId: session.id });
+    const done = await sandbox.client.DELETE("/auth/sessions/{id}", {
+      params: { path, header: signedHeaders(challenge, key.privateKeyHex) },
+    });
+    expect(done.response.status).toBe(204);
+
+    const gone = await sandbox.client.DELETE("/auth/sessions/{id}", { params: { path } });
+    expect(gone.response.status).toBe(404);
+    expect(errorOf(gone).code).toBe("SESSION_NOT_FOUND");
+
+    const privacy = (await setPrivacy(wallet, true)).data as SignedChallenge;
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(privacy, key.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+    );
+  });
+
+  it("refreshes a session: 202 → 201 with a new key sealed to clientPublicKey", async () => {
+    const wallet = await createWallet(sandbox);
+    const { session, key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const client = generateP256KeyPair();
+    const body = { clientPublicKey: client.publicKeyUncompressedHex };
+    const path = { id: session.id };
+    const first = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+      params: { path },
+      body,
+    });
+    expect(first.response.status).toBe(202);
+    const challenge = first.data as SignedChallenge;
+    expect(challenge).not.toHaveProperty("type");
+    clock.advance(60_000);
+    const done = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+      params: { path, header: signedHeaders(challenge, key.privateKeyHex) },
+      body,
+    });
+    expect(done.response.status).toBe(201);
+    const refreshed = done.data as AuthSession;
+    expect(refreshed.id).toBe(session.id);
+    expect(new Date(refreshed.expiresAt).getTime()).toBe(clock.now().getTime() + 15 * 60_000);
+    const newKey = await openSessionKey(
+      refreshed.encryptedSessionSigningKey!,
+      client.privateKeyHex,
+    );
+    // The reference client library opens the same bundle.
+    expect(
+      decryptCredentialBundle(refreshed.encryptedSessionSigningKey!, client.privateKeyHex),
+    ).toBe(newKey.privateKeyHex);
+
+    // The new key signs; the TEK it replaced no longer does.
+    const old = (await setPrivacy(wallet, true)).data as SignedChallenge;
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(old, key.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+    );
+    const ok = await setPrivacy(wallet, true, signedHeaders(old, newKey.privateKeyHex));
+    expect(ok.response.status).toBe(200);
+  });
+
+  it("exports the wallet key sealed to clientPublicKey, the same key every time", async () => {
+    const wallet = await createWallet(sandbox);
+    const { key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const exportOnce = async () => {
+      const client = generateP256KeyPair();
+      const body = { clientPublicKey: client.publicKeyUncompressedHex };
+      const path = { id: wallet.accountId };
+      const first = await sandbox.client.POST("/internal-accounts/{id}/export", {
+        params: { path },
+        body,
+      });
+      expect(first.response.status).toBe(202);
+      const done = await sandbox.client.POST("/internal-accounts/{id}/export", {
+        params: { path, header: signedHeaders(first.data as SignedChallenge, key.privateKeyHex) },
+        body,
+      });
+      expect(done.response.status).toBe(200);
+      const exported = done.data as WalletExport;
+      expect(exported.accountId).toBe(wallet.accountId);
+      const opened = await openSessionKeyBundle(exported.exportBundle, client.privateKeyHex);
+      expect(decryptCredentialBundle(exported.exportBundle, client.privateKeyHex)).toBe(opened);
+      return opened;
+    };
+    const a = await exportOnce();
+    const b = await exportOnce();
+    expect(a).toBe(b);
+    expect(publicKeyFromPrivateKey(a)).not.toBe(key.publicKeyHex);
+  });
+
+  it("refuses an off-curve clientPublicKey and wallet actions on a standard account", async () => {
+    const wallet = await createWallet(sandbox);
+    const offCurve = `04${"11".repeat(64)}`;
+    const bad = await sandbox.client.POST("/internal-accounts/{id}/export", {
+      params: { path: { id: wallet.accountId } },
+      body: { clientPublicKey: offCurve },
+    });
+    expect(bad.response.status).toBe(400);
+    expect(errorOf(bad).code).toBe("INVALID_INPUT");
+
+    const standard = await sandbox.client.POST("/internal-accounts", {
+      body: { customerId: wallet.customerId, currency: "USD", type: "STANDARD" },
+    });
+    const res = await sandbox.client.PATCH("/internal-accounts/{id}", {
+      params: { path: { id: standard.data!.id } },
+      body: { privacyEnabled: true },
+    });
+    expect(res.response.status).toBe(400);
+    const cred = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "SMS_OTP", accountId: standard.data!.id, nickname: "+14155550100" },
+    });
+    expect(cred.response.status).toBe(400);
+  });
+
+  it("deletes a credential (202 → 204), revoking its sessions, but never the last one", async () => {
+    const wallet = await createWallet(sandbox);
+    const { key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const body = {
+      type: "SMS_OTP" as const,
+      accountId: wallet.accountId,
+      nickname: "+14155550199",
+    };
+    const pending = (await sandbox.client.POST("/auth/credentials", { body }))
+      .data as SignedChallenge;
+    const created = await sandbox.client.POST("/auth/credentials", {
+      params: { header: signedHeaders(pending, key.privateKeyHex) },
+      body,
+    });
+    expect(created.response.status).toBe(201);
+    const sms = created.data as AuthMethodCreated;
+    const smsLogin = await otpLogin(sandbox, sms.id, "SMS_OTP");
+
+    // The SMS session deletes the EMAIL_OTP credential; the email session goes with it.
+    const path = { id: wallet.emailMethodId };
+    const first = await sandbox.client.DELETE("/auth/credentials/{id}", { params: { path } });
+    expect(first.response.status).toBe(202);
+    const challenge = first.data as SignedChallenge;
+    expect(challenge.type).toBe("EMAIL_OTP");
+    const done = await sandbox.client.DELETE("/auth/credentials/{id}", {
+      params: { path, header: signedHeaders(challenge, smsLogin.key.privateKeyHex) },
+    });
+    expect(done.response.status).toBe(204);
+    const again = await sandbox.client.DELETE("/auth/credentials/{id}", { params: { path } });
+    expect(again.response.status).toBe(404);
+    expect(errorOf(again).code).toBe("CREDENTIAL_NOT_FOUND");
+    const sessions = await sandbox.client.GET("/auth/sessions", {
+      params: { query: { accountId: wallet.accountId } },
+    });
+    expect(sessions.data?.data.map((s) => s.type)).toEqual(["SMS_OTP"]);
+
+    const last = await sandbox.client.DELETE("/auth/credentials/{id}", {
+      params: { path: { id: sms.id } },
+    });
+    expect(last.response.status).toBe(409);
+  });
+
+  it("refuses a second EMAIL_OTP or SMS_OTP credential with its own code", async () => {
+    const wallet = await createWallet(sandbox);
+    const { key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const email = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "EMAIL_OTP", accountId: wallet.accountId, nickname: "other@example.com" },
+    });
+    expect(email.response.status).toBe(400);
+    expect(errorOf(email).code).toBe("EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS");
+
+    const body = {
+      type: "SMS_OTP" as const,
+      accountId: wallet.accountId,
+      nickname: "+14155550111",
+    };
+    const pending = (await sandbox.client.POST("/auth/credentials", { body }))
+      .data as SignedChallenge;
+    const created = await sandbox.client.POST("/auth/credentials", {
+      params: { header: signedHeaders(pending, key.privateKeyHex) },
+      body,
+    });
+    expect(created.response.status).toBe(201);
+    const second = await sandbox.client.POST("/auth/credentials", {
+      body: { ...body, nickname: "+14155550112" },
+    });
+    expect(second.response.status).toBe(400);
+    expect(errorOf(second).code).toBe("SMS_OTP_CREDENTIAL_ALREADY_EXISTS");
+  });
+
+  it("registers a wallet's first credential without a signature", async () => {
+    const wallet = await createWallet(sandbox);
+    // A wallet left with no credential (only possible from stored data).
+    await sandbox.server.db.authMethod.deleteMany({ where: { accountId: wallet.accountId } });
+    const res = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550177" },
+    });
+    expect(res.response.status).toBe(201);
+    expect((res.data as AuthMethodCreated).otpEncryptionTargetBundle).toBeDefined();
+  });
+
+  it("accepts the legacy signature value sandbox-valid-signature", async () => {
+    const { wallet, challenge } = await pendingPrivacy();
+    // It still needs the pending Request-Id and the same body.
+    await expect401(
+      setPrivacy(wallet, false, {
+        "Service-Wallet-Signature": "sandbox-valid-signature",
+        "Request-Id": challenge.requestId,
+      }),
+      "WALLET_SIGNATURE_BODY_MISMATCH",
+    );
+    const res = await setPrivacy(wallet, true, {
+      "Service-Wallet-Signature": "sandbox-valid-signature",
+      "Request-Id": challenge.requestId,
+    });
+    expect(res.response.status).toBe(200);
+  });
+
+  it("answers 404 for another platform's wallet, credential and session", async () => {
+    const wallet = await createWallet(sandbox);
+    const { session } = await otpLogin(sandbox, wallet.emailMethodId);
+    const other = await sandbox.otherPlatformClient();
+    const results = await Promise.all([
+      other.GET("/auth/credentials", { params: { query: { accountId: wallet.accountId } } }),
+      other.GET("/auth/sessions", { params: { query: { accountId: wallet.accountId } } }),
+      other.POST("/auth/credentials", {
+        body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550188" },
+      }),
+      other.POST("/auth/credentials/{id}/challenge", {
+        params: { path: { id: wallet.emailMethodId } },
+      }),
+      other.POST("/auth/credentials/{id}/verify", {
+        params: { path: { id: wallet.emailMethodId } },
+        body: {
+          type: "EMAIL_OTP",
+          encryptedOtpBundle: '{"encappedPublic":"04","ciphertext":"00"}',
+        },
+      }),
+      other.DELETE("/auth/credentials/{id}", { params: { path: { id: wallet.emailMethodId } } }),
+      other.DELETE("/auth/sessions/{id}", { params: { path: { id: session.id } } }),
+      other.POST("/auth/sessions/{id}/refresh", {
+        params: { path: { id: session.id } },
+        body: { clientPublicKey: generateP256KeyPair().publicKeyUncompressedHex },
+      }),
+      other.POST("/internal-accounts/{id}/export", {
+        params: { path: { id: wallet.accountId } },
+        body: { clientPublicKey: generateP256KeyPair().publicKeyUncompressedHex },
+      }),
+    ]);
+    expect(results.map((r) => r.response.status)).toEqual(Array(results.length).fill(404));
+  });
+});
+
+describe.each(databases)("signed retries with legacy shortcuts off on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind, { env: { SANDBOX_LEGACY_SHORTCUTS: "false" } });
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("treats sandbox-valid-signature as a malformed stamp", async () => {
+    const wallet = await createWallet(sandbox);
+    await otpLogin(sandbox, wallet.emailMethodId);
+    const first = await sandbox.client.PATCH("/internal-accounts/{id}", {
+      params: { path: { id: wallet.accountId } },
+      body: { privacyEnabled: true },
+    });
+    const res = await sandbox.client.PATCH("/internal-accounts/{id}", {
+      params: {
+        path: { id: wallet.accountId },
+        header: {
+          "Service-Wallet-Signature": "sandbox-valid-signature",
+          "Request-Id": (first.data as SignedChallenge).requestId,
+        },
+      },
+      body: { privacyEnabled: true },
+    });
+    expect(res.response.status).toBe(401);
+    expect(errorOf(res).code).toBe("WALLET_SIGNATURE_MALFORMED");
+  });
+});

@@ -1,0 +1,149 @@
+// Client-side helpers for embedded-wallet tests: what an integrator's app
+// does with the keys (TEK, session keys), built only on public crypto.
+import { randomUUID } from "node:crypto";
+import type { Schemas } from "@sandbox/client";
+import {
+  createStamp,
+  generateP256KeyPair,
+  openSessionKeyBundle,
+  publicKeyFromPrivateKey,
+  sealOtpBundle,
+  verifyOtpTargetBundle,
+  type P256KeyPair,
+} from "@sandbox/crypto";
+import { expect } from "vitest";
+import type { TestSandbox } from "../harness.js";
+
+export type AuthSession = Schemas["AuthSession"];
+export type AuthMethodCreated = Schemas["AuthMethodCreated"];
+export type InternalAccount = Schemas["InternalAccount"];
+export type SignedChallenge = Schemas["SignedRequestChallenge"] & { type?: string };
+
+export interface Wallet {
+  accountId: string;
+  customerId: string;
+  /** The EMAIL_OTP credential created with the account. */
+  emailMethodId: string;
+  email: string;
+}
+
+/** A customer with an email address and its embedded wallet. */
+export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
+  const email = `user-${randomUUID().slice(0, 8)}@example.com`;
+  const customer = await sandbox.client.POST("/customers", {
+    body: {
+      customerType: "INDIVIDUAL",
+      personalInfo: { firstName: "Ada", lastName: "Lovelace", email },
+    },
+  });
+  expect(customer.response.status).toBe(201);
+  const account = await sandbox.client.POST("/internal-accounts", {
+    body: { customerId: customer.data!.id, currency: "USD", type: "EMBEDDED_WALLET" },
+  });
+  expect(account.response.status).toBe(201);
+  return {
+    accountId: account.data!.id,
+    customerId: customer.data!.id,
+    emailMethodId: account.data!.authMethods![0]!.id,
+    email,
+  };
+}
+
+/** The platform's published OTP enclave key (GET /config). */
+export async function enclavePublicKey(sandbox: TestSandbox): Promise<string> {
+  const config = await sandbox.client.GET("/config");
+  expect(config.response.status).toBe(200);
+  return config.data!.otpEnclavePublicKey;
+}
+
+/** Asks for a code; checks the bundle's signature like a careful client would. */
+export async function requestOtp(
+  sandbox: TestSandbox,
+  methodId: string,
+): Promise<{ bundle: string; targetPublic: string }> {
+  const res = await sandbox.client.POST("/auth/credentials/{id}/challenge", {
+    params: { path: { id: methodId } },
+    body: {},
+  });
+  expect(res.response.status).toBe(200);
+  const bundle = res.data!.otpEncryptionTargetBundle!;
+  const data = verifyOtpTargetBundle(bundle, await enclavePublicKey(sandbox));
+  return { bundle, targetPublic: data.targetPublic };
+}
+
+export function verifyOtp(
+  sandbox: TestSandbox,
+  methodId: string,
+  encryptedOtpBundle: string,
+  headers: { "Service-Wallet-Signature"?: string; "Request-Id"?: string } = {},
+  type: "EMAIL_OTP" | "SMS_OTP" = "EMAIL_OTP",
+) {
+  return sandbox.client.POST("/auth/credentials/{id}/verify", {
+    params: { path: { id: methodId }, header: headers },
+    body: { type, encryptedOtpBundle },
+  });
+}
+
+/** A full OTP login with our crypto: returns the session and its signing key (the TEK). */
+export async function otpLogin(
+  sandbox: TestSandbox,
+  methodId: string,
+  type: "EMAIL_OTP" | "SMS_OTP" = "EMAIL_OTP",
+): Promise<{ session: AuthSession; key: P256KeyPair }> {
+  const { targetPublic } = await requestOtp(sandbox, methodId);
+  const tek = generateP256KeyPair();
+  const encrypted = await sealOtpBundle({
+    otpCode: "000000",
+    tekPublicKeyHex: tek.publicKeyHex,
+    targetPublicKeyHex: targetPublic,
+  });
+  const first = await verifyOtp(sandbox, methodId, encrypted, {}, type);
+  expect(first.response.status).toBe(202);
+  const challenge = first.data as SignedChallenge;
+  const retry = await verifyOtp(
+    sandbox,
+    methodId,
+    encrypted,
+    {
+      "Service-Wallet-Signature": createStamp(challenge.payloadToSign, tek.privateKeyHex),
+      "Request-Id": challenge.requestId,
+    },
+    type,
+  );
+  expect(retry.response.status).toBe(200);
+  return { session: retry.data as AuthSession, key: tek };
+}
+
+/** Headers of a signed retry: the stamp of `payloadToSign` by `privateKeyHex`. */
+export function signedHeaders(challenge: SignedChallenge, privateKeyHex: string) {
+  return {
+    "Service-Wallet-Signature": createStamp(challenge.payloadToSign, privateKeyHex),
+    "Request-Id": challenge.requestId,
+  };
+}
+
+/** Opens an encryptedSessionSigningKey and checks it is a usable key pair. */
+export async function openSessionKey(
+  encrypted: string,
+  clientPrivateKeyHex: string,
+): Promise<P256KeyPair> {
+  const privateKeyHex = await openSessionKeyBundle(encrypted, clientPrivateKeyHex);
+  return {
+    privateKeyHex,
+    publicKeyHex: publicKeyFromPrivateKey(privateKeyHex, true),
+    publicKeyUncompressedHex: publicKeyFromPrivateKey(privateKeyHex, false),
+  };
+}
+
+/** An error body as the client saw it. */
+export interface ErrorBody {
+  status: number;
+  code: string;
+  message: string;
+  reason?: string;
+  details?: Record<string, unknown>;
+}
+
+export function errorOf(result: { error?: unknown }): ErrorBody {
+  return result.error as ErrorBody;
+}
