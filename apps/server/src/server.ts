@@ -4,11 +4,16 @@ import { CustomerService } from "./areas/customers/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
+import { PlatformService } from "./areas/platform/service.js";
+import { platformRoutes } from "./areas/platform/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import { WebhookService } from "./areas/webhooks/service.js";
+import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
+import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -48,13 +53,21 @@ export async function startServer(
   const services: Services = { db, clock, log };
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
+  const dispatcher = new WebhookDispatcher({ db, log, config: config.webhooks, clock });
+  const webhooks = new WebhookService(services, () => dispatcher.nudge());
 
   const app = createApp({
     log,
     tokens: new ApiTokenVerifier(db),
     clocks: new PlatformClocks(db, clock),
     validateResponses: config.validateResponses,
-    routers: [customerRoutes(customers), internalAccountRoutes(accounts), sandboxRoutes(accounts)],
+    routers: [
+      platformRoutes(new PlatformService(services)),
+      customerRoutes(customers),
+      internalAccountRoutes(accounts),
+      sandboxRoutes(accounts),
+      webhookRoutes(webhooks),
+    ],
   });
 
   const server: Server = await new Promise((resolve, reject) => {
@@ -64,6 +77,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
+  dispatcher.start();
 
   return {
     origin,
@@ -76,6 +90,8 @@ export async function startServer(
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Before the database goes: interrupted deliveries are recorded.
+      await dispatcher.stop();
       await db.$disconnect();
     },
   };

@@ -57,12 +57,26 @@ export interface TestSandbox {
   otherPlatformClient(): Promise<SandboxClient>;
   /** Raw fetch against the API base URL with this platform's credentials. */
   rawFetch(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
+  /**
+   * Another server process on this sandbox's database (same platform, its own
+   * token), as when several processes share one PostgreSQL database. Its
+   * stop() leaves the database in place.
+   */
+  startAnother(options?: { env?: Record<string, string> }): Promise<TestSandbox>;
   stop(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  clock?: Clock;
+  /** An existing database (not dropped on stop); a fresh one otherwise. */
+  databaseUrl?: string;
+  /** Extra environment for loadConfig, e.g. WEBHOOK_RETRY_BASE_MS. */
+  env?: Record<string, string>;
 }
 
 export async function startSandbox(
   kind: DatabaseKind,
-  options: { clock?: Clock; databaseUrl?: string } = {},
+  options: SandboxOptions = {},
 ): Promise<TestSandbox> {
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => undefined }
@@ -75,6 +89,7 @@ export async function startSandbox(
     SANDBOX_TOKEN_SECRET: credentials.secret,
     LOG_LEVEL: "silent",
     VALIDATE_RESPONSES: "true",
+    ...options.env,
   });
   const server = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
@@ -102,6 +117,13 @@ export async function startSandbox(
       const headers = new Headers(init.headers);
       if (init.auth !== null) headers.set("Authorization", init.auth ?? basic);
       return fetch(`${server.baseUrl}${path}`, { ...init, headers });
+    },
+    startAnother(another = {}) {
+      return startSandbox(kind, {
+        databaseUrl: database.url,
+        ...(options.clock ? { clock: options.clock } : {}),
+        env: { ...options.env, ...another.env },
+      });
     },
     async stop() {
       await server.close();
