@@ -5,18 +5,20 @@ import type { AddressInfo } from "node:net";
 export interface ReceivedRequest {
   /** Arrival order across all requests of this receiver, from 0. */
   index: number;
+  /** Position on the receiver's event line (arrivals and answers share one counter). */
+  arrivedAt: number;
   eventId: string;
   rawBody: string;
   signature: string | undefined;
   contentType: string | undefined;
   /** The status it was answered with; undefined while hanging or if never answered. */
   answeredWith?: number;
-  /** Arrival order of the answer among all answers (not set for hangs). */
-  answerIndex?: number;
+  /** Position of the answer on the receiver's event line (not set for hangs and resets). */
+  answeredAt?: number;
 }
 
-/** What to do with a request: answer with a status, or never answer. */
-export type Reply = number | "hang";
+/** What to do with a request: answer with a status, never answer, or drop the connection. */
+export type Reply = number | "hang" | "reset";
 
 export interface WebhookReceiver {
   url: string;
@@ -38,11 +40,11 @@ export async function startReceiver(
 ): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const held = new Map<ReceivedRequest, ServerResponse>();
-  let answers = 0;
+  let line = 0;
 
   const answer = (request: ReceivedRequest, res: ServerResponse, status: number) => {
     request.answeredWith = status;
-    request.answerIndex = answers++;
+    request.answeredAt = line++;
     res.writeHead(status, { "Content-Type": "text/plain" }).end("ok");
   };
 
@@ -59,6 +61,7 @@ export async function startReceiver(
       }
       const request: ReceivedRequest = {
         index: requests.length,
+        arrivedAt: line++,
         eventId,
         rawBody,
         signature: header(req, "x-webhook-signature"),
@@ -66,6 +69,10 @@ export async function startReceiver(
       };
       requests.push(request);
       const decision = receiver.reply(request);
+      if (decision === "reset") {
+        req.socket.destroy();
+        return;
+      }
       if (decision === "hang") {
         held.set(request, res);
         res.on("close", () => held.delete(request));
@@ -93,7 +100,7 @@ export async function startReceiver(
         .filter(
           (r) => r.answeredWith !== undefined && r.answeredWith >= 200 && r.answeredWith < 300,
         )
-        .sort((a, b) => a.answerIndex! - b.answerIndex!)
+        .sort((a, b) => a.answeredAt! - b.answeredAt!)
         .map((r) => r.eventId),
     async close() {
       await new Promise<void>((resolve) => {

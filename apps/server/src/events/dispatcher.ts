@@ -143,7 +143,7 @@ export class WebhookDispatcher {
     this.tickRunning = undefined;
     const again = this.tickAgain || moreWork;
     this.tickAgain = false;
-    this.schedule(again ? 0 : this.options.config.pollMs);
+    this.schedule(again ? NUDGE_DELAY_MS : this.options.config.pollMs);
   }
 
   /**
@@ -257,8 +257,8 @@ export class WebhookDispatcher {
       if (!head) continue;
       const until = Math.max(head.nextAttemptAt.getTime(), head.lockedUntil?.getTime() ?? 0);
       if (until <= now.getTime()) continue;
-      // Optimistic: if the predecessor finished meanwhile it woke this
-      // event (nextAttemptAt changed) and the put-off does not apply.
+      // Optimistic: if the predecessor finished since this event was read,
+      // its wake changed nextAttemptAt and the put-off does not apply.
       await db.webhookEvent.updateMany({
         where: { id: c.id, status: "PENDING", nextAttemptAt: c.nextAttemptAt },
         data: { nextAttemptAt: new Date(until) },
@@ -449,7 +449,11 @@ export class WebhookDispatcher {
     if (finished) await this.wakeSuccessor(tx, claim, now);
   }
 
-  /** The next event of the same object may go now. */
+  /**
+   * The next event of the same object may go now. The write always changes
+   * its nextAttemptAt, which cancels a put-off computed from a stale view of
+   * this event (see eligible()).
+   */
   private async wakeSuccessor(tx: Tx, claim: Claim, now: Date): Promise<void> {
     const next = await tx.webhookEvent.findFirst({
       where: {
@@ -461,9 +465,9 @@ export class WebhookDispatcher {
       orderBy: { seq: "asc" },
       select: { id: true, nextAttemptAt: true },
     });
-    if (next && next.nextAttemptAt > now) {
-      await tx.webhookEvent.update({ where: { id: next.id }, data: { nextAttemptAt: now } });
-    }
+    if (!next) return;
+    const at = next.nextAttemptAt.getTime() === now.getTime() ? now.getTime() + 1 : now.getTime();
+    await tx.webhookEvent.update({ where: { id: next.id }, data: { nextAttemptAt: new Date(at) } });
   }
 
   private async release(claim: Claim): Promise<void> {
