@@ -78,7 +78,7 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
     concurrency,
     platformConcurrency: Math.min(
       concurrency,
-      positiveInt(env, "WEBHOOK_PLATFORM_CONCURRENCY", Math.max(1, Math.floor(concurrency / 4))),
+      positiveInt(env, "WEBHOOK_PLATFORM_CONCURRENCY", Math.max(1, Math.floor(concurrency / 2))),
     ),
     leaseMs,
   };

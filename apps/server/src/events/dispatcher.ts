@@ -40,6 +40,14 @@ interface Claim {
   replayCount: number;
   firstAttemptAt: Date | null;
   token: string;
+  /** Read when claimed, so a URL change applies from the next attempt. */
+  platform:
+    | {
+        webhookUrl: string | null;
+        webhookPrivateKey: string;
+        clockOffsetSeconds: number;
+      }
+    | undefined;
 }
 
 interface Candidate {
@@ -184,19 +192,19 @@ export class WebhookDispatcher {
       if (candidates.length === 0) return false;
 
       const heads = await this.eligible(candidates, now);
+      const chosen: Candidate[] = [];
       let skippedForCap = false;
       for (const candidate of heads) {
-        if (this.stopped || this.inFlight.size >= config.concurrency) break;
+        if (chosen.length >= free) break;
         const count = perPlatform.get(candidate.platformId) ?? 0;
         if (count >= config.platformConcurrency) {
           skippedForCap = true;
           continue;
         }
-        const claim = await this.claim(candidate, now);
-        if (!claim) continue;
         perPlatform.set(candidate.platformId, count + 1);
-        this.startDelivery(claim);
+        chosen.push(candidate);
       }
+      for (const claim of await this.claim(chosen, now)) this.startDelivery(claim);
       if (!skippedForCap) {
         return candidates.length === free * 4 && this.inFlight.size < config.concurrency;
       }
@@ -267,21 +275,30 @@ export class WebhookDispatcher {
     return ready;
   }
 
-  private async claim(candidate: Candidate, now: Date): Promise<Claim | undefined> {
+  /**
+   * Takes the candidates that no other process holds, in one conditional
+   * update: a row whose lease is live does not match, so of two processes
+   * racing for an event exactly one gets it. The batch token, stored as
+   * lockedBy, says which rows were won and fences every later write.
+   */
+  private async claim(candidates: Candidate[], now: Date): Promise<Claim[]> {
+    if (candidates.length === 0 || this.stopped) return [];
     const { db, config } = this.options;
     const token = `${this.owner}:${randomUUID()}`;
+    const ids = candidates.map((c) => c.id);
     const { count } = await db.webhookEvent.updateMany({
       where: {
-        id: candidate.id,
+        id: { in: ids },
         status: "PENDING",
         nextAttemptAt: { lte: now },
         OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }],
       },
       data: { lockedUntil: new Date(now.getTime() + config.leaseMs), lockedBy: token },
     });
-    if (count !== 1) return undefined;
-    const row = await db.webhookEvent.findFirst({
-      where: { id: candidate.id, lockedBy: token },
+    if (count === 0) return [];
+    const rows = await db.webhookEvent.findMany({
+      where: { id: { in: ids }, lockedBy: token },
+      orderBy: { seq: "asc" },
       select: {
         id: true,
         platformId: true,
@@ -293,7 +310,12 @@ export class WebhookDispatcher {
         firstAttemptAt: true,
       },
     });
-    return row ? { ...row, token } : undefined;
+    const platforms = await db.platform.findMany({
+      where: { id: { in: [...new Set(rows.map((r) => r.platformId))] } },
+      select: { id: true, webhookUrl: true, webhookPrivateKey: true, clockOffsetSeconds: true },
+    });
+    const byId = new Map(platforms.map((p) => [p.id, p]));
+    return rows.map((row) => ({ ...row, token, platform: byId.get(row.platformId) }));
   }
 
   private startDelivery(claim: Claim): void {
@@ -311,10 +333,7 @@ export class WebhookDispatcher {
 
   private async deliver(claim: Claim): Promise<void> {
     const { db, clock, log } = this.options;
-    const platform = await db.platform.findUnique({
-      where: { id: claim.platformId },
-      select: { webhookUrl: true, webhookPrivateKey: true, clockOffsetSeconds: true },
-    });
+    const { platform } = claim;
     if (!platform?.webhookUrl || this.stopped) {
       // URL removed since the poll (or shutting down): give the event back
       // untouched; it waits for a URL.
