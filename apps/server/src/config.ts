@@ -59,7 +59,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number):
 export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
   const timeoutMs = positiveInt(env, "WEBHOOK_TIMEOUT_MS", 10_000);
   const retryBaseMs = positiveInt(env, "WEBHOOK_RETRY_BASE_MS", 1_000);
-  const concurrency = positiveInt(env, "WEBHOOK_CONCURRENCY", 16);
+  const concurrency = positiveInt(env, "WEBHOOK_CONCURRENCY", 32);
   // The lease must outlive the slowest attempt (the timeout) with room for
   // signing and recording it, or a second process could send it again.
   const leaseMs = positiveInt(env, "WEBHOOK_LEASE_MS", timeoutMs + 30_000);
@@ -78,7 +78,7 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
     concurrency,
     platformConcurrency: Math.min(
       concurrency,
-      positiveInt(env, "WEBHOOK_PLATFORM_CONCURRENCY", Math.max(1, Math.floor(concurrency / 2))),
+      positiveInt(env, "WEBHOOK_PLATFORM_CONCURRENCY", Math.max(1, Math.floor(concurrency / 8))),
     ),
     leaseMs,
   };

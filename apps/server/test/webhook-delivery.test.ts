@@ -199,13 +199,16 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
     const healthy = await receiverWith(() => 200);
     cleanup.push(async () => hanging.releaseHanging(200));
     // Timeouts far beyond the test: only the pool's fairness can let B through.
-    const sandbox = await sandboxWith(kind, { WEBHOOK_TIMEOUT_MS: "120000" });
+    const sandbox = await sandboxWith(kind, {
+      WEBHOOK_TIMEOUT_MS: "120000",
+      WEBHOOK_CONCURRENCY: "8",
+    });
     await setWebhookUrl(sandbox.client, hanging.url);
     const other = await sandbox.otherPlatformClient();
     await setWebhookUrl(other, healthy.url);
 
-    // More events for A than the whole pool (16 by default).
-    for (let i = 0; i < 24; i++) await sendTest(sandbox.client);
+    // More events for A than the whole pool.
+    for (let i = 0; i < 12; i++) await sendTest(sandbox.client);
     await waitFor("A's receiver holding requests", () => hanging.hanging() > 0);
 
     const forB = await sendTest(other);

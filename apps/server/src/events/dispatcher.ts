@@ -19,8 +19,9 @@ import { retryDelayMs, retryWindowOver } from "./retry.js";
 //   same platform and object exists. A blocked event is put off until its
 //   predecessor's next attempt (or lease end); finishing an event wakes its
 //   successor.
-// - Fairness: a bounded pool per process, with a cap per platform, so a slow
-//   or hanging receiver holds a few slots at most.
+// - Fairness: a bounded pool per process, with a cap per platform (an eighth
+//   of the pool by default), so a slow or hanging receiver holds a few slots
+//   at most and the other platforms' events keep flowing.
 // - At least once: a 2xx is delivered; anything else, a timeout or a network
 //   error is retried with back-off until the retry window ends (FAILED).
 //   Every attempt is recorded.
