@@ -13,6 +13,27 @@ export interface Config {
   jobPollMs: number;
   jobRetryBaseMs: number;
   auth: AuthConfig;
+  webhooks: WebhookConfig;
+}
+
+/** Webhook delivery tuning (events/dispatcher.ts). */
+export interface WebhookConfig {
+  /** How long one delivery may take before it counts as failed. */
+  timeoutMs: number;
+  /** First retry delay; each further retry doubles it (with jitter). */
+  retryBaseMs: number;
+  /** Upper bound of one retry delay. */
+  retryMaxDelayMs: number;
+  /** Retries continue until this long after the first attempt, then FAILED. */
+  maxAgeMs: number;
+  /** How often each process looks for due events. */
+  pollMs: number;
+  /** Deliveries in flight per process. */
+  concurrency: number;
+  /** Deliveries in flight per process for one platform, so one slow receiver cannot take every slot. */
+  platformConcurrency: number;
+  /** How long a claim lasts; another process may take the event over after it. */
+  leaseMs: number;
 }
 
 /** An issuer whose tokens are signature-checked: a key-set URL or an inline JWKS. */
@@ -45,11 +66,6 @@ export const API_VERSION = "2025-10-13";
 export const API_BASE_PATH = `/${API_VERSION}`;
 export const DEFAULT_DATABASE_URL = "file:./data/sandbox.db";
 
-function bool(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === "") return fallback;
-  return ["1", "true", "yes", "on"].includes(value.toLowerCase());
-}
-
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -58,6 +74,49 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
     throw new Error(`${name} must be a positive integer, got ${raw}`);
   }
   return value;
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new Error(`${name} must be a positive number, got ${raw}`);
+  }
+  return value;
+}
+
+export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const timeoutMs = positiveInt(env, "WEBHOOK_TIMEOUT_MS", 10_000);
+  const retryBaseMs = positiveInt(env, "WEBHOOK_RETRY_BASE_MS", 1_000);
+  const concurrency = positiveInt(env, "WEBHOOK_CONCURRENCY", 32);
+  // The lease must outlive the slowest attempt (the timeout) with room for
+  // signing and recording it, or a second process could send it again.
+  const leaseMs = positiveInt(env, "WEBHOOK_LEASE_MS", timeoutMs + 30_000);
+  if (leaseMs <= timeoutMs) {
+    throw new Error("WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS");
+  }
+  return {
+    timeoutMs,
+    retryBaseMs,
+    retryMaxDelayMs: Math.max(
+      retryBaseMs,
+      positiveInt(env, "WEBHOOK_RETRY_MAX_DELAY_MS", 3_600_000),
+    ),
+    maxAgeMs: Math.round(positiveNumber(env, "WEBHOOK_MAX_AGE_HOURS", 24) * 3_600_000),
+    pollMs: positiveInt(env, "WEBHOOK_POLL_MS", 200),
+    concurrency,
+    platformConcurrency: Math.min(
+      concurrency,
+      positiveInt(env, "WEBHOOK_PLATFORM_CONCURRENCY", Math.max(1, Math.floor(concurrency / 8))),
+    ),
+    leaseMs,
+  };
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  return ["1", "true", "yes", "on"].includes(value.toLowerCase());
 }
 
 function list(value: string | undefined, fallback: string[]): string[] {
@@ -147,5 +206,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
     jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
     auth: loadAuthConfig(env),
+    webhooks: loadWebhookConfig(env),
   };
 }

@@ -4,6 +4,8 @@ import { CustomerService } from "./areas/customers/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
+import { PlatformService } from "./areas/platform/service.js";
+import { platformRoutes } from "./areas/platform/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
 import { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
@@ -17,13 +19,14 @@ import { authRoutes } from "./areas/auth/routes.js";
 import { SessionService } from "./areas/auth/sessions.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
 import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
-import { PlatformService } from "./areas/platform/service.js";
-import { platformRoutes } from "./areas/platform/routes.js";
 import { SignedRequests } from "./signing/signed-requests.js";
+import { WebhookService } from "./areas/webhooks/service.js";
+import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
+import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -98,6 +101,8 @@ export async function startServer(
     passkeys,
   );
   const wallets = new WalletService(services, accounts, signing);
+  const dispatcher = new WebhookDispatcher({ db, log, config: config.webhooks, clock });
+  const webhooks = new WebhookService(services, () => dispatcher.nudge());
 
   const app = createApp({
     log,
@@ -112,6 +117,7 @@ export async function startServer(
       platformRoutes(new PlatformService(services)),
       walletRoutes(wallets),
       authRoutes(credentials, login, sessions),
+      webhookRoutes(webhooks),
     ],
   });
 
@@ -123,6 +129,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
+  dispatcher.start();
 
   return {
     origin,
@@ -137,6 +144,8 @@ export async function startServer(
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Before the database goes: interrupted deliveries are recorded.
+      await dispatcher.stop();
       await db.$disconnect();
     },
   };

@@ -57,6 +57,12 @@ export interface TestSandbox {
   otherPlatformClient(): Promise<SandboxClient>;
   /** Raw fetch against the API base URL with this platform's credentials. */
   rawFetch(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
+  /**
+   * Another server process on this sandbox's database (same platform, its own
+   * token), as when several processes share one PostgreSQL database. Its
+   * stop() leaves the database in place.
+   */
+  startAnother(options?: { env?: Record<string, string> }): Promise<TestSandbox>;
   stop(): Promise<void>;
 }
 
@@ -113,6 +119,13 @@ export async function startSandbox(
       const headers = new Headers(init.headers);
       if (init.auth !== null) headers.set("Authorization", init.auth ?? basic);
       return fetch(`${server.baseUrl}${path}`, { ...init, headers });
+    },
+    startAnother(another = {}) {
+      return startSandbox(kind, {
+        databaseUrl: database.url,
+        ...(options.clock ? { clock: options.clock } : {}),
+        env: { ...options.env, ...another.env },
+      });
     },
     async stop() {
       await server.close();

@@ -40,3 +40,5 @@ export function createClient({
     },
   });
 }
+
+export { WEBHOOK_SIGNATURE_HEADER, verifyWebhook, type WebhookEnvelope } from "./webhooks.js";

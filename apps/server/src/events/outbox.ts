@@ -5,6 +5,8 @@ import { newId } from "../ids.js";
 export type WebhookEventType = Schemas["WebhookEventType"];
 
 export interface EventInput {
+  /** The event id, when the caller needs it before the event exists; a fresh one otherwise. */
+  id?: string;
   platformId: string;
   type: WebhookEventType;
   /** The id of the object the event is about (delivery order is per object). */
@@ -15,12 +17,39 @@ export interface EventInput {
   at: Date;
 }
 
+// Emission order. Within one process it is strictly increasing; across
+// processes it follows real time (1024 slots per millisecond), which is what
+// orders two changes of one object: their transactions are serialised by the
+// object's row, so the second emits after the first.
+let lastSeq = 0n;
+function nextSeq(): bigint {
+  const fromClock = BigInt(Date.now()) * 1024n;
+  lastSeq = fromClock > lastSeq ? fromClock : lastSeq + 1n;
+  return lastSeq;
+}
+
+type EmitListener = () => void;
+const listeners = new Set<EmitListener>();
+
 /**
- * Records a webhook event in the outbox. Call it inside the transaction that
- * makes the state change, so neither exists without the other.
+ * Tells `listener` (the dispatcher) that an event was just written, so it can
+ * look sooner than its next poll. Returns the unsubscribe function.
+ */
+export function onEventEmitted(listener: EmitListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * Records a webhook event in the outbox.
+ *
+ * The rule: call it inside the transaction that makes the state change, with
+ * the object as the API returns it after the change. Then neither the change
+ * nor its event exists without the other, and a crash or a receiver that is
+ * down loses nothing: the dispatcher delivers from the table.
  */
 export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
-  const id = newId("Webhook");
+  const id = event.id ?? newId("Webhook");
   const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
   await tx.webhookEvent.create({
     data: {
@@ -28,6 +57,8 @@ export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
       platformId: event.platformId,
       type: event.type,
       objectId: event.objectId,
+      seq: nextSeq(),
+      // Stored as the exact bytes that are signed and sent, every time.
       payload: JSON.stringify(envelope),
       createdAt: event.at,
       status: "PENDING",
@@ -35,5 +66,8 @@ export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
       nextAttemptAt: new Date(),
     },
   });
+  // The nudge may arrive before the transaction commits; the dispatcher's
+  // regular poll picks the event up then.
+  for (const listener of listeners) listener();
   return id;
 }

@@ -23,7 +23,7 @@ export interface paths {
         head?: never;
         /**
          * Update platform configuration
-         * @description Changes the platform name or webhook endpoint. Set `webhookUrl` to `null` to stop webhook deliveries; events are still recorded.
+         * @description Changes the platform name or webhook endpoint (an `http` or `https` URL). Set `webhookUrl` to `null` to pause webhook deliveries; events are still recorded, wait (`NO_ENDPOINT` in `GET /sandbox/webhooks/events`), and are delivered in order once a URL is set again.
          */
         patch: operations["updatePlatformConfig"];
         trace?: never;
@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a webhook event
-         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery.
+         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery. The replay is a new delivery round with its own retries; its attempts are added to the event's history. Requires a `webhookUrl` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise); an unknown event, or another platform's, is 404 `WEBHOOK_EVENT_NOT_FOUND`.
          */
         post: operations["replayWebhookEvent"];
         delete?: never;
@@ -3053,7 +3053,7 @@ export interface components {
             data: Record<string, never>;
         };
         /**
-         * @description `PENDING`: not yet delivered, retries scheduled. `DELIVERED`: the endpoint answered 2xx. `FAILED`: retries exhausted. `NO_ENDPOINT`: no webhook URL was configured.
+         * @description `PENDING`: not yet delivered, retries scheduled. `DELIVERED`: the endpoint answered 2xx. `FAILED`: retries exhausted. `NO_ENDPOINT`: not yet delivered and no webhook URL is configured; the event waits and is sent once a URL is set.
          * @enum {string}
          */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "NO_ENDPOINT";
@@ -3076,7 +3076,7 @@ export interface components {
             /** @description Id of the event (same as `payload.id`). */
             id: components["schemas"]["WebhookId"];
             type: components["schemas"]["WebhookEventType"];
-            /** @description Id of the object the event is about (the `id` inside `payload.data`; the platform id for TEST.PING). */
+            /** @description Id of the object the event is about (the `id` inside `payload.data`). Events of one object are delivered in order. A `TEST.PING` event is its own object (`objectId` is the event id), so test events never wait behind each other. */
             objectId: string;
             /**
              * Format: date-time

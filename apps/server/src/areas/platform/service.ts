@@ -1,25 +1,68 @@
 import type { Schemas } from "@sandbox/client";
 import { publicKeyFromPrivateKey, publicKeyToSpkiPem } from "@sandbox/crypto";
+import type { Platform as PlatformRow } from "../../db/generated/sqlite/client.js";
+import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 
 export type PlatformConfig = Schemas["PlatformConfig"];
+export type PlatformConfigUpdate = Schemas["PlatformConfigUpdate"];
 
-/** The platform's configuration, with the public halves of its keys. */
+// Public keys are derived from the stored private keys on every read; the
+// private halves never leave this module.
+function toPlatformConfig(row: PlatformRow): PlatformConfig {
+  return {
+    id: row.id,
+    name: row.name,
+    webhookUrl: row.webhookUrl,
+    webhookPublicKey: publicKeyToSpkiPem(publicKeyFromPrivateKey(row.webhookPrivateKey)),
+    otpEnclavePublicKey: publicKeyFromPrivateKey(row.otpSigningPrivateKey, false),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Only http(s) endpoints can receive a POST; the schema's `uri` allows any scheme. */
+function checkWebhookUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalidInput("webhookUrl is not a URL", {
+      errors: [{ path: "body.webhookUrl", message: "not a URL" }],
+    });
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw invalidInput("webhookUrl must be an http or https URL", {
+      errors: [{ path: "body.webhookUrl", message: "scheme must be http or https" }],
+    });
+  }
+}
+
 export class PlatformService {
   constructor(private readonly services: Services) {}
 
-  async getConfig(ctx: RequestContext): Promise<PlatformConfig> {
+  async get(ctx: RequestContext): Promise<PlatformConfig> {
+    // Every API token belongs to a platform, so the row exists.
     const row = await this.services.db.platform.findUniqueOrThrow({
       where: { id: ctx.platformId },
     });
-    return {
-      id: row.id,
-      name: row.name,
-      webhookUrl: row.webhookUrl,
-      webhookPublicKey: publicKeyToSpkiPem(publicKeyFromPrivateKey(row.webhookPrivateKey)),
-      otpEnclavePublicKey: publicKeyFromPrivateKey(row.otpSigningPrivateKey, false),
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-    };
+    return toPlatformConfig(row);
+  }
+
+  /**
+   * Sets the name and/or webhook URL. Events recorded while no URL was set
+   * are waiting (PENDING); setting one lets the dispatcher deliver them.
+   */
+  async update(ctx: RequestContext, input: PlatformConfigUpdate): Promise<PlatformConfig> {
+    if (typeof input.webhookUrl === "string") checkWebhookUrl(input.webhookUrl);
+    const row = await this.services.db.platform.update({
+      where: { id: ctx.platformId },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),
+        updatedAt: ctx.clock.now(),
+      },
+    });
+    return toPlatformConfig(row);
   }
 }

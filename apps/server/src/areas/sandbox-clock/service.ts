@@ -1,6 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { JobWorker } from "../../jobs/worker.js";
+import { advanceWebhookRetries } from "../../events/retry.js";
 
 type SandboxClock = Schemas["SandboxClock"];
 type SandboxClockAdvanceResult = Schemas["SandboxClockAdvanceResult"];
@@ -46,6 +47,8 @@ export class SandboxClockService {
           data: { dueAt: new Date(job.dueAt.getTime() - shiftMs) },
         });
       }
+      // Webhook retries wait on the same clock.
+      await advanceWebhookRetries(tx, ctx.platformId, shiftMs);
     });
     const jobsRun = await this.worker.runDueForPlatform(ctx.platformId);
     const clock = await this.get(ctx);

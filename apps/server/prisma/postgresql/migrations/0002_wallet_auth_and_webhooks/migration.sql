@@ -1,3 +1,6 @@
+-- DropIndex
+DROP INDEX "WebhookEvent_platformId_objectId_idx";
+
 -- AlterTable
 ALTER TABLE "InternalAccount" ADD COLUMN     "walletPrivateKey" TEXT;
 
@@ -5,6 +8,11 @@ ALTER TABLE "InternalAccount" ADD COLUMN     "walletPrivateKey" TEXT;
 ALTER TABLE "AuthMethod" ADD COLUMN     "otpExpiresAt" TIMESTAMP(3),
 ADD COLUMN     "otpTargetPrivateKey" TEXT,
 ALTER COLUMN "passkeyCounter" SET DATA TYPE BIGINT;
+
+-- AlterTable
+ALTER TABLE "WebhookEvent" ADD COLUMN     "firstAttemptAt" TIMESTAMP(3),
+ADD COLUMN     "replayCount" INTEGER NOT NULL DEFAULT 0,
+ADD COLUMN     "seq" BIGINT NOT NULL DEFAULT 0;
 
 -- CreateTable
 CREATE TABLE "AuthSession" (
@@ -70,4 +78,7 @@ CREATE INDEX "RateLimitEvent_key_at_idx" ON "RateLimitEvent"("key", "at");
 
 -- CreateIndex
 CREATE INDEX "AuthMethod_platformId_accountId_createdAt_id_idx" ON "AuthMethod"("platformId", "accountId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "WebhookEvent_platformId_objectId_seq_idx" ON "WebhookEvent"("platformId", "objectId", "seq");
 

@@ -1,0 +1,149 @@
+import type { Schemas } from "@sandbox/client";
+import type {
+  WebhookAttempt as AttemptRow,
+  WebhookEvent as EventRow,
+} from "../../db/generated/sqlite/client.js";
+import { ApiError, notFound } from "../../errors.js";
+import { emitEvent } from "../../events/outbox.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+
+export type WebhookEventRecord = Schemas["WebhookEventRecord"];
+export type WebhookDeliveryAccepted = Schemas["WebhookDeliveryAccepted"];
+type DeliveryStatus = Schemas["WebhookDeliveryStatus"];
+type Attempt = Schemas["WebhookDeliveryAttempt"];
+
+export interface WebhookEventFilter {
+  type?: Schemas["WebhookEventType"];
+  objectId?: string;
+  limit: number;
+  cursor?: string;
+}
+
+function toAttempt(row: AttemptRow): Attempt {
+  return {
+    attemptedAt: row.attemptedAt.toISOString(),
+    latencyMs: row.latencyMs,
+    ...(row.httpStatus !== null ? { httpStatus: row.httpStatus } : {}),
+    ...(row.error !== null ? { error: row.error } : {}),
+  };
+}
+
+function deliveryStatus(row: EventRow, hasEndpoint: boolean): DeliveryStatus {
+  // Waiting events are PENDING in the table; without a URL they are shown
+  // as NO_ENDPOINT, and setting a URL sends them.
+  if (row.status === "PENDING" && !hasEndpoint) return "NO_ENDPOINT";
+  return row.status as DeliveryStatus;
+}
+
+const endpointNotSet = () =>
+  new ApiError(400, "WEBHOOK_ENDPOINT_NOT_SET", "Set webhookUrl with PATCH /config first.");
+
+/** The sandbox's webhook tools: test event, event log, replay. */
+export class WebhookService {
+  constructor(
+    private readonly services: Services,
+    /** Wakes the dispatcher (a replay is not an emit). */
+    private readonly nudge: () => void = () => undefined,
+  ) {}
+
+  private async webhookUrl(ctx: RequestContext): Promise<string | null> {
+    const platform = await this.services.db.platform.findUniqueOrThrow({
+      where: { id: ctx.platformId },
+      select: { webhookUrl: true },
+    });
+    return platform.webhookUrl;
+  }
+
+  async sendTest(ctx: RequestContext): Promise<WebhookDeliveryAccepted> {
+    if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
+    const id = newId("Webhook");
+    await this.services.db.$transaction((tx) =>
+      emitEvent(tx, {
+        id,
+        platformId: ctx.platformId,
+        type: "TEST.PING",
+        // Each test event is its own object, so a new test is never queued
+        // behind an earlier one that is still being retried.
+        objectId: id,
+        data: {
+          platformId: ctx.platformId,
+          message: "Webhook test from the Payments Platform sandbox",
+        },
+        at: ctx.clock.now(),
+      }),
+    );
+    return { eventId: id };
+  }
+
+  async list(ctx: RequestContext, filter: WebhookEventFilter): Promise<Page<WebhookEventRecord>> {
+    const { db } = this.services;
+    const rows = await db.webhookEvent.findMany({
+      where: {
+        platformId: ctx.platformId,
+        ...(filter.type ? { type: filter.type } : {}),
+        ...(filter.objectId ? { objectId: filter.objectId } : {}),
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    const page = rows.slice(0, filter.limit);
+    const attempts = await db.webhookAttempt.findMany({
+      where: { eventId: { in: page.map((r) => r.id) } },
+      orderBy: [{ attemptedAt: "asc" }, { id: "asc" }],
+    });
+    const byEvent = new Map<string, Attempt[]>();
+    for (const a of attempts) {
+      const list = byEvent.get(a.eventId) ?? [];
+      list.push(toAttempt(a));
+      byEvent.set(a.eventId, list);
+    }
+    const hasEndpoint = (await this.webhookUrl(ctx)) !== null;
+    return toPage(rows, filter.limit, (row) => ({
+      id: row.id,
+      type: row.type as WebhookEventRecord["type"],
+      objectId: row.objectId,
+      createdAt: row.createdAt.toISOString(),
+      deliveryStatus: deliveryStatus(row, hasEndpoint),
+      attempts: byEvent.get(row.id) ?? [],
+      payload: JSON.parse(row.payload) as WebhookEventRecord["payload"],
+    }));
+  }
+
+  /**
+   * Sends a recorded event again with the same envelope (same id): a new
+   * delivery round with its own retries, recorded after the earlier attempts.
+   */
+  async replay(ctx: RequestContext, eventId: string): Promise<WebhookDeliveryAccepted> {
+    const { db } = this.services;
+    const event = await db.webhookEvent.findFirst({
+      where: { id: eventId, platformId: ctx.platformId },
+      select: { id: true },
+    });
+    if (!event) throw notFound("WEBHOOK_EVENT_NOT_FOUND", `Webhook event ${eventId} not found`);
+    if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
+    // The lease is left alone: an attempt in flight finishes, sees the new
+    // round (replayCount) and leaves the event due for the replay.
+    await db.webhookEvent.update({
+      where: { id: event.id },
+      data: {
+        status: "PENDING",
+        nextAttemptAt: this.services.clock.now(),
+        firstAttemptAt: null,
+        attemptCount: 0,
+        deliveredAt: null,
+        replayCount: { increment: 1 },
+      },
+    });
+    this.nudge();
+    return { eventId: event.id };
+  }
+}

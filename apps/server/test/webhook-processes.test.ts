@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createClient, type Schemas, type SandboxClient } from "@sandbox/client";
+import { repoRoot } from "../src/paths.js";
+import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
+import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
+
+// Several server processes on one database: the scale-out story, and what a
+// crash leaves behind.
+
+type EventRecord = Schemas["WebhookEventRecord"];
+
+const FAST = {
+  WEBHOOK_RETRY_BASE_MS: "100",
+  WEBHOOK_RETRY_MAX_DELAY_MS: "400",
+  WEBHOOK_POLL_MS: "50",
+};
+const mainJs = join(repoRoot, "apps/server/dist/main.js");
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+async function listAll(client: SandboxClient): Promise<EventRecord[]> {
+  const all: EventRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const { data } = await client.GET("/sandbox/webhooks/events", {
+      params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+    });
+    all.push(...data!.data);
+    cursor = data!.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+async function sendTest(client: SandboxClient): Promise<string> {
+  const { data, response } = await client.POST("/sandbox/webhooks/test");
+  expect(response.status).toBe(202);
+  return data!.eventId;
+}
+
+async function allDelivered(client: SandboxClient, ids: string[]): Promise<boolean> {
+  const events = new Map((await listAll(client)).map((e) => [e.id, e]));
+  const done = ids.every((id) => events.get(id)?.deliveryStatus === "DELIVERED");
+  // Listing is not free: do not hammer the servers under test.
+  if (!done) await new Promise((r) => setTimeout(r, 200));
+  return done;
+}
+
+/** The built server as its own OS process, so it can really be killed. */
+async function spawnServer(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn(process.execPath, [mainJs], {
+    env: { PATH: process.env.PATH ?? "", PORT: "0", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  cleanup.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let output = "";
+  child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /Base URL:\s+(\S+)/.exec(output);
+      if (m) {
+        clearInterval(timer);
+        resolve(m[1]!);
+      }
+    }, 25);
+    child.once("exit", (code) => {
+      clearInterval(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+  return { child, baseUrl };
+}
+
+describe.each(databases)("webhooks across server processes on %s", (kind) => {
+  it("two servers on one database deliver each of 200 events exactly once", async () => {
+    const receiver = await startReceiver(() => 200);
+    cleanup.push(() => receiver.close());
+    const first = await startSandbox(kind, { env: FAST });
+    cleanup.push(() => first.stop());
+    const second = await first.startAnother();
+    cleanup.push(() => second.stop());
+    expect(second.server.bootstrap.platformId).toBe(first.server.bootstrap.platformId);
+    await second.client.PATCH("/config", { body: { webhookUrl: receiver.url } });
+
+    // Both servers take requests and both dispatchers compete for the events.
+    const ids: string[] = [];
+    const servers: TestSandbox[] = [first, second];
+    for (let batch = 0; batch < 20; batch++) {
+      const sent = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => sendTest(servers[(batch + i) % 2]!.client)),
+      );
+      ids.push(...sent);
+    }
+    expect(new Set(ids).size).toBe(200);
+
+    await waitFor(
+      "all 200 received",
+      () => new Set(receiver.delivered()).size >= ids.length,
+      90_000,
+    );
+    await waitFor("all 200 DELIVERED", () => allDelivered(first.client, ids));
+    // Give a duplicate in flight the chance to show up before counting.
+    await new Promise((r) => setTimeout(r, 500));
+
+    const received = receiver.requests.map((r) => r.eventId);
+    expect(received).toHaveLength(200);
+    expect(new Set(received)).toEqual(new Set(ids));
+    const events = (await listAll(second.client)).filter((e) => ids.includes(e.id));
+    expect(events).toHaveLength(200);
+    expect(events.every((e) => e.attempts.length === 1 && e.attempts[0]!.httpStatus === 200)).toBe(
+      true,
+    );
+  }, 120_000);
+
+  it("a killed server loses nothing: the next one delivers every event", async () => {
+    let reply: number | "hang" = 503;
+    const receiver: WebhookReceiver = await startReceiver(() => reply);
+    cleanup.push(() => receiver.close());
+    const database = await freshDatabase(kind);
+    cleanup.push(() => database.drop());
+    const token = { tokenId: randomUUID(), secret: randomBytes(24).toString("base64url") };
+    // A short lease so the killed process's claim expires quickly.
+    const webhookEnv = { ...FAST, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_LEASE_MS: "2000" };
+    const { child, baseUrl } = await spawnServer({
+      DATABASE_URL: database.url,
+      SANDBOX_TOKEN_ID: token.tokenId,
+      SANDBOX_TOKEN_SECRET: token.secret,
+      ...webhookEnv,
+    });
+    const client = createClient({ baseUrl, ...token });
+    await client.PATCH("/config", { body: { webhookUrl: receiver.url } });
+
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await sendTest(client));
+    // Every event has been tried (and refused) at least once...
+    await waitFor("every event attempted", () =>
+      ids.every((id) => receiver.requests.some((r) => r.eventId === id)),
+    );
+    // ...and at least one is in flight when the process dies.
+    reply = "hang";
+    await waitFor("a delivery in flight", () => receiver.hanging() > 0);
+    const inFlight = receiver.requests
+      .filter((r) => r.answeredWith === undefined)
+      .map((r) => r.eventId);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    expect(receiver.delivered()).toEqual([]);
+
+    reply = 200;
+    const next = await startSandbox(kind, { databaseUrl: database.url, env: webhookEnv });
+    cleanup.push(() => next.stop());
+    await waitFor("every event delivered after the restart", () =>
+      ids.every((id) => receiver.delivered().includes(id)),
+    );
+    await waitFor("every event DELIVERED", () => allDelivered(next.client, ids));
+    // The event whose delivery was cut off was taken over once its lease expired.
+    expect(inFlight.length).toBeGreaterThan(0);
+    for (const id of inFlight) expect(receiver.delivered()).toContain(id);
+    // Each event's log ends with the 200 of the new server.
+    const events = (await listAll(next.client)).filter((e) => ids.includes(e.id));
+    for (const event of events) expect(event.attempts.at(-1)?.httpStatus).toBe(200);
+  }, 120_000);
+});

@@ -1,0 +1,297 @@
+import { createPublicKey, createVerify, verify as nodeVerify } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhook, type Schemas, type SandboxClient } from "@sandbox/client";
+import { emitEvent } from "../src/events/outbox.js";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
+
+type EventRecord = Schemas["WebhookEventRecord"];
+
+const FAST = {
+  WEBHOOK_RETRY_BASE_MS: "100",
+  WEBHOOK_RETRY_MAX_DELAY_MS: "400",
+  WEBHOOK_POLL_MS: "50",
+};
+
+async function listAll(
+  client: SandboxClient,
+  query: { type?: Schemas["WebhookEventType"]; objectId?: string } = {},
+): Promise<EventRecord[]> {
+  const all: EventRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const { data, error } = await client.GET("/sandbox/webhooks/events", {
+      params: { query: { ...query, limit: 100, ...(cursor ? { cursor } : {}) } },
+    });
+    if (!data) throw new Error(`list failed: ${JSON.stringify(error)}`);
+    all.push(...data.data);
+    cursor = data.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+async function eventById(client: SandboxClient, id: string): Promise<EventRecord | undefined> {
+  return (await listAll(client)).find((e) => e.id === id);
+}
+
+async function setWebhookUrl(client: SandboxClient, url: string | null): Promise<void> {
+  const { response } = await client.PATCH("/config", { body: { webhookUrl: url } });
+  expect(response.status).toBe(200);
+}
+
+async function sendTest(client: SandboxClient): Promise<string> {
+  const { data, response } = await client.POST("/sandbox/webhooks/test");
+  expect(response.status).toBe(202);
+  return data!.eventId;
+}
+
+describe.each(databases)("platform configuration on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("starts without a webhook URL and publishes both public keys", async () => {
+    const { data, response } = await sandbox.client.GET("/config");
+    expect(response.status).toBe(200);
+    expect(data!.id).toBe(sandbox.server.bootstrap.platformId);
+    expect(data!.webhookUrl).toBeNull();
+    // A real SPKI PEM of a P-256 key, as node reads it.
+    const key = createPublicKey(data!.webhookPublicKey);
+    expect(key.asymmetricKeyType).toBe("ec");
+    expect(key.asymmetricKeyDetails?.namedCurve).toBe("prime256v1");
+    expect(data!.otpEnclavePublicKey).toMatch(/^04[0-9a-f]{128}$/);
+    // No private key material in the answer.
+    expect(JSON.stringify(data)).not.toMatch(/PRIVATE/);
+  });
+
+  it("sets and clears the webhook URL and the name", async () => {
+    const before = (await sandbox.client.GET("/config")).data!;
+    const { data } = await sandbox.client.PATCH("/config", {
+      body: { webhookUrl: "https://hooks.example.com/in", name: "Acme sandbox" },
+    });
+    expect(data).toMatchObject({
+      webhookUrl: "https://hooks.example.com/in",
+      name: "Acme sandbox",
+    });
+    expect(data!.webhookPublicKey).toBe(before.webhookPublicKey);
+    expect((await sandbox.client.GET("/config")).data).toEqual(data);
+
+    const cleared = await sandbox.client.PATCH("/config", { body: { webhookUrl: null } });
+    expect(cleared.data).toMatchObject({ webhookUrl: null, name: "Acme sandbox" });
+  });
+
+  it("rejects a URL that cannot receive a POST, and an empty update", async () => {
+    const ftp = await sandbox.client.PATCH("/config", {
+      body: { webhookUrl: "ftp://example.com/x" },
+    });
+    expect(ftp.response.status).toBe(400);
+    expect(ftp.error).toMatchObject({ code: "INVALID_INPUT" });
+    const empty = await sandbox.client.PATCH("/config", { body: {} });
+    expect(empty.response.status).toBe(400);
+    expect((await sandbox.client.GET("/config")).data!.webhookUrl).toBeNull();
+  });
+
+  it("keeps each platform's configuration and keys to itself", async () => {
+    const other = await sandbox.otherPlatformClient();
+    await other.PATCH("/config", { body: { webhookUrl: "https://other.example.com/hook" } });
+    const mine = (await sandbox.client.GET("/config")).data!;
+    const theirs = (await other.GET("/config")).data!;
+    expect(theirs.id).not.toBe(mine.id);
+    expect(mine.webhookUrl).toBeNull();
+    expect(theirs.webhookPublicKey).not.toBe(mine.webhookPublicKey);
+    expect(theirs.otpEnclavePublicKey).not.toBe(mine.otpEnclavePublicKey);
+  });
+});
+
+describe.each(databases)("sandbox webhook tools on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind, { env: FAST });
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    receiver.reply = () => 200;
+    await setWebhookUrl(sandbox.client, receiver.url);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+    await receiver?.close();
+  });
+
+  it("refuses a test event while no webhook URL is set", async () => {
+    const { response, error } = await sandbox.client.POST("/sandbox/webhooks/test");
+    expect(response.status).toBe(400);
+    expect(error).toMatchObject({ status: 400, code: "WEBHOOK_ENDPOINT_NOT_SET" });
+    expect(await listAll(sandbox.client, { type: "TEST.PING" })).toEqual([]);
+  });
+
+  it("delivers a signed TEST.PING that verifies with the client helper and with node:crypto", async () => {
+    await setWebhookUrl(sandbox.client, receiver.url);
+    const eventId = await sendTest(sandbox.client);
+    expect(eventId).toMatch(/^Webhook:[0-9a-f-]{36}$/);
+    await waitFor("the test event", () => receiver.delivered().includes(eventId));
+
+    const request = receiver.requests.find((r) => r.eventId === eventId)!;
+    expect(request.contentType).toBe("application/json");
+    const envelope = JSON.parse(request.rawBody) as Record<string, unknown>;
+    expect(Object.keys(envelope).sort()).toEqual(["data", "id", "timestamp", "type"]);
+    expect(envelope).toMatchObject({
+      id: eventId,
+      type: "TEST.PING",
+      data: { platformId: sandbox.server.bootstrap.platformId },
+    });
+    expect(new Date(envelope.timestamp as string).toISOString()).toBe(envelope.timestamp);
+
+    const pem = (await sandbox.client.GET("/config")).data!.webhookPublicKey;
+    expect(verifyWebhook(request.rawBody, request.signature, pem)).toBe(true);
+    expect(
+      verifyWebhook(request.rawBody.replace("TEST.PING", "TEST.PONG"), request.signature, pem),
+    ).toBe(false);
+
+    // The documented header format, checked with nothing but node:crypto.
+    const header = JSON.parse(request.signature!) as { v: string; s: string };
+    expect(Object.keys(header).sort()).toEqual(["s", "v"]);
+    expect(header.v).toBe("1");
+    const der = Buffer.from(header.s, "base64");
+    expect(createVerify("SHA256").update(request.rawBody).verify(pem, der)).toBe(true);
+    expect(nodeVerify("sha256", Buffer.from(request.rawBody), pem, der)).toBe(true);
+
+    // The log shows the event as delivered, with the attempt and the exact payload.
+    const record = await eventById(sandbox.client, eventId);
+    expect(record).toMatchObject({
+      id: eventId,
+      type: "TEST.PING",
+      objectId: eventId,
+      deliveryStatus: "DELIVERED",
+    });
+    expect(record!.attempts).toHaveLength(1);
+    expect(record!.attempts[0]).toMatchObject({ httpStatus: 200 });
+    expect(record!.attempts[0]!.error).toBeUndefined();
+    expect(record!.payload).toEqual(envelope);
+  });
+
+  it("replays an event with the same id and body, and records the new attempt", async () => {
+    const eventId = await sendTest(sandbox.client);
+    await waitFor("first delivery", () => receiver.delivered().includes(eventId));
+
+    const replay = await sandbox.client.POST("/sandbox/webhooks/events/{eventId}/replay", {
+      params: { path: { eventId } },
+    });
+    expect(replay.response.status).toBe(202);
+    expect(replay.data).toEqual({ eventId });
+    await waitFor(
+      "the replay",
+      () => receiver.delivered().filter((id) => id === eventId).length === 2,
+    );
+
+    const copies = receiver.requests.filter((r) => r.eventId === eventId);
+    expect(copies).toHaveLength(2);
+    expect(copies[1]!.rawBody).toBe(copies[0]!.rawBody);
+    await waitFor("the replay's attempt to be recorded", async () => {
+      const record = await eventById(sandbox.client, eventId);
+      return record?.attempts.length === 2 && record.deliveryStatus === "DELIVERED";
+    });
+  });
+
+  it("replays only this platform's events, and only with a URL set", async () => {
+    const unknown = await sandbox.client.POST("/sandbox/webhooks/events/{eventId}/replay", {
+      params: { path: { eventId: "Webhook:00000000-0000-4000-8000-000000000000" } },
+    });
+    expect(unknown.response.status).toBe(404);
+    expect(unknown.error).toMatchObject({ code: "WEBHOOK_EVENT_NOT_FOUND" });
+
+    const eventId = await sendTest(sandbox.client);
+    const other = await sandbox.otherPlatformClient();
+    const foreign = await other.POST("/sandbox/webhooks/events/{eventId}/replay", {
+      params: { path: { eventId } },
+    });
+    expect(foreign.response.status).toBe(404);
+    expect(foreign.error).toMatchObject({ code: "WEBHOOK_EVENT_NOT_FOUND" });
+    expect(await listAll(other)).toEqual([]);
+
+    await setWebhookUrl(sandbox.client, null);
+    const noUrl = await sandbox.client.POST("/sandbox/webhooks/events/{eventId}/replay", {
+      params: { path: { eventId } },
+    });
+    expect(noUrl.response.status).toBe(400);
+    expect(noUrl.error).toMatchObject({ code: "WEBHOOK_ENDPOINT_NOT_SET" });
+  });
+
+  it("lists events newest first with cursor pages and filters", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await sendTest(sandbox.client));
+    const objectId = "Customer:6f1d6a55-4b8e-4f5e-9d4c-3b2a1f0e9d8c";
+    await sandbox.server.db.$transaction((tx) =>
+      emitEvent(tx, {
+        platformId: sandbox.server.bootstrap.platformId,
+        type: "CUSTOMER.KYC_STATUS_CHANGE",
+        objectId,
+        data: { id: objectId, kycStatus: "APPROVED" },
+        at: new Date(),
+      }),
+    );
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const { data } = await sandbox.client.GET("/sandbox/webhooks/events", {
+        params: { query: { type: "TEST.PING", limit: 2, ...(cursor ? { cursor } : {}) } },
+      });
+      pages++;
+      expect(data!.data.length).toBeLessThanOrEqual(2);
+      expect(data!.hasMore).toBe(data!.nextCursor !== undefined);
+      seen.push(...data!.data.map((e) => e.id));
+      expect(data!.data.every((e) => e.type === "TEST.PING")).toBe(true);
+      cursor = data!.nextCursor;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(2);
+    expect(new Set(seen).size).toBe(seen.length);
+    // Newest first: the five just sent lead, in reverse order.
+    expect(seen.slice(0, 5)).toEqual([...ids].reverse());
+
+    const byObject = await listAll(sandbox.client, { objectId });
+    expect(byObject.map((e) => e.type)).toEqual(["CUSTOMER.KYC_STATUS_CHANGE"]);
+    expect(byObject[0]!.payload.data).toEqual({ id: objectId, kycStatus: "APPROVED" });
+
+    const bad = await sandbox.client.GET("/sandbox/webhooks/events", {
+      params: { query: { cursor: "not-a-cursor" } },
+    });
+    expect(bad.response.status).toBe(400);
+  });
+
+  it("keeps events while no URL is set (NO_ENDPOINT) and delivers them once one is", async () => {
+    await setWebhookUrl(sandbox.client, null);
+    const objectId = "Customer:0b9a3c1e-2d4f-4a6b-8c7d-9e0f1a2b3c4d";
+    const eventId = await sandbox.server.db.$transaction((tx) =>
+      emitEvent(tx, {
+        platformId: sandbox.server.bootstrap.platformId,
+        type: "CUSTOMER.KYC_STATUS_CHANGE",
+        objectId,
+        data: { id: objectId, kycStatus: "REJECTED" },
+        at: new Date(),
+      }),
+    );
+    // A poll or two passes (the dispatcher polls every 50 ms here) without
+    // anything being sent.
+    await waitFor(
+      "the event to be listed",
+      async () => !!(await eventById(sandbox.client, eventId)),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const waiting = await eventById(sandbox.client, eventId);
+    expect(waiting).toMatchObject({ deliveryStatus: "NO_ENDPOINT", attempts: [] });
+    expect(receiver.requests.some((r) => r.eventId === eventId)).toBe(false);
+
+    await setWebhookUrl(sandbox.client, receiver.url);
+    await waitFor("delivery after the URL is set", () => receiver.delivered().includes(eventId));
+    await waitFor("DELIVERED", async () => {
+      return (await eventById(sandbox.client, eventId))?.deliveryStatus === "DELIVERED";
+    });
+  });
+});

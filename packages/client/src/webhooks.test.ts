@@ -1,0 +1,32 @@
+import { generateP256KeyPair, publicKeyToSpkiPem, signWebhookBody } from "@sandbox/crypto";
+import { describe, expect, it } from "vitest";
+import { verifyWebhook } from "./index.js";
+
+const body = JSON.stringify({
+  id: "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
+  type: "TEST.PING",
+  timestamp: "2025-10-13T09:30:02.000Z",
+  data: { message: "hello" },
+});
+
+describe("verifyWebhook", () => {
+  const keys = generateP256KeyPair();
+  const pem = publicKeyToSpkiPem(keys.publicKeyHex);
+  const header = signWebhookBody(body, keys.privateKeyHex);
+
+  it("accepts the raw body as string or bytes", () => {
+    expect(verifyWebhook(body, header, pem)).toBe(true);
+    expect(verifyWebhook(new TextEncoder().encode(body), header, pem)).toBe(true);
+  });
+
+  it("rejects a changed body, another key, and a missing or malformed header", () => {
+    expect(verifyWebhook(body.replace("hello", "hellp"), header, pem)).toBe(false);
+    expect(
+      verifyWebhook(body, header, publicKeyToSpkiPem(generateP256KeyPair().publicKeyHex)),
+    ).toBe(false);
+    expect(verifyWebhook(body, undefined, pem)).toBe(false);
+    expect(verifyWebhook(body, null, pem)).toBe(false);
+    expect(verifyWebhook(body, "not json", pem)).toBe(false);
+    expect(verifyWebhook(body, header, "not a pem")).toBe(false);
+  });
+});
