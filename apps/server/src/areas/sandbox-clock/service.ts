@@ -47,7 +47,9 @@ export class SandboxClockService {
         });
       }
     });
-    const jobsRun = await this.worker.runDueForPlatform(ctx.platformId);
+    // Waits for due jobs another worker claimed first, too: when this answers,
+    // every outcome that became due has happened.
+    const jobsRun = await this.worker.settlePlatform(ctx.platformId);
     const clock = await this.get(ctx);
     return { ...clock, jobsRun };
   }
