@@ -11,6 +11,7 @@ import {
   createAccount,
   createCustomer,
   eventsAbout,
+  executeQuote,
   expectLedgersBalanced,
   transactionOf,
 } from "./money-helpers.js";
@@ -51,12 +52,7 @@ async function quoteToIban(
 }
 
 function execute(client: SandboxClient, quoteId: string, idempotencyKey?: string) {
-  return client.POST("/quotes/{quoteId}/execute", {
-    params: {
-      path: { quoteId },
-      ...(idempotencyKey ? { header: { "Idempotency-Key": idempotencyKey } } : {}),
-    },
-  });
+  return executeQuote(client, quoteId, idempotencyKey ? { "Idempotency-Key": idempotencyKey } : {});
 }
 
 async function quoteOf(client: SandboxClient, quoteId: string): Promise<Quote> {
@@ -439,25 +435,18 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
       parameters: { quoteId: quote.id },
     });
     expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
-    const challenge = firstLeg.data as Schemas["SignedRequestChallenge"];
+    const challenge = firstLeg.challenge!;
 
-    const bad = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-      params: {
-        path: { quoteId: quote.id },
-        header: { "Service-Wallet-Signature": "forged", "Request-Id": challenge.requestId },
-      },
+    const bad = await executeQuote(sandbox.client, quote.id, {
+      "Service-Wallet-Signature": "forged",
+      "Request-Id": challenge.requestId,
     });
     expect(bad.error).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
 
-    const retry = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-      params: {
-        path: { quoteId: quote.id },
-        header: {
-          "Idempotency-Key": key,
-          "Service-Wallet-Signature": "stand-in-stamp",
-          "Request-Id": challenge.requestId,
-        },
-      },
+    const retry = await executeQuote(sandbox.client, quote.id, {
+      "Idempotency-Key": key,
+      "Service-Wallet-Signature": "stand-in-stamp",
+      "Request-Id": challenge.requestId,
     });
     expect(retry.response.status).toBe(200);
     expect(retry.data).toMatchObject({ status: "COMPLETED" });

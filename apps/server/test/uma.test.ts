@@ -9,6 +9,7 @@ import {
   createAccount,
   createCustomer,
   eventsAbout,
+  executeQuote,
   expectLedgersBalanced,
   transactionOf,
 } from "./money-helpers.js";
@@ -171,9 +172,7 @@ describe.each(databases)("UMA on %s", (kind) => {
           currency,
         );
         expect(quote?.receivingCurrency).toBe(currency);
-        const { data } = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-          params: { path: { quoteId: quote!.id } },
-        });
+        const { data } = await executeQuote(sandbox.client, quote!.id);
         expect(data?.status).toBe("COMPLETED");
         expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
       });
@@ -187,9 +186,7 @@ describe.each(databases)("UMA on %s", (kind) => {
         `$pending.long.usd@${HOST}`,
         "USD",
       );
-      const { data } = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-        params: { path: { quoteId: quote!.id } },
-      });
+      const { data } = await executeQuote(sandbox.client, quote!.id);
       expect(data?.status).toBe("PROCESSING");
       await advanceClock(sandbox.client, 86_400);
       const later = await sandbox.client.GET("/quotes/{quoteId}", {
@@ -207,9 +204,7 @@ describe.each(databases)("UMA on %s", (kind) => {
         `$fail.compliance.usd@${HOST}`,
         "USD",
       );
-      const { data } = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-        params: { path: { quoteId: quote!.id } },
-      });
+      const { data } = await executeQuote(sandbox.client, quote!.id);
       expect(data?.status).toBe("FAILED");
       expect(await transactionOf(sandbox.client, data!.transactionId!)).toMatchObject({
         failureReason: "COMPLIANCE_REJECTED",
@@ -233,9 +228,7 @@ describe.each(databases)("UMA on %s", (kind) => {
       const source = await payer();
       const { accounts, address, customer } = await receiver();
       const { data: quote } = await quoteToUma(sandbox.client, source.id, address, "EUR");
-      const { data } = await sandbox.client.POST("/quotes/{quoteId}/execute", {
-        params: { path: { quoteId: quote!.id } },
-      });
+      const { data } = await executeQuote(sandbox.client, quote!.id);
       expect(data?.status).toBe("COMPLETED");
       expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
       expect(await balanceOf(sandbox.client, accounts.EUR.id)).toBe(quote!.receivingAmount);
