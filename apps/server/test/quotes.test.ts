@@ -290,6 +290,21 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(tooLong.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
   });
 
+  it("executes a quote once when two executions race without a key", async () => {
+    const { account, quote } = await quoteWithSuffix("000");
+    const results = await Promise.all([
+      execute(sandbox.client, quote.id),
+      execute(sandbox.client, quote.id),
+      execute(sandbox.client, quote.id),
+    ]);
+    const statuses = results.map((r) => r.response.status).sort();
+    expect(statuses).toEqual([200, 409, 409]);
+    for (const lost of results.filter((r) => r.response.status === 409)) {
+      expect(lost.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
+    }
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+  });
+
   it("pays a real-time-funded quote through POST /sandbox/send", async () => {
     const iban = await createIban(sandbox.client, customerId, "000");
     const { data: quote } = await sandbox.client.POST("/quotes", {
@@ -414,7 +429,7 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
     await sandbox?.stop();
   });
 
-  it("asks the guard for an EMBEDDED_WALLET source only, and keeps the key free across the 202", async () => {
+  it("asks the guard for an EMBEDDED_WALLET source only, and keeps the key free across the 202 and a 401", async () => {
     const customer = await createCustomer(sandbox.client);
     const wallet = await createAccount(
       sandbox.client,
@@ -437,11 +452,14 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
     expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
     const challenge = firstLeg.challenge!;
 
+    // A rejected stamp does not use up the key either.
     const bad = await executeQuote(sandbox.client, quote.id, {
+      "Idempotency-Key": key,
       "Service-Wallet-Signature": "forged",
       "Request-Id": challenge.requestId,
     });
     expect(bad.error).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
 
     const retry = await executeQuote(sandbox.client, quote.id, {
       "Idempotency-Key": key,

@@ -41,6 +41,23 @@ export const defaultIdempotencyOptions: IdempotencyOptions = {
   leaseMs: 60_000,
 };
 
+/**
+ * Whether an error is the operation's answer, kept and replayed like a
+ * success: a 4xx decided by the operation. Not kept: server errors (the
+ * client may retry), and refused credentials or signatures (401) and rate
+ * limits (429), which say nothing about the operation and which the client
+ * fixes before retrying with the same key.
+ */
+function isOperationResult(err: unknown): err is ApiError {
+  return (
+    err instanceof ApiError &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.status !== 401 &&
+    err.status !== 429
+  );
+}
+
 const IN_PROGRESS = "IN_PROGRESS";
 const COMPLETED = "COMPLETED";
 
@@ -56,7 +73,8 @@ export class IdempotencyStore {
    * Runs `execute` once per (platform, key). `requestHash` identifies the
    * parameters; a later request with the same key must carry the same hash.
    * Errors the operation throws as 4xx ApiErrors are its response and are
-   * kept too; anything else releases the key and propagates.
+   * kept too (except 401 and 429); anything else releases the key and
+   * propagates.
    */
   async run(
     platformId: string,
@@ -72,7 +90,7 @@ export class IdempotencyStore {
       await this.options.afterClaim?.(key);
       result = await execute();
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) {
+      if (!isOperationResult(err)) {
         await this.release(platformId, key);
         throw err;
       }
