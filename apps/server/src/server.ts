@@ -7,6 +7,22 @@ import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import { PlatformService } from "./areas/platform/service.js";
 import { platformRoutes } from "./areas/platform/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
+import { AgentService } from "./areas/agents/service.js";
+import { agentRoutes } from "./areas/agents/routes.js";
+import { ExternalAccountService } from "./areas/external-accounts/service.js";
+import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
+import { QuotePayments } from "./areas/quotes/payment.js";
+import { QuoteService } from "./areas/quotes/service.js";
+import { quoteRoutes } from "./areas/quotes/routes.js";
+import type { SignedRequestGuard } from "./areas/quotes/signed-request-guard.js";
+import { TransactionService } from "./areas/transactions/service.js";
+import { transactionRoutes } from "./areas/transactions/routes.js";
+import { TransferService } from "./areas/transfers/service.js";
+import { transferRoutes } from "./areas/transfers/routes.js";
+import { UmaDirectory } from "./areas/uma/directory.js";
+import { VerificationService } from "./areas/verifications/service.js";
+import { verificationRoutes } from "./areas/verifications/routes.js";
 import { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import { JobHandlers } from "./jobs/registry.js";
@@ -20,6 +36,7 @@ import { SessionService } from "./areas/auth/sessions.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
 import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
 import { SignedRequests } from "./signing/signed-requests.js";
+import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
 import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
@@ -29,6 +46,7 @@ import { migrate } from "./db/migrate.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
+import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
 import { createLogger, type Logger } from "./logger.js";
 import { ApiTokenVerifier } from "./platform/api-tokens.js";
 import { bootstrapPlatform, type BootstrapResult } from "./platform/bootstrap.js";
@@ -51,6 +69,13 @@ export interface StartOptions {
   log?: Logger;
   /** Extra job handlers (tests use this to exercise the worker itself). */
   registerJobs?: (handlers: JobHandlers) => void;
+  /**
+   * Checks the signed retry of embedded-wallet quote execution. Absent: quotes
+   * from EMBEDDED_WALLET accounts execute without a wallet signature.
+   */
+  signedRequestGuard?: SignedRequestGuard;
+  /** Test seam: runs after an Idempotency-Key is claimed, before its operation. */
+  afterIdempotencyClaim?: (key: string) => Promise<void>;
 }
 
 export async function startServer(
@@ -103,16 +128,47 @@ export async function startServer(
   const wallets = new WalletService(services, accounts, signing);
   const dispatcher = new WebhookDispatcher({ db, log, config: config.webhooks, clock });
   const webhooks = new WebhookService(services, () => dispatcher.nudge());
+  const idempotency = new IdempotencyStore(db, clock, {
+    ...defaultIdempotencyOptions,
+    ...(options.afterIdempotencyClaim ? { afterClaim: options.afterIdempotencyClaim } : {}),
+  });
+  const verifications = new VerificationService(services, customers);
+  const externalAccounts = new ExternalAccountService(services, customers);
+  const transactions = new TransactionService(services);
+  const transfers = new TransferService(services, accounts, externalAccounts, transactions);
+  const umaDirectory = new UmaDirectory(services);
+  const quotePayments = new QuotePayments();
+  const quotes = new QuoteService(
+    services,
+    accounts,
+    externalAccounts,
+    umaDirectory,
+    quotePayments,
+    transactions,
+    { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, db) },
+  );
+  const umaReceive = new UmaReceiveService(services, umaDirectory);
+  const agents = new AgentService(services, customers);
+  transfers.registerJobs(jobHandlers);
+  quotePayments.registerJobs(jobHandlers);
+  umaReceive.registerJobs(jobHandlers);
 
   const app = createApp({
     log,
     tokens: new ApiTokenVerifier(db),
+    agentTokens: agents,
     clocks,
     validateResponses: config.validateResponses,
     routers: [
       customerRoutes(customers),
+      verificationRoutes(verifications),
       internalAccountRoutes(accounts),
-      sandboxRoutes(accounts),
+      externalAccountRoutes(externalAccounts),
+      transferRoutes(transfers, idempotency),
+      transactionRoutes(transactions),
+      quoteRoutes(quotes, idempotency),
+      agentRoutes(agents),
+      sandboxRoutes(accounts, quotes, umaReceive),
       sandboxClockRoutes(sandboxClock),
       platformRoutes(new PlatformService(services)),
       walletRoutes(wallets),

@@ -73,6 +73,8 @@ export interface SandboxOptions {
   /** Extra environment for loadConfig (e.g. JOB_POLL_MS). */
   env?: Record<string, string>;
   registerJobs?: StartOptions["registerJobs"];
+  signedRequestGuard?: StartOptions["signedRequestGuard"];
+  afterIdempotencyClaim?: StartOptions["afterIdempotencyClaim"];
 }
 
 export async function startSandbox(
@@ -95,6 +97,10 @@ export async function startSandbox(
   const server = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.registerJobs ? { registerJobs: options.registerJobs } : {}),
+    ...(options.signedRequestGuard ? { signedRequestGuard: options.signedRequestGuard } : {}),
+    ...(options.afterIdempotencyClaim
+      ? { afterIdempotencyClaim: options.afterIdempotencyClaim }
+      : {}),
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });

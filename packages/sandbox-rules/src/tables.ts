@@ -291,9 +291,10 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
 
 export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
   id: "umaReceiver",
-  title: "UMA receivers",
-  description: `Simulated receivers on the sandbox UMA host \`${SANDBOX_UMA_HOST}\`, for receiver lookups, quotes and payments to a UMA address.`,
-  appliesTo: "looking up, quoting and paying a UMA address",
+  title: "UMA receivers and senders",
+  description: `Simulated UMA parties on the sandbox UMA host \`${SANDBOX_UMA_HOST}\`. As receivers they decide quotes and payments to a UMA address; as senders they decide the simulated incoming payments of \`POST /sandbox/uma/receive\`.`,
+  appliesTo:
+    "quoting and paying a UMA address (the receiver), and `POST /sandbox/uma/receive` (the sender)",
   field: `the local part of a receiver UMA address on \`${SANDBOX_UMA_HOST}\``,
   key: { kind: "umaLocalPart" },
   rows: [
@@ -304,7 +305,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
         currency: "USD",
         steps: [{ afterSeconds: 0, status: "COMPLETED" }],
       },
-      description: "Receives USD; payments succeed",
+      description: "USD; payments to or from it succeed",
     },
     {
       match: "$success.eur",
@@ -313,7 +314,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
         currency: "EUR",
         steps: [{ afterSeconds: 0, status: "COMPLETED" }],
       },
-      description: "Receives EUR; payments succeed",
+      description: "EUR; payments to or from it succeed",
     },
     {
       match: "$success.mxn",
@@ -322,12 +323,12 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
         currency: "MXN",
         steps: [{ afterSeconds: 0, status: "COMPLETED" }],
       },
-      description: "Receives MXN; payments succeed",
+      description: "MXN; payments to or from it succeed",
     },
     {
       match: "$pending.long.usd",
       outcome: { kind: "RECEIVER", currency: "USD", steps: [] },
-      description: "Receives USD; payments stay pending (the sandbox never completes them)",
+      description: "USD; payments to or from it stay pending (the sandbox never completes them)",
     },
     {
       match: "$fail.compliance.usd",
@@ -344,7 +345,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
         ],
       },
       description:
-        "Receives USD; payments fail the compliance check: `FAILED` with `COMPLIANCE_REJECTED`; the source is refunded",
+        "USD; payments to or from it fail the compliance check: `FAILED` with `COMPLIANCE_REJECTED`; a payment to it refunds the source, a payment from it credits nothing",
     },
   ],
   other: {
@@ -354,7 +355,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
       errorCode: "UMA_NOT_FOUND",
       message: `No UMA receiver exists at this address on ${SANDBOX_UMA_HOST}.`,
     },
-    description: "No such receiver: 404 `UMA_NOT_FOUND`",
+    description: "No such party: 404 `UMA_NOT_FOUND`",
   },
   examples: [
     `$success.usd@${SANDBOX_UMA_HOST}`,
@@ -365,6 +366,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
     `A UMA address is \`$username@domain\`. It is well-formed when it has exactly one \`@\` and no surrounding spaces; the username holds one or more of \`a-z\`, \`0-9\`, \`-\`, \`_\`, \`.\`, \`+\`, and the part before \`@\` is at most ${UMA_LOCAL_PART_MAX_LENGTH} characters including the \`$\`; the domain is a host name (dot-separated labels of letters, digits and inner hyphens, no port). Addresses are case-insensitive.`,
     "A malformed address fails with 400 `INVALID_UMA_ADDRESS`, whatever its host.",
     `Addresses on other hosts are not magic values: the sandbox resolves them like any address (for example a user of your own platform), and answers 404 \`UMA_NOT_FOUND\` when no receiver exists.`,
+    "A payment in another currency than the party's is refused with 400 `INVALID_CURRENCY`.",
   ],
 };
 

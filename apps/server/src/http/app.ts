@@ -9,12 +9,13 @@ import type { Logger } from "../logger.js";
 import { docsReferencePath, openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
-import { basicAuth } from "./basic-auth.js";
+import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { errorHandler } from "./error-handler.js";
 
 export interface AppOptions {
   log: Logger;
   tokens: ApiTokenVerifier;
+  agentTokens: AgentTokenVerifier;
   clocks: PlatformClocks;
   validateResponses: boolean;
   /** One router per API area, mounted under the version path. */
@@ -67,14 +68,16 @@ export function createApp(options: AppOptions): Express {
 
   const api = express.Router();
   api.use(express.json({ limit: "1mb" }));
-  api.use(basicAuth(options.tokens, options.clocks, log));
+  api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: openApiPath,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
       validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-      // Authentication is ours (basicAuth above) so it runs before validation.
-      validateSecurity: false,
+      // Credentials are checked by the authenticator above, before validation;
+      // these handlers only apply each operation's `security` (BasicAuth
+      // and/or AgentAuth) to the kind of caller it found.
+      validateSecurity: { handlers: securityHandlers },
       validateFormats: true,
     }),
   );

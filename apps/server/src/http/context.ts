@@ -3,10 +3,23 @@ import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/client.js";
 
-/** What a handler knows about the caller: always a platform, never more. */
+/** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */
+export interface AgentPrincipal {
+  agentId: string;
+  customerId: string;
+  /** Largest amount (minor units) one request may move. */
+  maxTransactionAmount: bigint;
+  /** Amounts above this wait in AWAITING_APPROVAL. */
+  approvalRequiredAbove: bigint;
+}
+
+/** What a handler knows about the caller: always a platform, and an agent when one is acting. */
 export interface RequestContext {
   platformId: string;
+  /** The API token id (BasicAuth), or the agent id (AgentAuth). */
   tokenId: string;
+  /** Present when the request carries an agent's bearer token. */
+  agent?: AgentPrincipal;
   /** The platform's sandbox clock: read business time from here. */
   clock: Clock;
   log: Logger;

@@ -41,6 +41,15 @@ export function toApiError(err: unknown): ApiError | undefined {
     if (status === 404 || status === 405) {
       return new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
     }
+    // The credentials were valid (the authenticator ran first) but this
+    // operation's `security` does not list their scheme.
+    if (status === 401 || status === 403) {
+      return new ApiError(
+        401,
+        "UNAUTHORIZED",
+        "These credentials are not accepted here: agent tokens (AgentAuth) work only on agent-scoped operations",
+      );
+    }
     const errors = e.errors.map((issue) => ({
       path: (issue.path ?? "").replace(/^\//, "").replace(/\//g, "."),
       message: issue.message ?? "invalid",

@@ -96,6 +96,29 @@ export class JobWorker {
     return ran;
   }
 
+  /**
+   * Like runDueForPlatform, but also waits for the platform's due jobs that
+   * another worker (this process's poller, or another process) claimed
+   * first, and runs what they schedule as due, so that when it returns every
+   * job due now has been applied. Returns how many jobs this call ran itself.
+   */
+  async settlePlatform(platformId: string, timeoutMs = 30_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    let ran = 0;
+    for (;;) {
+      ran += await this.runDueForPlatform(platformId);
+      const now = this.clock.now();
+      const [running, due] = await Promise.all([
+        this.db.job.count({
+          where: { platformId, status: "RUNNING", dueAt: { lte: now }, lockedUntil: { gte: now } },
+        }),
+        this.db.job.count({ where: { platformId, status: "PENDING", dueAt: { lte: now } } }),
+      ]);
+      if ((running === 0 && due === 0) || Date.now() > deadline) return ran;
+      if (running > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   private async claimDue(platformId: string | undefined, max: number): Promise<JobRow[]> {
     const now = this.clock.now();
     const candidates = await this.db.job.findMany({

@@ -239,7 +239,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer in from an external account
-         * @description Pulls funds from an external account into an internal account of the same currency and returns the resulting transaction. In the sandbox the outcome follows the external account's identifier suffix: `002` insufficient funds and `003` closed account fail immediately, `004` is rejected by the bank, `005` stays pending about 30 seconds and then fails, anything else succeeds. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL.
+         * @description Pulls funds from an external account into an internal account of the same currency and returns the resulting transaction; the internal account is credited when it completes. In the sandbox the outcome follows the external account's identifier suffix: `002` (`INSUFFICIENT_FUNDS`), `003` (`ACCOUNT_CLOSED`) and `004` (`BANK_REJECTED`) fail immediately, `005` stays PENDING about 30 seconds and then fails (`TIMEOUT`), anything else completes. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL.
          */
         post: operations["createTransferIn"];
         delete?: never;
@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer out to an external account
-         * @description Pushes funds from an internal account to an external account of the same currency and returns the resulting transaction. In the sandbox the outcome follows the external account's identifier suffix: `002` insufficient funds and `003` closed account fail immediately, `004` is rejected by the bank, `005` stays pending about 30 seconds and then fails, anything else succeeds. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL.
+         * @description Pushes funds from an internal account to an external account of the same currency and returns the resulting transaction. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails. In the sandbox the outcome follows the external account's identifier suffix: `002` (`INSUFFICIENT_FUNDS`), `003` (`ACCOUNT_CLOSED`) and `004` (`BANK_REJECTED`) fail immediately, `005` stays PENDING about 30 seconds and then fails (`TIMEOUT`), anything else completes. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL, and nothing is debited until it is approved.
          */
         post: operations["createTransferOut"];
         delete?: never;
@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an agent transaction
-         * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL; it then proceeds like any other. Agents cannot call this operation.
+         * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL; it then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting). Agents cannot call this operation.
          */
         post: operations["approveTransaction"];
         delete?: never;
@@ -423,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source and starts the payment. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. Send an `Idempotency-Key` to retry safely. In the sandbox the outcome follows the destination account's suffix (see the magic values) and is reported with `QUOTE.STATUS_CHANGE` and `TRANSACTION.STATUS_CHANGE`.
+         * @description Debits the quote's internal account source and starts the payment. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `QUOTE.STATUS_CHANGE` and `TRANSACTION.STATUS_CHANGE`. An agent executing above its `approvalRequiredAbove` gets a PROCESSING quote whose transaction waits in AWAITING_APPROVAL; nothing is debited until `POST /transactions/{transactionId}/approve`.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -843,7 +843,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incoming UMA payment
-         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account.
+         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account. The receiver is `$<platformCustomerId>@<any host but sandbox.uma.money>`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
          */
         post: operations["sandboxUmaReceive"];
         delete?: never;
@@ -1241,7 +1241,7 @@ export interface webhooks {
         put?: never;
         /**
          * Transaction status changed
-         * @description Sent when a transaction (transfer, quote payment, UMA receive, funding) changes status. `data` is the transaction. The body is a `WebhookEnvelope` whose `type` is `TRANSACTION.STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a transaction (transfer, quote payment, UMA receive, funding) is created and each time its status changes. `data` is the transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. The body is a `WebhookEnvelope` whose `type` is `TRANSACTION.STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onTransactionStatusChange"];
         delete?: never;
@@ -1504,9 +1504,10 @@ export interface components {
              *     | `CARDHOLDER_KYC_NOT_APPROVED` | The cardholder's `kycStatus` is not APPROVED. **Sandbox extension**: not part of the production code list. |
              *     | `FUNDING_SOURCE_INELIGIBLE` | An internal account cannot fund cards (sandbox: account id suffix `002` or `003`). **Sandbox extension**: not part of the production code list. |
              *     | `IDEMPOTENCY_KEY_REUSED` | The `Idempotency-Key` was already used with different parameters. **Sandbox extension**: not part of the production code list. |
+             *     | `INSUFFICIENT_BALANCE` | The internal account's balance cannot cover the amount (transfer out, quote execution, approval of an agent's transaction); nothing was moved. **Sandbox extension**: not part of the production code list. |
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MISSING_MANDATORY_USER_INFO" | "INVITATION_ALREADY_CLAIMED" | "INVITATIONS_NOT_CONFIGURED" | "INVALID_UMA_ADDRESS" | "INVITATION_CANCELLED" | "QUOTE_REQUEST_FAILED" | "INVALID_PAYREQ_RESPONSE" | "INVALID_RECEIVER" | "PARSE_PAYREQ_RESPONSE_ERROR" | "CERT_CHAIN_INVALID" | "CERT_CHAIN_EXPIRED" | "INVALID_PUBKEY_FORMAT" | "MISSING_REQUIRED_UMA_PARAMETERS" | "SENDER_NOT_ACCEPTED" | "AMOUNT_OUT_OF_RANGE" | "INVALID_CURRENCY" | "INVALID_TIMESTAMP" | "INVALID_NONCE" | "INVALID_REQUEST_FORMAT" | "INVALID_BANK_ACCOUNT" | "SELF_PAYMENT" | "LOOKUP_REQUEST_FAILED" | "PARSE_LNURLP_RESPONSE_ERROR" | "INVALID_AMOUNT" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_DELIVERY_ERROR" | "LOW_QUALITY" | "DATA_MISMATCH" | "EXPIRED" | "SUSPECTED_FRAUD" | "UNSUITABLE_DOCUMENT" | "INCOMPLETE" | "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS" | "SMS_OTP_CREDENTIAL_ALREADY_EXISTS" | "PASSKEY_CREDENTIAL_ALREADY_EXISTS" | "STABLECOIN_PROVIDER_ACCOUNT_INVALID" | "STABLECOIN_PROVIDER_ACCOUNT_REVOKED" | "STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED" | "CARDHOLDER_KYC_NOT_APPROVED" | "FUNDING_SOURCE_INELIGIBLE" | "IDEMPOTENCY_KEY_REUSED";
+            code: "INVALID_INPUT" | "MISSING_MANDATORY_USER_INFO" | "INVITATION_ALREADY_CLAIMED" | "INVITATIONS_NOT_CONFIGURED" | "INVALID_UMA_ADDRESS" | "INVITATION_CANCELLED" | "QUOTE_REQUEST_FAILED" | "INVALID_PAYREQ_RESPONSE" | "INVALID_RECEIVER" | "PARSE_PAYREQ_RESPONSE_ERROR" | "CERT_CHAIN_INVALID" | "CERT_CHAIN_EXPIRED" | "INVALID_PUBKEY_FORMAT" | "MISSING_REQUIRED_UMA_PARAMETERS" | "SENDER_NOT_ACCEPTED" | "AMOUNT_OUT_OF_RANGE" | "INVALID_CURRENCY" | "INVALID_TIMESTAMP" | "INVALID_NONCE" | "INVALID_REQUEST_FORMAT" | "INVALID_BANK_ACCOUNT" | "SELF_PAYMENT" | "LOOKUP_REQUEST_FAILED" | "PARSE_LNURLP_RESPONSE_ERROR" | "INVALID_AMOUNT" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_DELIVERY_ERROR" | "LOW_QUALITY" | "DATA_MISMATCH" | "EXPIRED" | "SUSPECTED_FRAUD" | "UNSUITABLE_DOCUMENT" | "INCOMPLETE" | "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS" | "SMS_OTP_CREDENTIAL_ALREADY_EXISTS" | "PASSKEY_CREDENTIAL_ALREADY_EXISTS" | "STABLECOIN_PROVIDER_ACCOUNT_INVALID" | "STABLECOIN_PROVIDER_ACCOUNT_REVOKED" | "STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED" | "CARDHOLDER_KYC_NOT_APPROVED" | "FUNDING_SOURCE_INELIGIBLE" | "IDEMPOTENCY_KEY_REUSED" | "INSUFFICIENT_BALANCE";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 401 (authentication or signature failure). */
         Error401: {
@@ -1915,7 +1916,7 @@ export interface components {
         };
         /** @description Details of a Spark wallet. */
         SparkWalletAccountInfo: {
-            /** @description Spark wallet address. Its last 3 characters are the sandbox magic suffix. */
+            /** @description Spark wallet address. Its last 3 digits are the sandbox magic suffix. */
             address: string;
         };
         /** @description Details of a Lightning address. */
@@ -1930,7 +1931,7 @@ export interface components {
         };
         /** @description Details of a Solana wallet. */
         SolanaWalletAccountInfo: {
-            /** @description Base58 Solana address. Its last 3 characters are the sandbox magic suffix. */
+            /** @description Base58 Solana address. Base58 has no `0`, so a Solana address never carries a sandbox magic suffix (its outcomes are always the default ones). */
             address: string;
         };
         /** @description New US_ACCOUNT external account. US bank account (ACH / wire), usually USD. */
@@ -2277,7 +2278,7 @@ export interface components {
             id: components["schemas"]["TransactionId"];
             type: components["schemas"]["TransactionType"];
             status: components["schemas"]["TransactionStatus"];
-            /** @description Why the transaction failed; present only when `status` is FAILED. */
+            /** @description Why the transaction failed; present only when `status` is FAILED. Transfers: `INSUFFICIENT_FUNDS`, `ACCOUNT_CLOSED`, `BANK_REJECTED`, `TIMEOUT`. Quote payments: `QUOTE_EXECUTION_FAILED`, `COUNTERPARTY_POST_TX_FAILED`, `PAYOUT_RETURNED` (completed, then returned by the receiving bank), `USER_CANCELLED`, `PAYOUT_AND_REFUND_FAILED` (the source is not refunded), `COMPLIANCE_REJECTED`. UMA receives: `COMPLIANCE_REJECTED`. */
             failureReason?: string;
             /** @description The internal account involved, when there is one. */
             internalAccountId?: components["schemas"]["InternalAccountId"];
@@ -2369,7 +2370,7 @@ export interface components {
              * @enum {string}
              */
             destinationType: "EXTERNAL_ACCOUNT";
-            /** @description Account paid. Sandbox: the suffix of its account number selects the outcome. */
+            /** @description Account paid. Sandbox: the suffix of its primary identifier (account number, IBAN, CLABE, address) selects the outcome. */
             externalAccountId: components["schemas"]["ExternalAccountId"];
         };
         /** @description Pay a UMA address. */
@@ -2379,7 +2380,7 @@ export interface components {
              * @enum {string}
              */
             destinationType: "UMA_ADDRESS";
-            /** @description UMA address of the receiver (`$user@domain`), for example `$success.usd@sandbox.uma.money`. */
+            /** @description UMA address of the receiver (`$user@domain`). On `sandbox.uma.money` a simulated receiver (`$success.usd`, `$pending.long.usd`, ...; `currency` must be the one it receives). On any other host, the platform's customer whose `platformCustomerId` is the user part: the payment is credited to their oldest active internal account in `currency` (with a UMA_RECEIVE transaction). Malformed: 400 `INVALID_UMA_ADDRESS`; no receiver: 404 `UMA_NOT_FOUND`. */
             umaAddress: string;
             /** @description Currency the receiver gets. */
             currency: components["schemas"]["CurrencyCode"];
@@ -2986,9 +2987,9 @@ export interface components {
         };
         /** @description Sandbox only: simulated incoming UMA payment. */
         SandboxUmaReceiveRequest: {
-            /** @description UMA address of the simulated sender (`$user@domain`). */
+            /** @description UMA address of the simulated sender (`$user@domain`). On `sandbox.uma.money` its local part selects the outcome (see the magic values); on any other host the payment completes. */
             senderUmaAddress: string;
-            /** @description UMA address of the receiving customer on your platform. Malformed: 400 `INVALID_UMA_ADDRESS`; no such receiver: 404 `UMA_NOT_FOUND`. */
+            /** @description UMA address of the receiving customer on your platform: `$<platformCustomerId>@<host>` on any host other than `sandbox.uma.money`. Malformed: 400 `INVALID_UMA_ADDRESS`; no such customer (or an address on `sandbox.uma.money`): 404 `UMA_NOT_FOUND`. */
             receiverUmaAddress: string;
             /** @description Currency credited to the receiver. */
             receivingCurrencyCode: components["schemas"]["CurrencyCode"];

@@ -12,6 +12,7 @@ import {
 } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { isUniqueViolation } from "../../db/errors.js";
+import { emitEvent } from "../../events/outbox.js";
 
 export type Customer = Schemas["Customer"];
 export type CustomerCreate = Schemas["CustomerCreate"];
@@ -64,24 +65,36 @@ export class CustomerService {
   async create(ctx: RequestContext, input: CustomerCreate): Promise<Customer> {
     const now = ctx.clock.now();
     try {
-      const row = await this.services.db.customer.create({
-        data: {
-          id: newId("Customer"),
+      // KYC runs at creation, so the status is set here: that is the first
+      // CUSTOMER.KYC_STATUS_CHANGE, written with the customer.
+      const row = await this.services.db.$transaction(async (tx) => {
+        const created = await tx.customer.create({
+          data: {
+            id: newId("Customer"),
+            platformId: ctx.platformId,
+            customerType: input.customerType,
+            platformCustomerId: input.platformCustomerId ?? null,
+            personalInfo:
+              input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
+            businessInfo:
+              input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
+            beneficialOwners:
+              input.customerType === "BUSINESS" && input.beneficialOwners
+                ? JSON.stringify(input.beneficialOwners)
+                : null,
+            kycStatus: initialKycStatus(input),
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+        await emitEvent(tx, {
           platformId: ctx.platformId,
-          customerType: input.customerType,
-          platformCustomerId: input.platformCustomerId ?? null,
-          personalInfo:
-            input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
-          businessInfo:
-            input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
-          beneficialOwners:
-            input.customerType === "BUSINESS" && input.beneficialOwners
-              ? JSON.stringify(input.beneficialOwners)
-              : null,
-          kycStatus: initialKycStatus(input),
-          createdAt: now,
-          updatedAt: now,
-        },
+          type: "CUSTOMER.KYC_STATUS_CHANGE",
+          objectId: created.id,
+          data: toCustomer(created),
+          at: now,
+        });
+        return created;
       });
       return toCustomer(row);
     } catch (err) {

@@ -14,6 +14,7 @@ import {
 } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { credit } from "../ledger/ledger.js";
+import { createTransaction } from "../transactions/records.js";
 import type { CustomerService } from "../customers/service.js";
 
 export type InternalAccount = Schemas["InternalAccount"];
@@ -123,9 +124,14 @@ export class InternalAccountService {
       : result;
   }
 
+  /** An account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<AccountRow> {
     const row = await this.services.db.internalAccount.findFirst({
-      where: { id, platformId: ctx.platformId },
+      where: {
+        id,
+        platformId: ctx.platformId,
+        ...(ctx.agent ? { customerId: ctx.agent.customerId } : {}),
+      },
     });
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
     return row;
@@ -150,16 +156,31 @@ export class InternalAccountService {
     return toPage(rows, filter.limit, toInternalAccount);
   }
 
-  /** Sandbox funding: credits the account through the ledger. */
+  /** Sandbox funding: a FUNDING transaction that credits the account through the ledger. */
   async fund(ctx: RequestContext, id: string, amount: number): Promise<InternalAccount> {
-    await this.getRow(ctx, id);
+    const account = await this.getRow(ctx, id);
     const at = ctx.clock.now();
     const row = await this.services.db.$transaction(async (tx) => {
+      const funding = await createTransaction(
+        tx,
+        {
+          platformId: ctx.platformId,
+          type: "FUNDING",
+          status: "COMPLETED",
+          direction: "CREDIT",
+          amount: BigInt(amount),
+          currency: account.currency,
+          internalAccountId: id,
+          customerId: account.customerId,
+        },
+        at,
+      );
       await credit(tx, {
         platformId: ctx.platformId,
         accountId: id,
         amount: BigInt(amount),
         kind: "SANDBOX_FUNDING",
+        reference: funding.id,
         at,
       });
       return tx.internalAccount.findUniqueOrThrow({ where: { id } });

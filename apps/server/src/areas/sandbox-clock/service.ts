@@ -50,7 +50,9 @@ export class SandboxClockService {
       // Webhook retries wait on the same clock.
       await advanceWebhookRetries(tx, ctx.platformId, shiftMs);
     });
-    const jobsRun = await this.worker.runDueForPlatform(ctx.platformId);
+    // Waits for due jobs another worker claimed first, too: when this answers,
+    // every outcome that became due has happened.
+    const jobsRun = await this.worker.settlePlatform(ctx.platformId);
     const clock = await this.get(ctx);
     return { ...clock, jobsRun };
   }

@@ -42,6 +42,113 @@ CREATE TABLE "RateLimitEvent" (
     "at" DATETIME NOT NULL
 );
 
+-- CreateTable
+CREATE TABLE "ExternalAccount" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "customerId" TEXT NOT NULL,
+    "currency" TEXT NOT NULL,
+    "accountType" TEXT NOT NULL,
+    "accountInfo" TEXT NOT NULL,
+    "identifier" TEXT NOT NULL,
+    "beneficiaryName" TEXT NOT NULL,
+    "beneficiaryVerificationStatus" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Transaction" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
+    "failureReason" TEXT,
+    "internalAccountId" TEXT,
+    "externalAccountId" TEXT,
+    "quoteId" TEXT,
+    "customerId" TEXT,
+    "agentId" TEXT,
+    "amount" BIGINT NOT NULL,
+    "currency" TEXT NOT NULL,
+    "direction" TEXT NOT NULL,
+    "stepsApplied" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL,
+    "completedAt" DATETIME
+);
+
+-- CreateTable
+CREATE TABLE "Quote" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "customerId" TEXT,
+    "agentId" TEXT,
+    "status" TEXT NOT NULL,
+    "source" TEXT NOT NULL,
+    "destination" TEXT NOT NULL,
+    "sourceAccountId" TEXT,
+    "destinationExternalAccountId" TEXT,
+    "receiverAccountId" TEXT,
+    "sendingCurrency" TEXT NOT NULL,
+    "receivingCurrency" TEXT NOT NULL,
+    "sendingAmount" BIGINT NOT NULL,
+    "receivingAmount" BIGINT NOT NULL,
+    "exchangeRate" TEXT NOT NULL,
+    "feeAmount" BIGINT NOT NULL,
+    "paymentReference" TEXT,
+    "expiresAt" DATETIME NOT NULL,
+    "transactionId" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Verification" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "customerId" TEXT NOT NULL,
+    "kybStatus" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Agent" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "platformId" TEXT NOT NULL,
+    "customerId" TEXT NOT NULL,
+    "maxTransactionAmount" BIGINT NOT NULL,
+    "approvalRequiredAbove" BIGINT NOT NULL,
+    "deviceCodeHash" TEXT NOT NULL,
+    "deviceCodeRedeemedAt" DATETIME,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "AgentAccessToken" (
+    "tokenHash" TEXT NOT NULL PRIMARY KEY,
+    "agentId" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    "createdAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "IdempotencyRecord" (
+    "platformId" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "requestHash" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
+    "responseStatus" INTEGER,
+    "responseBody" TEXT,
+    "lockedUntil" DATETIME NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("platformId", "key")
+);
+
 -- RedefineTables
 PRAGMA defer_foreign_keys=ON;
 PRAGMA foreign_keys=OFF;
@@ -108,4 +215,40 @@ CREATE INDEX "SignedChallenge_platformId_createdAt_idx" ON "SignedChallenge"("pl
 
 -- CreateIndex
 CREATE INDEX "RateLimitEvent_key_at_idx" ON "RateLimitEvent"("key", "at");
+
+-- CreateIndex
+CREATE INDEX "ExternalAccount_platformId_createdAt_id_idx" ON "ExternalAccount"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "ExternalAccount_customerId_idx" ON "ExternalAccount"("customerId");
+
+-- CreateIndex
+CREATE INDEX "Transaction_platformId_createdAt_id_idx" ON "Transaction"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "Transaction_internalAccountId_idx" ON "Transaction"("internalAccountId");
+
+-- CreateIndex
+CREATE INDEX "Transaction_customerId_idx" ON "Transaction"("customerId");
+
+-- CreateIndex
+CREATE INDEX "Transaction_quoteId_idx" ON "Transaction"("quoteId");
+
+-- CreateIndex
+CREATE INDEX "Quote_platformId_createdAt_id_idx" ON "Quote"("platformId", "createdAt", "id");
+
+-- CreateIndex
+CREATE INDEX "Verification_customerId_idx" ON "Verification"("customerId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Agent_deviceCodeHash_key" ON "Agent"("deviceCodeHash");
+
+-- CreateIndex
+CREATE INDEX "Agent_platformId_customerId_idx" ON "Agent"("platformId", "customerId");
+
+-- CreateIndex
+CREATE INDEX "AgentAccessToken_agentId_idx" ON "AgentAccessToken"("agentId");
+
+-- CreateIndex
+CREATE INDEX "IdempotencyRecord_expiresAt_idx" ON "IdempotencyRecord"("expiresAt");
 

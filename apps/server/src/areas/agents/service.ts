@@ -1,0 +1,139 @@
+import { createHash, randomBytes, randomInt } from "node:crypto";
+import type { Schemas } from "@sandbox/client";
+import type { Agent as AgentRow } from "../../db/generated/sqlite/client.js";
+import { isUniqueViolation } from "../../db/errors.js";
+import { notFound } from "../../errors.js";
+import type { AgentTokenVerifier } from "../../http/authenticator.js";
+import type { AgentPrincipal, RequestContext, Services } from "../../http/context.js";
+import { newId } from "../../ids.js";
+import type { PlatformClocks } from "../../platform/platform-clock.js";
+import type { CustomerService } from "../customers/service.js";
+
+export type Agent = Schemas["Agent"];
+export type AgentCreate = Schemas["AgentCreate"];
+export type AgentAccessToken = Schemas["AgentAccessToken"];
+
+/** Seconds an access token is valid, in the platform's sandbox time. */
+export const AGENT_TOKEN_TTL_SECONDS = 3600;
+const TOKEN_PREFIX = "agt_";
+// Device codes are typed by people: no vowels (no words), no look-alikes.
+const DEVICE_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+
+function sha256(value: string): string {
+  return createHash("sha256").update(value).digest("hex");
+}
+
+function newDeviceCode(): string {
+  const chars = Array.from({ length: 8 }, () => DEVICE_CODE_ALPHABET[randomInt(20)]);
+  return `${chars.slice(0, 4).join("")}-${chars.slice(4).join("")}`;
+}
+
+function principalOf(row: AgentRow): AgentPrincipal {
+  return {
+    agentId: row.id,
+    customerId: row.customerId,
+    maxTransactionAmount: row.maxTransactionAmount,
+    approvalRequiredAbove: row.approvalRequiredAbove,
+  };
+}
+
+/**
+ * Agents act for one customer under a policy. The platform creates one and
+ * hands its one-time device code to the agent, which redeems it for a bearer
+ * token. Only hashes of codes and tokens are stored.
+ */
+export class AgentService implements AgentTokenVerifier {
+  constructor(
+    private readonly services: Services,
+    private readonly customers: CustomerService,
+  ) {}
+
+  async create(ctx: RequestContext, input: AgentCreate): Promise<Agent> {
+    const customer = await this.customers.getRow(ctx, input.customerId);
+    const now = ctx.clock.now();
+    for (;;) {
+      const deviceCode = newDeviceCode();
+      try {
+        const row = await this.services.db.agent.create({
+          data: {
+            id: newId("Agent"),
+            platformId: ctx.platformId,
+            customerId: customer.id,
+            maxTransactionAmount: BigInt(input.policy.maxTransactionAmount),
+            approvalRequiredAbove: BigInt(input.policy.approvalRequiredAbove),
+            deviceCodeHash: sha256(deviceCode),
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+        return {
+          id: row.id,
+          customerId: row.customerId,
+          policy: {
+            maxTransactionAmount: Number(row.maxTransactionAmount),
+            approvalRequiredAbove: Number(row.approvalRequiredAbove),
+          },
+          deviceCode,
+          createdAt: row.createdAt.toISOString(),
+        };
+      } catch (err) {
+        // A code collision: draw another one.
+        if (!isUniqueViolation(err)) throw err;
+      }
+    }
+  }
+
+  /** Exchanges a device code for an access token, once. */
+  async redeem(ctx: RequestContext, code: string): Promise<AgentAccessToken> {
+    const now = ctx.clock.now();
+    const unknown = () =>
+      notFound("AGENT_NOT_FOUND", "No agent has this device code, or it was already redeemed");
+    const agent = await this.services.db.agent.findFirst({
+      where: { platformId: ctx.platformId, deviceCodeHash: sha256(code.toUpperCase()) },
+    });
+    if (!agent) throw unknown();
+    const accessToken = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+    const redeemed = await this.services.db.$transaction(async (tx) => {
+      // Conditional on not yet redeemed: of two concurrent redemptions one wins.
+      const { count } = await tx.agent.updateMany({
+        where: { id: agent.id, deviceCodeRedeemedAt: null },
+        data: { deviceCodeRedeemedAt: now, updatedAt: now },
+      });
+      if (count !== 1) return false;
+      await tx.agentAccessToken.create({
+        data: {
+          tokenHash: sha256(accessToken),
+          agentId: agent.id,
+          platformId: agent.platformId,
+          expiresAt: new Date(now.getTime() + AGENT_TOKEN_TTL_SECONDS * 1000),
+          createdAt: now,
+        },
+      });
+      return true;
+    });
+    if (!redeemed) throw unknown();
+    return {
+      accessToken,
+      tokenType: "Bearer",
+      expiresIn: AGENT_TOKEN_TTL_SECONDS,
+      agentId: agent.id,
+      customerId: agent.customerId,
+    };
+  }
+
+  async verify(
+    accessToken: string,
+    clocks: PlatformClocks,
+  ): Promise<{ platformId: string; agent: AgentPrincipal } | undefined> {
+    if (!accessToken.startsWith(TOKEN_PREFIX)) return undefined;
+    const token = await this.services.db.agentAccessToken.findUnique({
+      where: { tokenHash: sha256(accessToken) },
+    });
+    if (!token) return undefined;
+    const now = (await clocks.forPlatform(token.platformId)).now();
+    if (token.expiresAt <= now) return undefined;
+    const agent = await this.services.db.agent.findUnique({ where: { id: token.agentId } });
+    if (!agent) return undefined;
+    return { platformId: agent.platformId, agent: principalOf(agent) };
+  }
+}

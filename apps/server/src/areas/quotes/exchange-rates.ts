@@ -1,0 +1,115 @@
+import type { Schemas } from "@sandbox/client";
+
+// The sandbox's fixed exchange-rate table. Rates are what one unit of the
+// source currency buys of the destination currency, spread included; each
+// payment also pays a flat fee in the source currency. Every supported
+// currency has 2 decimals, so minor units convert at the same rate as major.
+
+/** Value of one unit of each currency in US dollars, in millionths. */
+const USD_VALUE_MICROS: Readonly<Record<string, bigint>> = {
+  USD: 1_000_000n,
+  EUR: 1_160_000n,
+  GBP: 1_340_000n,
+  CAD: 720_000n,
+  MXN: 54_500n,
+  BRL: 185_000n,
+};
+
+/** Flat fee per payment, in minor units of the source currency. */
+const FEE_MINOR_UNITS: Readonly<Record<string, bigint>> = {
+  USD: 100n,
+  EUR: 100n,
+  GBP: 100n,
+  CAD: 150n,
+  MXN: 2_000n,
+  BRL: 500n,
+};
+
+/** The spread taken on a currency conversion, in millionths (0.5 %). */
+const SPREAD_MICROS = 5_000n;
+const MICRO = 1_000_000n;
+
+/** Rates and fees hold for windows of this length. */
+export const RATE_CACHE_SECONDS = 300;
+
+export const SUPPORTED_CURRENCIES = Object.keys(USD_VALUE_MICROS);
+
+export interface Rate {
+  sourceCurrency: string;
+  destinationCurrency: string;
+  /** Destination units per source unit, in millionths. */
+  rateMicros: bigint;
+  feeAmount: bigint;
+}
+
+export function rateFor(sourceCurrency: string, destinationCurrency: string): Rate | undefined {
+  const source = USD_VALUE_MICROS[sourceCurrency];
+  const destination = USD_VALUE_MICROS[destinationCurrency];
+  const fee = FEE_MINOR_UNITS[sourceCurrency];
+  if (source === undefined || destination === undefined || fee === undefined) return undefined;
+  const rateMicros =
+    sourceCurrency === destinationCurrency
+      ? MICRO
+      : (source * (MICRO - SPREAD_MICROS) + destination / 2n) / destination;
+  return { sourceCurrency, destinationCurrency, rateMicros, feeAmount: fee };
+}
+
+export function rateAsNumber(rateMicros: bigint): number {
+  return Number(rateMicros) / Number(MICRO);
+}
+
+/**
+ * The end of the cache window `now` falls in: rates are fixed per 5-minute
+ * window, the same for every caller and every server process.
+ */
+export function cachedUntil(now: Date): Date {
+  const windowMs = RATE_CACHE_SECONDS * 1000;
+  return new Date((Math.floor(now.getTime() / windowMs) + 1) * windowMs);
+}
+
+/** GET /exchange-rates: every supported pair (optionally narrowed), fees included. */
+export function exchangeRates(
+  now: Date,
+  filter: { sourceCurrency?: string; destinationCurrency?: string },
+): Schemas["ExchangeRates"] {
+  const rates: Schemas["ExchangeRate"][] = [];
+  for (const source of SUPPORTED_CURRENCIES) {
+    if (filter.sourceCurrency && filter.sourceCurrency !== source) continue;
+    for (const destination of SUPPORTED_CURRENCIES) {
+      if (filter.destinationCurrency && filter.destinationCurrency !== destination) continue;
+      const rate = rateFor(source, destination);
+      if (!rate) continue;
+      rates.push({
+        sourceCurrency: source,
+        destinationCurrency: destination,
+        rate: rateAsNumber(rate.rateMicros),
+        feeAmount: Number(rate.feeAmount),
+      });
+    }
+  }
+  return { rates, cachedUntil: cachedUntil(now).toISOString() };
+}
+
+export interface QuoteAmounts {
+  sendingAmount: bigint;
+  receivingAmount: bigint;
+}
+
+/**
+ * Amounts of a quote with one side locked. The fee is included in what the
+ * sender pays; conversions round in the platform's favour (what is received
+ * down, what is paid up). Undefined when the locked amount cannot cover the fee.
+ */
+export function quoteAmounts(
+  rate: Rate,
+  lockedSide: "SENDING" | "RECEIVING",
+  lockedAmount: bigint,
+): QuoteAmounts | undefined {
+  if (lockedSide === "SENDING") {
+    const converted = ((lockedAmount - rate.feeAmount) * rate.rateMicros) / MICRO;
+    if (converted < 1n) return undefined;
+    return { sendingAmount: lockedAmount, receivingAmount: converted };
+  }
+  const principal = (lockedAmount * MICRO + rate.rateMicros - 1n) / rate.rateMicros;
+  return { sendingAmount: principal + rate.feeAmount, receivingAmount: lockedAmount };
+}

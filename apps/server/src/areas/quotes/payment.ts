@@ -1,0 +1,264 @@
+import {
+  evaluateUmaReceiver,
+  quoteDestinationOutcome,
+  type PaymentStep,
+} from "@sandbox/sandbox-rules";
+import type { Tx } from "../../db/client.js";
+import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import { debitOrRefuse } from "../ledger/balance-guard.js";
+import { credit } from "../ledger/ledger.js";
+import {
+  createTransaction,
+  moveTransaction,
+  type TransactionRow,
+} from "../transactions/records.js";
+import type { ChangeTimes } from "../transactions/service.js";
+import { moveQuote, type QuoteRow } from "./records.js";
+import { planSteps, type StepPlan } from "../transactions/step-plan.js";
+
+/** A delayed step of a quote payment (sandbox suffixes 003 and 005). */
+export const QUOTE_PAYMENT_STEP_JOB = "quote.payment-step";
+/** A quote not executed or funded before `expiresAt`. */
+export const QUOTE_EXPIRY_JOB = "quote.expire";
+
+type QuotePlan = StepPlan & { state: { status: "PROCESSING" | "COMPLETED" | "FAILED" } };
+
+interface StepPayload {
+  transactionId: string;
+  stepIndex: number;
+  step: PaymentStep;
+}
+
+// A platform customer's UMA address is an ordinary receiver, not a magic
+// value: the payment completes on execution.
+const DELIVER_AT_ONCE: readonly PaymentStep[] = [{ afterSeconds: 0, status: "COMPLETED" }];
+
+/**
+ * The payment of an executed (or funded) quote: takes the money from the
+ * source, then applies the sandbox outcome of its destination step by step.
+ * Steps due at once are applied by the executing request; later ones are
+ * jobs. Money that comes back is credited back to the source account.
+ */
+export class QuotePayments {
+  registerJobs(handlers: JobHandlers): void {
+    handlers.register(QUOTE_PAYMENT_STEP_JOB, (job, tools) => this.stepLater(job, tools));
+    handlers.register(QUOTE_EXPIRY_JOB, (job, tools) => this.expireLater(job, tools));
+  }
+
+  /** What happens to the payment after execution, decided by the sandbox rules. */
+  private async plan(tx: Tx, quote: QuoteRow): Promise<QuotePlan> {
+    if (quote.receiverAccountId !== null) return planSteps(DELIVER_AT_ONCE, "PROCESSING");
+    if (quote.destinationExternalAccountId !== null) {
+      const external = await tx.externalAccount.findUniqueOrThrow({
+        where: { id: quote.destinationExternalAccountId },
+      });
+      return planSteps(quoteDestinationOutcome(external.identifier).outcome.steps, "PROCESSING");
+    }
+    const { umaAddress } = JSON.parse(quote.destination) as { umaAddress: string };
+    const { outcome } = evaluateUmaReceiver(umaAddress);
+    // Checked when the quote was made: no quote exists for a rejected receiver.
+    if (outcome.kind !== "RECEIVER") throw new Error(`quote ${quote.id} has no sandbox receiver`);
+    return planSteps(outcome.steps, "PROCESSING");
+  }
+
+  /**
+   * Executes a PENDING quote: its payment transaction is created in the
+   * status the immediate steps lead to, the quote moves (conditionally on
+   * PENDING and unexpired, so of two executions one wins), the source is
+   * debited (400 INSUFFICIENT_BALANCE rolls it all back) and later steps
+   * are scheduled. `awaitingApproval` stops after recording the request.
+   */
+  async execute(
+    tx: Tx,
+    quote: QuoteRow,
+    opening: { agentId: string | null; awaitingApproval: boolean },
+    times: ChangeTimes,
+  ): Promise<QuoteRow> {
+    const base = {
+      platformId: quote.platformId,
+      type: "QUOTE_PAYMENT" as const,
+      direction: "DEBIT" as const,
+      amount: quote.sendingAmount,
+      currency: quote.sendingCurrency,
+      internalAccountId: quote.sourceAccountId,
+      externalAccountId: quote.destinationExternalAccountId,
+      quoteId: quote.id,
+      customerId: quote.customerId,
+      agentId: opening.agentId,
+    };
+    if (opening.awaitingApproval) {
+      const transaction = await createTransaction(
+        tx,
+        { ...base, status: "AWAITING_APPROVAL" },
+        times.at,
+      );
+      return moveQuote(tx, quote, "PROCESSING", times.at, {
+        transactionId: transaction.id,
+        notExpiredAt: times.at,
+      });
+    }
+    const plan = await this.plan(tx, quote);
+    const transaction = await createTransaction(
+      tx,
+      {
+        ...base,
+        status: plan.state.status,
+        stepsApplied: plan.state.stepsApplied,
+        completedAt: plan.state.completed ? times.at : null,
+        ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+      },
+      times.at,
+    );
+    const moved = await moveQuote(tx, quote, plan.state.status, times.at, {
+      transactionId: transaction.id,
+      notExpiredAt: times.at,
+    });
+    await this.begin(tx, moved, transaction, plan, times);
+    return moved;
+  }
+
+  /** An agent's AWAITING_APPROVAL payment, approved: it proceeds like a direct execution. */
+  async approve(tx: Tx, transaction: TransactionRow, times: ChangeTimes): Promise<TransactionRow> {
+    const quote = await tx.quote.findUniqueOrThrow({ where: { id: transaction.quoteId ?? "" } });
+    const plan = await this.plan(tx, quote);
+    const moved = await moveTransaction(
+      tx,
+      transaction,
+      {
+        status: plan.state.status,
+        stepsApplied: plan.state.stepsApplied,
+        completed: plan.state.completed,
+        ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+      },
+      times.at,
+    );
+    const movedQuote =
+      plan.state.status === quote.status
+        ? quote
+        : await moveQuote(tx, quote, plan.state.status, times.at);
+    await this.begin(tx, movedQuote, moved, plan, times);
+    return moved;
+  }
+
+  /** Debits the source, applies the money effects of the immediate steps, schedules the rest. */
+  private async begin(
+    tx: Tx,
+    quote: QuoteRow,
+    transaction: TransactionRow,
+    plan: StepPlan,
+    times: ChangeTimes,
+  ): Promise<void> {
+    if (quote.sourceAccountId !== null) {
+      await debitOrRefuse(tx, {
+        platformId: quote.platformId,
+        accountId: quote.sourceAccountId,
+        amount: quote.sendingAmount,
+        kind: "QUOTE_PAYMENT",
+        reference: transaction.id,
+        at: times.at,
+      });
+    }
+    for (const { step } of plan.now)
+      await this.moneyEffects(tx, quote, transaction.id, step, times.at);
+    for (const { stepIndex, step } of plan.later) {
+      const payload: StepPayload = { transactionId: transaction.id, stepIndex, step };
+      await scheduleJob(tx, {
+        platformId: quote.platformId,
+        kind: QUOTE_PAYMENT_STEP_JOB,
+        payload,
+        delaySeconds: step.afterSeconds,
+        now: times.realNow,
+      });
+    }
+  }
+
+  private async moneyEffects(
+    tx: Tx,
+    quote: QuoteRow,
+    transactionId: string,
+    step: PaymentStep,
+    at: Date,
+  ): Promise<void> {
+    if (step.status === "COMPLETED") {
+      if (quote.receiverAccountId !== null) await this.deliverToReceiver(tx, quote, at);
+      return;
+    }
+    // The money comes back to the source, unless the refund failed too.
+    if (step.refundsSource && quote.sourceAccountId !== null) {
+      await credit(tx, {
+        platformId: quote.platformId,
+        accountId: quote.sourceAccountId,
+        amount: quote.sendingAmount,
+        kind: "QUOTE_REFUND",
+        reference: transactionId,
+        at,
+      });
+    }
+  }
+
+  /** A payment to a UMA address of the platform's own customer credits their account. */
+  private async deliverToReceiver(tx: Tx, quote: QuoteRow, at: Date): Promise<void> {
+    const account = await tx.internalAccount.findUniqueOrThrow({
+      where: { id: quote.receiverAccountId ?? "" },
+    });
+    const received = await createTransaction(
+      tx,
+      {
+        platformId: quote.platformId,
+        type: "UMA_RECEIVE",
+        status: "COMPLETED",
+        direction: "CREDIT",
+        amount: quote.receivingAmount,
+        currency: quote.receivingCurrency,
+        internalAccountId: account.id,
+        customerId: account.customerId,
+        quoteId: quote.id,
+      },
+      at,
+    );
+    await credit(tx, {
+      platformId: quote.platformId,
+      accountId: account.id,
+      amount: quote.receivingAmount,
+      kind: "UMA_RECEIVE",
+      reference: received.id,
+      at,
+    });
+  }
+
+  private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
+    const { transactionId, stepIndex, step } = job.payload as StepPayload;
+    const at = tools.clock.now();
+    await tools.db.$transaction(async (tx) => {
+      const row = await tx.transaction.findUnique({ where: { id: transactionId } });
+      if (!row || row.stepsApplied > stepIndex) return; // applied already
+      // Jobs run in due order, so this only happens if an earlier step failed
+      // to apply: retry later rather than skip it.
+      if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
+      const quote = await tx.quote.findUniqueOrThrow({ where: { id: row.quoteId ?? "" } });
+      await moveTransaction(
+        tx,
+        row,
+        {
+          status: step.status,
+          stepsApplied: stepIndex + 1,
+          ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
+        },
+        at,
+      );
+      await moveQuote(tx, quote, step.status, at);
+      await this.moneyEffects(tx, quote, row.id, step, at);
+    });
+  }
+
+  private async expireLater(job: DueJob, tools: JobTools): Promise<void> {
+    const { quoteId } = job.payload as { quoteId: string };
+    const at = tools.clock.now();
+    await tools.db.$transaction(async (tx) => {
+      const quote = await tx.quote.findUnique({ where: { id: quoteId } });
+      if (!quote || quote.status !== "PENDING") return;
+      await moveQuote(tx, quote, "EXPIRED", at);
+    });
+  }
+}

@@ -1,0 +1,179 @@
+import type { Schemas } from "@sandbox/client";
+import {
+  evaluateUmaReceiver,
+  parseUmaAddress,
+  SANDBOX_UMA_HOST,
+  type PaymentStep,
+} from "@sandbox/sandbox-rules";
+import type { Tx } from "../../db/client.js";
+import { ApiError, notFound } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import { credit } from "../ledger/ledger.js";
+import {
+  createTransaction,
+  moveTransaction,
+  toTransaction,
+  type Transaction,
+  type TransactionRow,
+} from "../transactions/records.js";
+import { planSteps } from "../transactions/step-plan.js";
+import type { UmaDirectory } from "../uma/directory.js";
+
+export type SandboxUmaReceiveRequest = Schemas["SandboxUmaReceiveRequest"];
+
+/** A delayed step of an incoming UMA payment. */
+export const UMA_RECEIVE_STEP_JOB = "uma-receive.step";
+interface StepPayload {
+  transactionId: string;
+  stepIndex: number;
+  step: PaymentStep;
+}
+
+// A sender on another host is not a magic value: its payment simply arrives.
+const ARRIVES_AT_ONCE: readonly PaymentStep[] = [{ afterSeconds: 0, status: "COMPLETED" }];
+
+/**
+ * POST /sandbox/uma/receive: an external UMA sender pays one of the
+ * platform's customers. The receiver is a customer's UMA address (see
+ * UmaDirectory); the sender decides the outcome: a simulated party on the
+ * sandbox UMA host (`$success.usd`, `$pending.long.usd`, ...) behaves as the
+ * sandbox rules say, any other sender's payment arrives at once. The
+ * receiver's account is credited when the payment completes.
+ */
+export class UmaReceiveService {
+  constructor(
+    private readonly services: Services,
+    private readonly directory: UmaDirectory,
+  ) {}
+
+  registerJobs(handlers: JobHandlers): void {
+    handlers.register(UMA_RECEIVE_STEP_JOB, (job, tools) => this.stepLater(job, tools));
+  }
+
+  async receive(ctx: RequestContext, input: SandboxUmaReceiveRequest): Promise<Transaction> {
+    const receiver = parseUmaAddress(input.receiverUmaAddress);
+    if (!receiver.ok) {
+      throw new ApiError(
+        400,
+        "INVALID_UMA_ADDRESS",
+        `Invalid receiverUmaAddress: ${receiver.problem}.`,
+        {
+          details: { field: "receiverUmaAddress" },
+        },
+      );
+    }
+    const sender = evaluateUmaReceiver(input.senderUmaAddress);
+    const { outcome } = sender;
+    if (outcome.kind === "REJECT") {
+      throw new ApiError(
+        outcome.status,
+        outcome.errorCode,
+        `senderUmaAddress: ${outcome.message}`,
+        {
+          details: { field: "senderUmaAddress" },
+        },
+      );
+    }
+    if (receiver.address.domain === SANDBOX_UMA_HOST) {
+      throw notFound(
+        "UMA_NOT_FOUND",
+        `${receiver.address.address} is a simulated party on ${SANDBOX_UMA_HOST}, not one of your customers`,
+      );
+    }
+    if (sender.address?.address === receiver.address.address) {
+      throw new ApiError(400, "SELF_PAYMENT", "The sender and the receiver are the same address");
+    }
+    let steps = ARRIVES_AT_ONCE;
+    if (outcome.kind === "RECEIVER") {
+      if (outcome.currency !== input.receivingCurrencyCode) {
+        throw new ApiError(
+          400,
+          "INVALID_CURRENCY",
+          `${input.senderUmaAddress} pays in ${outcome.currency} only`,
+        );
+      }
+      steps = outcome.steps;
+    }
+    const { account } = await this.directory.resolve(
+      ctx,
+      receiver.address,
+      input.receivingCurrencyCode,
+    );
+
+    const at = ctx.clock.now();
+    const realNow = this.services.clock.now();
+    const plan = planSteps(steps, "PENDING");
+    const row = await this.services.db.$transaction(async (tx) => {
+      const created = await createTransaction(
+        tx,
+        {
+          platformId: ctx.platformId,
+          type: "UMA_RECEIVE",
+          status: plan.state.status,
+          stepsApplied: plan.state.stepsApplied,
+          ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+          direction: "CREDIT",
+          amount: BigInt(input.receivingCurrencyAmount),
+          currency: input.receivingCurrencyCode,
+          internalAccountId: account.id,
+          customerId: account.customerId,
+        },
+        at,
+      );
+      for (const { step } of plan.now) await this.moneyEffects(tx, created, step, at);
+      for (const { stepIndex, step } of plan.later) {
+        const payload: StepPayload = { transactionId: created.id, stepIndex, step };
+        await scheduleJob(tx, {
+          platformId: ctx.platformId,
+          kind: UMA_RECEIVE_STEP_JOB,
+          payload,
+          delaySeconds: step.afterSeconds,
+          now: realNow,
+        });
+      }
+      return created;
+    });
+    return toTransaction(row);
+  }
+
+  /** The receiver is credited when the payment completes; a failed one never moved money. */
+  private async moneyEffects(
+    tx: Tx,
+    row: TransactionRow,
+    step: PaymentStep,
+    at: Date,
+  ): Promise<void> {
+    if (step.status !== "COMPLETED") return;
+    await credit(tx, {
+      platformId: row.platformId,
+      accountId: row.internalAccountId ?? "",
+      amount: row.amount,
+      kind: "UMA_RECEIVE",
+      reference: row.id,
+      at,
+    });
+  }
+
+  private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
+    const { transactionId, stepIndex, step } = job.payload as StepPayload;
+    const at = tools.clock.now();
+    await tools.db.$transaction(async (tx) => {
+      const row = await tx.transaction.findUnique({ where: { id: transactionId } });
+      if (!row || row.stepsApplied > stepIndex) return;
+      if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
+      await moveTransaction(
+        tx,
+        row,
+        {
+          status: step.status,
+          stepsApplied: stepIndex + 1,
+          ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
+        },
+        at,
+      );
+      await this.moneyEffects(tx, row, step, at);
+    });
+  }
+}

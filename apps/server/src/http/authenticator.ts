@@ -1,0 +1,97 @@
+import type { NextFunction, Request, Response } from "express";
+import { ApiError } from "../errors.js";
+import type { ApiTokenVerifier } from "../platform/api-tokens.js";
+import type { Logger } from "../logger.js";
+import type { PlatformClocks } from "../platform/platform-clock.js";
+import type { AgentPrincipal, RequestContext } from "./context.js";
+
+const challenge = {
+  "WWW-Authenticate":
+    'Basic realm="payments-sandbox", charset="UTF-8", Bearer realm="payments-sandbox"',
+};
+
+function rejected(message: string): ApiError {
+  return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge });
+}
+
+/** Resolves an agent access token (AgentAuth); undefined when unknown or expired. */
+export interface AgentTokenVerifier {
+  verify(
+    accessToken: string,
+    clocks: PlatformClocks,
+  ): Promise<{ platformId: string; agent: AgentPrincipal } | undefined>;
+}
+
+/**
+ * Checks the credentials of every API request before validation, so a caller
+ * without valid credentials learns nothing about the request: HTTP Basic
+ * (`<api token id>:<api client secret>`) or an agent's bearer token. Which
+ * operations accept which scheme is openapi.yaml's `security`, enforced after
+ * the route is matched by {@link securityHandlers}.
+ */
+export function authenticator(
+  verifier: ApiTokenVerifier,
+  agents: AgentTokenVerifier,
+  clocks: PlatformClocks,
+  log: Logger,
+) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const header = req.headers.authorization;
+    if (!header)
+      throw rejected(
+        "Missing Authorization header: use HTTP Basic with your API token id and secret",
+      );
+    const [scheme, encoded] = header.split(" ", 2);
+    const kind = scheme?.toLowerCase();
+    if ((kind !== "basic" && kind !== "bearer") || !encoded) {
+      throw rejected("Unsupported authorization scheme: use HTTP Basic (or Bearer for agents)");
+    }
+    let ctx: RequestContext;
+    if (kind === "bearer") {
+      const identity = await agents.verify(encoded, clocks);
+      if (!identity) throw rejected("Invalid or expired agent access token");
+      ctx = {
+        platformId: identity.platformId,
+        tokenId: identity.agent.agentId,
+        agent: identity.agent,
+        clock: await clocks.forPlatform(identity.platformId),
+        log: log.child({
+          traceId: res.locals.traceId,
+          platformId: identity.platformId,
+          agentId: identity.agent.agentId,
+        }),
+      };
+    } else {
+      const decoded = Buffer.from(encoded, "base64").toString("utf8");
+      const colon = decoded.indexOf(":");
+      if (colon <= 0) throw rejected("Malformed Basic credentials: expected <token id>:<secret>");
+      const identity = await verifier.verify(decoded.slice(0, colon), decoded.slice(colon + 1));
+      if (!identity) throw rejected("Invalid API token id or secret");
+      ctx = {
+        platformId: identity.platformId,
+        tokenId: identity.tokenId,
+        clock: await clocks.forPlatform(identity.platformId),
+        log: log.child({ traceId: res.locals.traceId, platformId: identity.platformId }),
+      };
+    }
+    res.locals.ctx = ctx;
+    next();
+  };
+}
+
+function callerOf(req: Request): RequestContext | undefined {
+  return req.res?.locals.ctx as RequestContext | undefined;
+}
+
+/**
+ * express-openapi-validator security handlers: the credentials were verified
+ * above; here each operation's `security` decides which kind it accepts, so
+ * an agent token works only where openapi.yaml lists AgentAuth.
+ */
+export const securityHandlers = {
+  BasicAuth: (req: Request) => {
+    const ctx = callerOf(req);
+    return ctx !== undefined && ctx.agent === undefined;
+  },
+  AgentAuth: (req: Request) => callerOf(req)?.agent !== undefined,
+};

@@ -1,0 +1,234 @@
+import { createHash } from "node:crypto";
+import type { Request, Response } from "express";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/client.js";
+import { isUniqueViolation } from "../db/errors.js";
+import { ApiError } from "../errors.js";
+import { contextOf } from "./context.js";
+
+// Idempotency-Key support for any POST operation, as the most trusted payments
+// APIs do it: the first response (status and body) is kept and replayed for
+// the same key; the same key with other parameters is refused; the same key
+// while the first request still runs is a 409. A key is claimed by inserting
+// its row (platform + key is the primary key), so of two concurrent requests
+// exactly one inserts and the other sees the row.
+
+export interface IdempotentResult {
+  status: number;
+  body: unknown;
+  /**
+   * False for a response that is not the operation's result, such as the 202
+   * challenge of a signed retry: the key is released instead of stored, so
+   * the signed retry can reuse it.
+   */
+  final?: boolean;
+}
+
+export interface IdempotencyOptions {
+  /** How long a completed response is kept (at least 24 hours). */
+  retentionMs: number;
+  /**
+   * How long a claim holds while its request runs. A claim left behind by a
+   * crashed process can be taken over after this.
+   */
+  leaseMs: number;
+  /** Test seam: runs right after a key is claimed, before the operation. */
+  afterClaim?: (key: string) => Promise<void>;
+}
+
+export const defaultIdempotencyOptions: IdempotencyOptions = {
+  retentionMs: 24 * 60 * 60 * 1000,
+  leaseMs: 60_000,
+};
+
+/**
+ * Whether an error is the operation's answer, kept and replayed like a
+ * success: a 4xx decided by the operation. Not kept: server errors (the
+ * client may retry), and refused credentials or signatures (401) and rate
+ * limits (429), which say nothing about the operation and which the client
+ * fixes before retrying with the same key.
+ */
+function isOperationResult(err: unknown): err is ApiError {
+  return (
+    err instanceof ApiError &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.status !== 401 &&
+    err.status !== 429
+  );
+}
+
+const IN_PROGRESS = "IN_PROGRESS";
+const COMPLETED = "COMPLETED";
+
+export class IdempotencyStore {
+  constructor(
+    private readonly db: Db,
+    /** Real time: retention and leases do not follow the sandbox clock. */
+    private readonly clock: Clock,
+    private readonly options: IdempotencyOptions = defaultIdempotencyOptions,
+  ) {}
+
+  /**
+   * Runs `execute` once per (platform, key). `requestHash` identifies the
+   * parameters; a later request with the same key must carry the same hash.
+   * Errors the operation throws as 4xx ApiErrors are its response and are
+   * kept too (except 401 and 429); anything else releases the key and
+   * propagates.
+   */
+  async run(
+    platformId: string,
+    key: string,
+    requestHash: string,
+    execute: () => Promise<IdempotentResult>,
+  ): Promise<IdempotentResult & { replayed: boolean }> {
+    const replay = await this.claim(platformId, key, requestHash);
+    if (replay) return { ...replay, replayed: true };
+
+    let result: IdempotentResult;
+    try {
+      await this.options.afterClaim?.(key);
+      result = await execute();
+    } catch (err) {
+      if (!isOperationResult(err)) {
+        await this.release(platformId, key);
+        throw err;
+      }
+      result = { status: err.status, body: err.toBody() };
+    }
+    if (result.final === false) {
+      await this.release(platformId, key);
+      return { ...result, replayed: false };
+    }
+    await this.db.idempotencyRecord.updateMany({
+      where: { platformId, key, status: IN_PROGRESS },
+      data: {
+        status: COMPLETED,
+        responseStatus: result.status,
+        responseBody: JSON.stringify(result.body),
+      },
+    });
+    return { ...result, replayed: false };
+  }
+
+  /** Claims the key; returns the stored response instead when it already has one. */
+  private async claim(
+    platformId: string,
+    key: string,
+    requestHash: string,
+  ): Promise<IdempotentResult | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const now = this.clock.now();
+      const lockedUntil = new Date(now.getTime() + this.options.leaseMs);
+      try {
+        await this.db.idempotencyRecord.create({
+          data: {
+            platformId,
+            key,
+            requestHash,
+            status: IN_PROGRESS,
+            lockedUntil,
+            createdAt: now,
+            expiresAt: new Date(now.getTime() + this.options.retentionMs),
+          },
+        });
+        return undefined;
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+      }
+      const existing = await this.db.idempotencyRecord.findUnique({
+        where: { platformId_key: { platformId, key } },
+      });
+      if (!existing) continue; // released in between: try again
+      if (existing.expiresAt <= now) {
+        await this.db.idempotencyRecord.deleteMany({
+          where: { platformId, key, expiresAt: { lte: now } },
+        });
+        continue;
+      }
+      if (existing.requestHash !== requestHash) {
+        throw new ApiError(
+          400,
+          "IDEMPOTENCY_KEY_REUSED",
+          "This Idempotency-Key was already used with different parameters; use a new key for a new request",
+        );
+      }
+      if (existing.status === COMPLETED && existing.responseStatus !== null) {
+        return {
+          status: existing.responseStatus,
+          body: JSON.parse(existing.responseBody ?? "null") as unknown,
+        };
+      }
+      if (existing.lockedUntil > now) {
+        throw new ApiError(
+          409,
+          "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+          "A request with this Idempotency-Key is still being processed; retry later",
+        );
+      }
+      // A claim whose request never finished (its process stopped): take it over.
+      const { count } = await this.db.idempotencyRecord.updateMany({
+        where: { platformId, key, status: IN_PROGRESS, lockedUntil: existing.lockedUntil },
+        data: { lockedUntil },
+      });
+      if (count === 1) return undefined;
+    }
+    throw new ApiError(
+      409,
+      "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+      "A request with this Idempotency-Key is still being processed; retry later",
+    );
+  }
+
+  private async release(platformId: string, key: string): Promise<void> {
+    await this.db.idempotencyRecord.deleteMany({ where: { platformId, key, status: IN_PROGRESS } });
+  }
+}
+
+/** JSON with object keys sorted, so equal parameters hash equally whatever their order. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value as Record<string, unknown>)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/**
+ * A route handler that honours `Idempotency-Key`. The parameters compared
+ * between requests are the operation, its path parameters, its body and who
+ * calls (the platform, or which agent).
+ */
+export function idempotentRoute(
+  store: IdempotencyStore,
+  operation: string,
+  handler: (req: Request, res: Response) => Promise<IdempotentResult>,
+) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const key = req.header("Idempotency-Key");
+    if (key === undefined) {
+      const result = await handler(req, res);
+      res.status(result.status).json(result.body);
+      return;
+    }
+    const ctx = contextOf(res);
+    const requestHash = createHash("sha256")
+      .update(
+        JSON.stringify(
+          canonical({
+            operation,
+            params: req.params,
+            body: req.body ?? null,
+            caller: ctx.agent?.agentId ?? "platform",
+          }),
+        ),
+      )
+      .digest("hex");
+    const result = await store.run(ctx.platformId, key, requestHash, () => handler(req, res));
+    res.status(result.status).json(result.body);
+  };
+}

@@ -1,0 +1,480 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { SandboxClient, Schemas } from "@sandbox/client";
+import { QUOTE_DESTINATION_TABLE } from "@sandbox/sandbox-rules";
+import { ApiError } from "../src/errors.js";
+import type { SignedRequestGuard } from "../src/areas/quotes/signed-request-guard.js";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import {
+  advanceClock,
+  balanceOf,
+  createAccount,
+  createCustomer,
+  eventsAbout,
+  executeQuote,
+  expectLedgersBalanced,
+  transactionOf,
+} from "./money-helpers.js";
+
+type Quote = Schemas["Quote"];
+
+/** A EUR IBAN whose last 3 digits are `suffix`. */
+async function createIban(client: SandboxClient, customerId: string, suffix: string) {
+  const { data, error } = await client.POST("/external-accounts", {
+    body: {
+      customerId,
+      currency: "EUR",
+      accountType: "IBAN",
+      beneficiaryName: "Ada Lovelace",
+      accountInfo: { iban: `DE89370400440532013${suffix}` },
+    },
+  });
+  if (!data) throw new Error(JSON.stringify(error));
+  return data;
+}
+
+async function quoteToIban(
+  client: SandboxClient,
+  internalAccountId: string,
+  externalAccountId: string,
+  amount = 10_000,
+): Promise<Quote> {
+  const { data, error } = await client.POST("/quotes", {
+    body: {
+      source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId },
+      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: amount,
+    },
+  });
+  if (!data) throw new Error(JSON.stringify(error));
+  return data;
+}
+
+function execute(client: SandboxClient, quoteId: string, idempotencyKey?: string) {
+  return executeQuote(client, quoteId, idempotencyKey ? { "Idempotency-Key": idempotencyKey } : {});
+}
+
+async function quoteOf(client: SandboxClient, quoteId: string): Promise<Quote> {
+  const { data } = await client.GET("/quotes/{quoteId}", { params: { path: { quoteId } } });
+  if (!data) throw new Error(`no quote ${quoteId}`);
+  return data;
+}
+
+const FUNDED = 20_000;
+
+describe.each(databases)("quotes on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let customerId: string;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+    customerId = (await createCustomer(sandbox.client)).id;
+  });
+  afterEach(async () => {
+    await expectLedgersBalanced(sandbox.server.db);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  /** A funded USD account and a quote from it to an IBAN with `suffix`. */
+  async function quoteWithSuffix(suffix: string) {
+    const account = await createAccount(sandbox.client, customerId, "USD", FUNDED);
+    const iban = await createIban(sandbox.client, customerId, suffix);
+    const quote = await quoteToIban(sandbox.client, account.id, iban.id);
+    return { account, iban, quote };
+  }
+
+  it("lists exchange rates with fees, cached about 5 minutes", async () => {
+    const { data } = await sandbox.client.GET("/exchange-rates", {
+      params: { query: { sourceCurrency: "USD" } },
+    });
+    expect(data!.rates.length).toBeGreaterThan(1);
+    expect(data!.rates.every((r) => r.sourceCurrency === "USD")).toBe(true);
+    const mxn = data!.rates.find((r) => r.destinationCurrency === "MXN");
+    expect(mxn?.rate).toBeGreaterThan(10);
+    expect(mxn?.feeAmount).toBeGreaterThan(0);
+    const until = new Date(data!.cachedUntil).getTime() - Date.now();
+    expect(until).toBeGreaterThan(0);
+    expect(until).toBeLessThanOrEqual(300_000);
+    const pair = await sandbox.client.GET("/exchange-rates", {
+      params: { query: { sourceCurrency: "EUR", destinationCurrency: "MXN" } },
+    });
+    expect(pair.data?.rates).toHaveLength(1);
+  });
+
+  it("prices a quote from the rate and fee, locked on either side", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD");
+    const iban = await createIban(sandbox.client, customerId, "000");
+    const sending = await quoteToIban(sandbox.client, account.id, iban.id, 10_000);
+    expect(sending).toMatchObject({
+      status: "PENDING",
+      sendingCurrency: "USD",
+      receivingCurrency: "EUR",
+      sendingAmount: 10_000,
+    });
+    expect(sending.receivingAmount).toBe(
+      Math.floor((sending.sendingAmount - sending.feeAmount) * sending.exchangeRate),
+    );
+    const lifetime = new Date(sending.expiresAt).getTime() - new Date(sending.createdAt).getTime();
+    expect(lifetime).toBe(300_000);
+
+    const { data: receiving } = await sandbox.client.POST("/quotes", {
+      body: {
+        source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
+        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        lockedCurrencySide: "RECEIVING",
+        lockedCurrencyAmount: 8_600,
+      },
+    });
+    expect(receiving?.receivingAmount).toBe(8_600);
+    const principal = receiving!.sendingAmount - receiving!.feeAmount;
+    // The sender pays the smallest amount that delivers 86.00 EUR.
+    expect(principal * receiving!.exchangeRate).toBeGreaterThanOrEqual(8_600);
+    expect((principal - 1) * receiving!.exchangeRate).toBeLessThan(8_600);
+  });
+
+  it("refuses an amount that does not cover the fee, and an unsupported currency", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD");
+    const iban = await createIban(sandbox.client, customerId, "000");
+    const small = await sandbox.client.POST("/quotes", {
+      body: {
+        source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
+        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        lockedCurrencySide: "SENDING",
+        lockedCurrencyAmount: 50,
+      },
+    });
+    expect(small.error).toMatchObject({ status: 400, code: "AMOUNT_OUT_OF_RANGE" });
+    const yen = await sandbox.client.POST("/quotes", {
+      body: {
+        source: { sourceType: "REALTIME_FUNDING", currency: "JPY" },
+        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        lockedCurrencySide: "RECEIVING",
+        lockedCurrencyAmount: 1_000,
+      },
+    });
+    expect(yen.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
+  });
+
+  it("covers every row of the quote destination table in this file", () => {
+    expect(QUOTE_DESTINATION_TABLE.rows.map((r) => r.match)).toEqual([
+      "002",
+      "003",
+      "004",
+      "005",
+      "006",
+      "007",
+    ]);
+  });
+
+  it("pays a quote to any other suffix: COMPLETED, the source debited once", async () => {
+    const { account, quote } = await quoteWithSuffix("000");
+    const { data, response } = await execute(sandbox.client, quote.id);
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ id: quote.id, status: "COMPLETED" });
+    const transaction = await transactionOf(sandbox.client, data!.transactionId!);
+    expect(transaction).toMatchObject({
+      type: "QUOTE_PAYMENT",
+      status: "COMPLETED",
+      quoteId: quote.id,
+      internalAccountId: account.id,
+      amount: quote.sendingAmount,
+      currency: "USD",
+      direction: "DEBIT",
+    });
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    const events = await eventsAbout(sandbox.server.db, quote.id);
+    expect(events.map((e) => [e.type, e.data.status])).toEqual([
+      ["QUOTE.STATUS_CHANGE", "COMPLETED"],
+    ]);
+    const again = await execute(sandbox.client, quote.id);
+    expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+  });
+
+  const failsAtOnce = [
+    ["002", "QUOTE_EXECUTION_FAILED", true],
+    ["004", "COUNTERPARTY_POST_TX_FAILED", true],
+    ["006", "USER_CANCELLED", true],
+    ["007", "PAYOUT_AND_REFUND_FAILED", false],
+  ] as const;
+  for (const [suffix, reason, refunded] of failsAtOnce) {
+    it(`fails a quote to suffix ${suffix} with ${reason}; ${refunded ? "the source is refunded" : "nothing comes back"}`, async () => {
+      const { account, quote } = await quoteWithSuffix(suffix);
+      const { data } = await execute(sandbox.client, quote.id);
+      expect(data?.status).toBe("FAILED");
+      expect(await transactionOf(sandbox.client, data!.transactionId!)).toMatchObject({
+        status: "FAILED",
+        failureReason: reason,
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(
+        refunded ? FUNDED : FUNDED - quote.sendingAmount,
+      );
+      const events = await eventsAbout(sandbox.server.db, data!.transactionId!);
+      expect(events.map((e) => e.data.status)).toEqual(["FAILED"]);
+    });
+  }
+
+  it("completes a quote to suffix 003 after about 6 minutes", async () => {
+    const { account, quote } = await quoteWithSuffix("003");
+    const { data } = await execute(sandbox.client, quote.id);
+    expect(data?.status).toBe("PROCESSING");
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    await advanceClock(sandbox.client, 300);
+    expect((await quoteOf(sandbox.client, quote.id)).status).toBe("PROCESSING");
+    await advanceClock(sandbox.client, 70);
+    expect((await quoteOf(sandbox.client, quote.id)).status).toBe("COMPLETED");
+    const transaction = await transactionOf(sandbox.client, data!.transactionId!);
+    expect(transaction.status).toBe("COMPLETED");
+    expect(transaction.completedAt).toBeDefined();
+    const events = await eventsAbout(sandbox.server.db, quote.id);
+    expect(events.map((e) => e.data.status)).toEqual(["PROCESSING", "COMPLETED"]);
+  });
+
+  it("completes a quote to suffix 005, then fails it when the bank returns the payment", async () => {
+    const { account, quote } = await quoteWithSuffix("005");
+    const { data } = await execute(sandbox.client, quote.id);
+    expect(data?.status).toBe("COMPLETED");
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    await advanceClock(sandbox.client, 65);
+    expect((await quoteOf(sandbox.client, quote.id)).status).toBe("FAILED");
+    const transaction = await transactionOf(sandbox.client, data!.transactionId!);
+    expect(transaction).toMatchObject({ status: "FAILED", failureReason: "PAYOUT_RETURNED" });
+    expect(transaction.completedAt).toBeDefined();
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
+    const events = await eventsAbout(sandbox.server.db, data!.transactionId!);
+    expect(events.map((e) => e.data.status)).toEqual(["COMPLETED", "FAILED"]);
+  });
+
+  it("refuses to execute beyond the balance with 400 INSUFFICIENT_BALANCE; the quote stays PENDING", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD", 5_000);
+    const iban = await createIban(sandbox.client, customerId, "000");
+    const quote = await quoteToIban(sandbox.client, account.id, iban.id, 6_000);
+    const res = await execute(sandbox.client, quote.id);
+    expect(res.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
+    expect((await quoteOf(sandbox.client, quote.id)).status).toBe("PENDING");
+    expect(await balanceOf(sandbox.client, account.id)).toBe(5_000);
+  });
+
+  it("expires a quote that is not executed in time", async () => {
+    const { quote } = await quoteWithSuffix("000");
+    await advanceClock(sandbox.client, 301);
+    expect((await quoteOf(sandbox.client, quote.id)).status).toBe("EXPIRED");
+    const res = await execute(sandbox.client, quote.id);
+    expect(res.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+    const events = await eventsAbout(sandbox.server.db, quote.id);
+    expect(events.map((e) => e.data.status)).toEqual(["EXPIRED"]);
+  });
+
+  it("executes once for one Idempotency-Key and replays the first response", async () => {
+    const { account, quote } = await quoteWithSuffix("000");
+    const key = randomUUID();
+    const first = await execute(sandbox.client, quote.id, key);
+    const second = await execute(sandbox.client, quote.id, key);
+    expect(first.response.status).toBe(200);
+    expect(second.response.status).toBe(200);
+    expect(second.data).toEqual(first.data);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    const payments = await sandbox.client.GET("/transactions", {
+      params: { query: { internalAccountId: account.id, type: "QUOTE_PAYMENT" } },
+    });
+    expect(payments.data?.data).toHaveLength(1);
+
+    // The same key for another quote is a different request.
+    const { quote: otherQuote } = await quoteWithSuffix("000");
+    const reused = await execute(sandbox.client, otherQuote.id, key);
+    expect(reused.error).toMatchObject({ status: 400, code: "IDEMPOTENCY_KEY_REUSED" });
+    expect((await quoteOf(sandbox.client, otherQuote.id)).status).toBe("PENDING");
+
+    const tooLong = await execute(sandbox.client, otherQuote.id, "k".repeat(256));
+    expect(tooLong.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+  });
+
+  it("executes a quote once when two executions race without a key", async () => {
+    const { account, quote } = await quoteWithSuffix("000");
+    const results = await Promise.all([
+      execute(sandbox.client, quote.id),
+      execute(sandbox.client, quote.id),
+      execute(sandbox.client, quote.id),
+    ]);
+    const statuses = results.map((r) => r.response.status).sort();
+    expect(statuses).toEqual([200, 409, 409]);
+    for (const lost of results.filter((r) => r.response.status === 409)) {
+      expect(lost.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
+    }
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+  });
+
+  it("pays a real-time-funded quote through POST /sandbox/send", async () => {
+    const iban = await createIban(sandbox.client, customerId, "000");
+    const { data: quote } = await sandbox.client.POST("/quotes", {
+      body: {
+        source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
+        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        lockedCurrencySide: "SENDING",
+        lockedCurrencyAmount: 5_100,
+      },
+    });
+    expect(quote?.paymentInstructions).toMatchObject({ currency: "USD", amount: 5_100 });
+    expect(quote?.paymentInstructions?.reference).toMatch(/^QT-/);
+    const executed = await execute(sandbox.client, quote!.id);
+    expect(executed.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    const wrongCurrency = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: quote!.id, currencyCode: "EUR" },
+    });
+    expect(wrongCurrency.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
+    const sent = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: quote!.id, currencyCode: "USD" },
+    });
+    expect(sent.data?.status).toBe("COMPLETED");
+    const transaction = await transactionOf(sandbox.client, sent.data!.transactionId!);
+    expect(transaction).toMatchObject({ type: "QUOTE_PAYMENT", status: "COMPLETED" });
+    expect(transaction.internalAccountId).toBeUndefined();
+    const twice = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: quote!.id, currencyCode: "USD" },
+    });
+    expect(twice.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+
+    const { quote: internal } = await quoteWithSuffix("000");
+    const notRealtime = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: internal.id, currencyCode: "USD" },
+    });
+    expect(notRealtime.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+  });
+
+  it("hides another platform's quotes", async () => {
+    const { quote } = await quoteWithSuffix("000");
+    const other = await sandbox.otherPlatformClient();
+    const got = await other.GET("/quotes/{quoteId}", { params: { path: { quoteId: quote.id } } });
+    expect(got.error).toMatchObject({ status: 404, code: "QUOTE_NOT_FOUND" });
+    const run = await execute(other, quote.id);
+    expect(run.error).toMatchObject({ status: 404, code: "QUOTE_NOT_FOUND" });
+  });
+});
+
+describe.each(databases)("quote execution at the same moment on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let release: () => void = () => undefined;
+  const held = "held-key";
+  afterAll(async () => {
+    release();
+    await sandbox?.stop();
+  });
+
+  it("gives one execution and one 409 IDEMPOTENCY_REQUEST_IN_PROGRESS", async () => {
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // Holds the request that claims the key until the other one has answered,
+    // so "at the same moment" is certain rather than likely.
+    sandbox = await startSandbox(kind, {
+      afterIdempotencyClaim: async (key) => {
+        if (key === held) await gate;
+      },
+    });
+    const customer = await createCustomer(sandbox.client);
+    const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+    const iban = await createIban(sandbox.client, customer.id, "000");
+    const quote = await quoteToIban(sandbox.client, account.id, iban.id);
+
+    const requests = [
+      execute(sandbox.client, quote.id, held),
+      execute(sandbox.client, quote.id, held),
+    ];
+    const first = await Promise.race(requests.map((p, index) => p.then((r) => ({ index, r }))));
+    expect(first.r.response.status).toBe(409);
+    expect(first.r.error).toMatchObject({ code: "IDEMPOTENCY_REQUEST_IN_PROGRESS" });
+    release();
+    const other = await requests[1 - first.index]!;
+    expect(other.response.status).toBe(200);
+    expect(other.data?.status).toBe("COMPLETED");
+    // Afterwards the key replays the one execution.
+    const replay = await execute(sandbox.client, quote.id, held);
+    expect(replay.data).toEqual(other.data);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    await expectLedgersBalanced(sandbox.server.db);
+  });
+});
+
+describe.each(databases)("the signed-retry hook of quote execution on %s", (kind) => {
+  let sandbox: TestSandbox;
+  const checked: { accountId: string; action: string; parameters: Record<string, unknown> }[] = [];
+  // A stand-in for the wallet-signature check that lives elsewhere: it only
+  // shows where execution consults it and what it does with the answers.
+  const guard: SignedRequestGuard = {
+    async check(request) {
+      checked.push({
+        accountId: request.accountId,
+        action: request.action,
+        parameters: request.parameters,
+      });
+      if (request.headers.signature === undefined) {
+        return {
+          kind: "CHALLENGE",
+          challenge: {
+            payloadToSign: JSON.stringify(request.parameters),
+            requestId: `Request:${randomUUID()}`,
+            expiresAt: new Date(Date.now() + 300_000).toISOString(),
+          },
+        };
+      }
+      if (request.headers.signature !== "stand-in-stamp" || !request.headers.requestId) {
+        throw new ApiError(401, "WALLET_SIGNATURE_INVALID", "stand-in guard rejected the stamp");
+      }
+      return { kind: "AUTHORIZED" };
+    },
+  };
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind, { signedRequestGuard: guard });
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("asks the guard for an EMBEDDED_WALLET source only, and keeps the key free across the 202 and a 401", async () => {
+    const customer = await createCustomer(sandbox.client);
+    const wallet = await createAccount(
+      sandbox.client,
+      customer.id,
+      "USD",
+      FUNDED,
+      "EMBEDDED_WALLET",
+    );
+    const iban = await createIban(sandbox.client, customer.id, "000");
+    const quote = await quoteToIban(sandbox.client, wallet.id, iban.id);
+    const key = randomUUID();
+
+    const firstLeg = await execute(sandbox.client, quote.id, key);
+    expect(firstLeg.response.status).toBe(202);
+    expect(checked.at(-1)).toEqual({
+      accountId: wallet.id,
+      action: "ACTIVITY_TYPE_EXECUTE_QUOTE",
+      parameters: { quoteId: quote.id },
+    });
+    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
+    const challenge = firstLeg.challenge!;
+
+    // A rejected stamp does not use up the key either.
+    const bad = await executeQuote(sandbox.client, quote.id, {
+      "Idempotency-Key": key,
+      "Service-Wallet-Signature": "forged",
+      "Request-Id": challenge.requestId,
+    });
+    expect(bad.error).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
+
+    const retry = await executeQuote(sandbox.client, quote.id, {
+      "Idempotency-Key": key,
+      "Service-Wallet-Signature": "stand-in-stamp",
+      "Request-Id": challenge.requestId,
+    });
+    expect(retry.response.status).toBe(200);
+    expect(retry.data).toMatchObject({ status: "COMPLETED" });
+    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED - quote.sendingAmount);
+
+    const calls = checked.length;
+    const standard = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+    const plain = await quoteToIban(sandbox.client, standard.id, iban.id);
+    expect((await execute(sandbox.client, plain.id)).data?.status).toBe("COMPLETED");
+    expect(checked).toHaveLength(calls);
+    await expectLedgersBalanced(sandbox.server.db);
+  });
+});

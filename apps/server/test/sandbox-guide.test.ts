@@ -1,0 +1,78 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../src/paths.js";
+import { startSandbox, type TestSandbox } from "./harness.js";
+import { expectLedgersBalanced } from "./money-helpers.js";
+
+const run = promisify(execFile);
+
+function commandExists(name: string): boolean {
+  return (process.env.PATH ?? "").split(":").some((dir) => {
+    try {
+      readFileSync(join(dir, name));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+// docs/sandbox-guide.md promises that its shell blocks, run in order, work
+// against a fresh sandbox. This runs them exactly as written (only the port
+// differs) and checks what they print.
+describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide", () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox("sqlite");
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("runs its shell walkthrough as printed", async () => {
+    const guide = readFileSync(join(repoRoot, "docs", "sandbox-guide.md"), "utf8");
+    const blocks = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+    expect(blocks.length).toBeGreaterThan(5);
+    const script = blocks
+      .join("\n")
+      .replaceAll("http://localhost:3000/2025-10-13", sandbox.server.baseUrl);
+    const { stdout } = await run("sh", ["-ec", script], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
+        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
+      },
+      timeout: 60_000,
+    });
+    const lines = stdout.trim().split("\n");
+    expect(lines).toEqual([
+      expect.stringMatching(/^\{"sourceCurrency":"USD","destinationCurrency":"EUR"/),
+      '{"offsetSeconds":0}',
+      "APPROVED",
+      "REJECTED",
+      "100000",
+      "MATCHED",
+      "INVALID_BANK_ACCOUNT",
+      '{"type":"TRANSFER_OUT","status":"COMPLETED","amount":25000}',
+      "PENDING",
+      '{"status":"FAILED","failureReason":"TIMEOUT"}',
+      expect.stringMatching(/^\{"ids":\["Transaction:.*\],"hasMore":true,"nextCursor":".+"\}$/),
+      expect.stringMatching(/^Transaction:/),
+      expect.stringMatching(/^Transaction:/),
+      expect.stringMatching(/^\{"status":"PROCESSING","sendingAmount":\d+,"receivingAmount":8600,/),
+      "COMPLETED",
+      expect.stringMatching(/^\{"currency":"USD","amount":5100,"reference":"QT-/),
+      "COMPLETED",
+      '{"type":"UMA_RECEIVE","status":"COMPLETED","amount":2500}',
+      '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',
+      "AWAITING_APPROVAL",
+      "COMPLETED",
+    ]);
+    // The idempotent transfer printed one transaction twice.
+    expect(lines[11]).toBe(lines[12]);
+    await expectLedgersBalanced(sandbox.server.db);
+  });
+});
