@@ -1,5 +1,11 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { CardService } from "./areas/cards/service.js";
+import { cardRoutes } from "./areas/cards/routes.js";
+import { revealPageRoutes } from "./areas/cards/reveal-page.js";
+import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
+import { CardTransactionService } from "./areas/card-transactions/service.js";
+import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
 import { CustomerService } from "./areas/customers/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
@@ -65,6 +71,12 @@ export async function startServer(
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
   const sandboxClock = new SandboxClockService(services, jobs);
+  // Links the server hands out need its origin, known once it listens.
+  let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
+  const cards = new CardService(services, customers, clocks, () => origin);
+  const cardTransactions = new CardTransactionService(services, cards);
+  registerCardIssuanceJob(jobHandlers, db);
+  cardTransactions.registerJobs(jobHandlers);
 
   const app = createApp({
     log,
@@ -76,7 +88,11 @@ export async function startServer(
       internalAccountRoutes(accounts),
       sandboxRoutes(accounts),
       sandboxClockRoutes(sandboxClock),
+      cardRoutes(cards),
+      cardTransactionRoutes(cardTransactions),
+      cardSimulationRoutes(cardTransactions),
     ],
+    pages: [revealPageRoutes(cards)],
   });
 
   const server: Server = await new Promise((resolve, reject) => {
@@ -86,7 +102,7 @@ export async function startServer(
   jobs.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
-  const origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
+  origin ||= `http://${host}:${port}`;
 
   return {
     origin,

@@ -19,6 +19,8 @@ export interface AppOptions {
   validateResponses: boolean;
   /** One router per API area, mounted under the version path. */
   routers: Router[];
+  /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
+  pages?: Router[];
 }
 
 export function createApp(options: AppOptions): Express {
@@ -86,6 +88,7 @@ export function createApp(options: AppOptions): Express {
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.
   app.use(API_BASE_PATH, api);
+  for (const router of options.pages ?? []) app.use(router);
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
   app.use(errorHandler(log));
   return app;
