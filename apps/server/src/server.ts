@@ -18,6 +18,7 @@ import { defaultJobWorkerOptions, JobWorker } from "./jobs/worker.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
+import { openSqlDriver } from "./db/sql.js";
 import { migrate } from "./db/migrate.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
@@ -56,10 +57,11 @@ export async function startServer(
   if (applied.length > 0) log.info({ applied, provider: target.provider }, "database migrated");
 
   const db = createDb(target);
+  const sql = openSqlDriver(target);
   const bootstrap = await bootstrapPlatform(db, clock, config);
 
   const services: Services = { db, clock, log };
-  const clocks = new PlatformClocks(db, clock);
+  const clocks = new PlatformClocks(db, clock, sql);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
   const jobs = new JobWorker(db, clock, clocks, jobHandlers, log.child({ component: "jobs" }), {
@@ -74,7 +76,7 @@ export async function startServer(
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards);
+  const cardTransactions = new CardTransactionService(services, cards, sql);
   registerCardIssuanceJob(jobHandlers, db);
   cardTransactions.registerJobs(jobHandlers);
 
@@ -118,6 +120,7 @@ export async function startServer(
         server.closeAllConnections();
       });
       await db.$disconnect();
+      await sql.close();
     },
   };
 }

@@ -15,25 +15,29 @@ export interface EventInput {
   at: Date;
 }
 
+/** The outbox row of an event (shared by emitEvent and the SQL hot paths). */
+export function outboxRow(event: EventInput) {
+  const id = newId("Webhook");
+  const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
+  return {
+    id,
+    platformId: event.platformId,
+    type: event.type,
+    objectId: event.objectId,
+    payload: JSON.stringify(envelope),
+    createdAt: event.at,
+    status: "PENDING",
+    // Real time: the dispatcher compares against the real clock.
+    nextAttemptAt: new Date(),
+  };
+}
+
 /**
  * Records a webhook event in the outbox. Call it inside the transaction that
  * makes the state change, so neither exists without the other.
  */
 export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
-  const id = newId("Webhook");
-  const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
-  await tx.webhookEvent.create({
-    data: {
-      id,
-      platformId: event.platformId,
-      type: event.type,
-      objectId: event.objectId,
-      payload: JSON.stringify(envelope),
-      createdAt: event.at,
-      status: "PENDING",
-      // Real time: the dispatcher compares against the real clock.
-      nextAttemptAt: new Date(),
-    },
-  });
-  return id;
+  const data = outboxRow(event);
+  await tx.webhookEvent.create({ data });
+  return data.id;
 }

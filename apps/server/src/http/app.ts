@@ -11,6 +11,7 @@ import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { basicAuth } from "./basic-auth.js";
 import { errorHandler } from "./error-handler.js";
+import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
 
 export interface AppOptions {
   log: Logger;
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions): Express {
     res.redirect("/docs");
   });
 
+  memoiseValidatorRouteMatching();
   const api = express.Router();
   api.use(express.json({ limit: "1mb" }));
   api.use(basicAuth(options.tokens, options.clocks, log));

@@ -14,10 +14,16 @@ import {
 } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import type { SqlDriver } from "../../db/sql.js";
 import type { CardService } from "../cards/service.js";
-import { fundingSourcesOf } from "../cards/view.js";
+import {
+  authorizationSteps,
+  CARD_PULL_JOB,
+  type AuthorizationPlan,
+  type CardPullJobPayload,
+} from "./authorization.js";
 import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
+import { pullEffect } from "./pull-resolution.js";
 import {
   EVENT_OF_STATUS,
   toCardTransaction,
@@ -38,17 +44,8 @@ export interface CardTransactionFilter {
   cursor?: string;
 }
 
-export const CARD_PULL_JOB = "card.pull";
-export interface CardPullJobPayload {
-  cardTransactionId: string;
-  pullId: string;
-  /** Sandbox time the pull resolves. */
-  at: string;
-  resolution: CardPullResolution;
-}
-
-// Many authorizations may queue for a database connection at once (a burst on
-// one funding source); waiting is better than failing them.
+// Changes to one transaction queue on its version; waiting for a connection
+// is better than failing them.
 const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 
 type ChildKind = "PULL" | "SETTLEMENT" | "REFUND" | "RELEASE";
@@ -115,10 +112,7 @@ function requireStatus(row: Row, allowed: readonly CardTransactionStatus[], acti
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 
-/**
- * Records how a pull resolved. A failed pull gives back what the transaction
- * still holds and moves it to the status the sandbox table names (EXCEPTION).
- */
+/** Records how a pull resolved (see pull-resolution.ts). */
 async function resolvePull(
   tx: Tx,
   row: Row,
@@ -131,21 +125,24 @@ async function resolvePull(
     where: { id: pull.id },
     data: { status: resolution.pullStatus, updatedAt: at },
   });
-  next.pullPending -= 1;
-  if (resolution.pullStatus === "FAILED") {
-    next.pullTotal -= pull.amount;
-    await giveBack(tx, targetOf(row, at), next.heldAmount, "CARD_PULL_FAILED");
-    next.heldAmount = 0n;
-    next.status = resolution.transactionStatus;
-  }
+  const effect = pullEffect(next, pull.amount, resolution);
+  await giveBack(tx, targetOf(row, at), effect.release, "CARD_PULL_FAILED");
+  next.pullPending = effect.pullPending;
+  next.pullTotal = effect.pullTotal;
+  next.heldAmount = effect.heldAmount;
+  next.status = effect.status;
 }
 
 class Skip extends Error {}
+
+/** The pull of a declined authorization: never made. */
+const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
 export class CardTransactionService {
   constructor(
     private readonly services: Services,
     private readonly cards: CardService,
+    private readonly sql: SqlDriver,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -178,14 +175,15 @@ export class CardTransactionService {
   /**
    * A simulated authorization. Always creates a transaction: AUTHORIZED with
    * one pull (the hold, a guarded debit on the first funding source that
-   * covers the amount), or DECLINED with the reason and nothing pulled.
+   * covers the amount), or DECLINED with the reason and nothing pulled. Runs
+   * as direct SQL (authorization.ts): it is the hot path.
    */
   async authorize(
     ctx: RequestContext,
     cardId: string,
     input: SimulateAuthorization,
   ): Promise<CardTransaction> {
-    const card = await this.cards.getRow(ctx, cardId);
+    const card = await this.cardForAuthorization(ctx, cardId);
     if (input.currency.code !== card.currency) {
       throw new ApiError(
         400,
@@ -194,7 +192,7 @@ export class CardTransactionService {
       );
     }
     const rule = cardAuthorizationOutcome(input.merchant.descriptor).outcome;
-    let declineReason: CardDeclineReason | undefined =
+    const declineReason: CardDeclineReason | undefined =
       card.state === "FROZEN"
         ? "CARD_PAUSED"
         : card.state !== "ACTIVE"
@@ -202,109 +200,41 @@ export class CardTransactionService {
           : rule.kind === "DECLINE"
             ? rule.declineReason
             : undefined;
-    const at = ctx.clock.now();
-    const realNow = this.services.clock.now();
-    const id = newId("CardTransaction");
-    const amount = BigInt(input.amount);
+    const plan: AuthorizationPlan = {
+      platformId: ctx.platformId,
+      cardId: card.id,
+      customerId: card.cardholderId,
+      fundingSources: card.fundingSources,
+      amount: BigInt(input.amount),
+      currency: input.currency.code,
+      merchant: input.merchant,
+      at: ctx.clock.now(),
+      realNow: this.services.clock.now(),
+      ...(declineReason ? { declineReason } : {}),
+      pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
+    };
+    return toCardTransaction(await this.sql.transaction(() => authorizationSteps(plan)));
+  }
 
-    const result = await this.services.db.$transaction(async (tx) => {
-      let source: string | null = null;
-      if (declineReason === undefined) {
-        for (const accountId of fundingSourcesOf(card)) {
-          const target = { platformId: ctx.platformId, accountId, cardTransactionId: id, at };
-          if (await tryPull(tx, target, amount, "CARD_AUTHORIZATION")) {
-            source = accountId;
-            break;
-          }
-        }
-        if (source === null) declineReason = "INSUFFICIENT_FUNDS";
-      }
-      const pull = rule.kind === "APPROVE" && source !== null ? rule.pull : undefined;
-      const row = await tx.cardTransaction.create({
-        data: {
-          id,
-          platformId: ctx.platformId,
-          cardId: card.id,
-          customerId: card.cardholderId,
-          fundingSourceId: source,
-          status: pull ? "AUTHORIZED" : "DECLINED",
-          declineReason: pull ? null : (declineReason ?? null),
-          merchantDescriptor: input.merchant.descriptor,
-          merchantMcc: input.merchant.mcc,
-          merchantCountry: input.merchant.country,
-          currency: input.currency.code,
-          authorizedAmount: pull ? amount : 0n,
-          heldAmount: pull ? amount : 0n,
-          settledAmount: 0n,
-          refundedAmount: 0n,
-          pullCount: pull ? 1 : 0,
-          pullTotal: pull ? amount : 0n,
-          // Until it resolves, a pull is pending: for a moment, or for a while.
-          pullPending:
-            pull && !(pull.afterSeconds === 0 && pull.pullStatus === "CONFIRMED") ? 1 : 0,
-          settlementCount: 0,
-          settlementTotal: 0n,
-          refundCount: 0,
-          refundTotal: 0n,
-          authorizedAt: at,
-          lastEventAt: at,
-          createdAt: at,
-          updatedAt: at,
-        },
-      });
-      const announce = (r: Row) =>
-        emitEvent(tx, {
-          platformId: ctx.platformId,
-          type: EVENT_OF_STATUS[r.status as CardTransactionStatus],
-          objectId: r.id,
-          data: toCardTransaction(r),
-          at,
-        });
-      await announce(row);
-      if (!pull) return row;
-
-      const pullId = newId("CardTransactionEvent");
-      const settlesNow = pull.afterSeconds === 0;
-      await tx.cardTransactionEvent.create({
-        data: {
-          id: pullId,
-          platformId: ctx.platformId,
-          cardTransactionId: id,
-          kind: "PULL",
-          amount,
-          status: settlesNow && pull.pullStatus === "CONFIRMED" ? "CONFIRMED" : "PENDING",
-          createdAt: at,
-          updatedAt: at,
-        },
-      });
-      if (!settlesNow) {
-        const payload: CardPullJobPayload = {
-          cardTransactionId: id,
-          pullId,
-          at: new Date(at.getTime() + pull.afterSeconds * 1000).toISOString(),
-          resolution: pull,
-        };
-        await scheduleJob(tx, {
-          platformId: ctx.platformId,
-          kind: CARD_PULL_JOB,
-          payload,
-          delaySeconds: pull.afterSeconds,
-          now: realNow,
-        });
-        return row;
-      }
-      if (pull.pullStatus === "CONFIRMED") return row;
-      // The pull reports failure straight away: AUTHORIZED, then the failure.
-      const next = progressOf(row);
-      await resolvePull(tx, row, next, { id: pullId, amount }, pull, at);
-      const failed = await tx.cardTransaction.update({
-        where: { id },
-        data: { ...next, version: { increment: 1 } },
-      });
-      await announce(failed);
-      return failed;
-    }, TX_OPTIONS);
-    return toCardTransaction(result);
+  /** The card as the authorization needs it, read directly (hot path). */
+  private async cardForAuthorization(ctx: RequestContext, cardId: string) {
+    const row = await this.sql.one(
+      `SELECT "id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance" FROM "Card" WHERE "id" = ? AND "platformId" = ?`,
+      [cardId, ctx.platformId],
+    );
+    if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
+    // Issuance steps may be due: the card service applies them first.
+    const card =
+      row.pendingIssuance === null
+        ? (row as {
+            id: string;
+            cardholderId: string;
+            state: string;
+            currency: string;
+            fundingSources: string;
+          })
+        : await this.cards.getRow(ctx, cardId);
+    return { ...card, fundingSources: JSON.parse(card.fundingSources) as string[] };
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
