@@ -13,6 +13,11 @@ import { pgPoolConfig } from "./client.js";
 // synchronously on SQLite (better-sqlite3 is synchronous: the write lock is
 // never held across an await, so Prisma's own connection in this process is
 // never left waiting on it) and asynchronously on PostgreSQL.
+//
+// On SQLite the commit costs more than the statements, so transactions that
+// arrive together are committed together (group commit): each runs in its
+// own savepoint, in arrival order, inside one write transaction. A program
+// that fails rolls back only its savepoint; the others still commit.
 
 export type SqlValue = string | number | bigint | boolean | Date | null;
 
@@ -55,13 +60,26 @@ function pgValue(value: SqlValue): unknown {
   return value;
 }
 
+interface Queued {
+  program: () => SqlProgram<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** Most transactions committed together. */
+const MAX_GROUP = 256;
+
 class SqliteDriver implements SqlDriver {
   readonly provider = "sqlite" as const;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly inserts = new Map<string, Map<string, string>>();
-  /** One better-sqlite3 transaction function, given the program to run. */
+  /** Runs one program; called inside `batch`, it is a savepoint. */
   private readonly runner: Database.Transaction<(program: () => SqlProgram<unknown>) => unknown>;
+  /** Runs the queued programs in one write transaction. */
+  private readonly batch: Database.Transaction<(queued: readonly Queued[]) => Outcome[]>;
+  private queue: Queued[] = [];
+  private flushScheduled = false;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -83,6 +101,15 @@ class SqliteDriver implements SqlDriver {
         input = this.exec(next.value);
       }
     });
+    this.batch = this.db.transaction((queued: readonly Queued[]) =>
+      queued.map((item): Outcome => {
+        try {
+          return { ok: true, value: this.runner(item.program) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
   }
 
   private insertStatement(table: string, columns: string[]): Database.Statement {
@@ -128,14 +155,40 @@ class SqliteDriver implements SqlDriver {
     }
   }
 
-  async transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+  transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ program, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // After this turn's I/O callbacks: everything that arrived with it joins.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const queued = this.queue.splice(0, MAX_GROUP);
+    if (this.queue.length > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         // IMMEDIATE takes the write lock up front: no upgrade deadlocks.
-        return this.runner.immediate(program) as R;
+        const outcomes = this.batch.immediate(queued);
+        outcomes.forEach((outcome, i) => {
+          if (outcome.ok) queued[i]!.resolve(outcome.value);
+          else queued[i]!.reject(outcome.error);
+        });
+        return;
       } catch (err) {
-        if (!isBusy(err) || attempt >= 2000) throw err;
-        await pause(attempt);
+        if (isBusy(err) && attempt < 2000) {
+          await pause(attempt);
+          continue;
+        }
+        for (const item of queued) item.reject(err);
+        return;
       }
     }
   }

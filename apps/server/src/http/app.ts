@@ -29,27 +29,34 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", false);
+  // API responses are never served from a cache; hashing every body for an
+  // ETag is wasted work on every request.
+  app.set("etag", false);
 
   app.use((req, res, next) => {
     res.locals.traceId = randomUUID();
     res.setHeader("X-Trace-Id", res.locals.traceId as string);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (_req, res) => (res as express.Response).locals.traceId as string,
-      // Only what identifies the request: never headers, bodies or secrets.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split("?")[0],
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  // Request logs are written at info level: below it, skip the per-request
+  // logger (it costs a child logger per request and nothing reads req.log).
+  if (log.isLevelEnabled("info")) {
+    app.use(
+      pinoHttp({
+        logger: log,
+        genReqId: (_req, res) => (res as express.Response).locals.traceId as string,
+        // Only what identifies the request: never headers, bodies or secrets.
+        serializers: {
+          req: (req: { id: string; method: string; url: string }) => ({
+            id: req.id,
+            method: req.method,
+            path: req.url.split("?")[0],
+          }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+      }),
+    );
+  }
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

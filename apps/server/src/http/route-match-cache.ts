@@ -20,14 +20,19 @@ export function memoiseValidatorRouteMatching(): void {
   const fromValidator = createRequire(here.resolve("express-openapi-validator"));
   const module = fromValidator("path-to-regexp") as { pathToRegexp: PathToRegexp };
   const original = module.pathToRegexp;
-  const cache = new Map<string, unknown>();
+  // The validator passes only { sensitive, strict }: key on the path and those.
+  const cache = [new Map<string, unknown>(), new Map(), new Map(), new Map()];
   module.pathToRegexp = (path, options) => {
+    const o = (options ?? {}) as Record<string, unknown>;
     if (typeof path !== "string") return original(path, options);
-    const key = `${path}\u0000${JSON.stringify(options ?? {})}`;
-    let compiled = cache.get(key);
+    for (const key in o) {
+      if (key !== "sensitive" && key !== "strict") return original(path, options);
+    }
+    const byPath = cache[(o.sensitive ? 1 : 0) + (o.strict ? 2 : 0)]!;
+    let compiled = byPath.get(path);
     if (compiled === undefined) {
       compiled = original(path, options);
-      cache.set(key, compiled);
+      byPath.set(path, compiled);
     }
     return compiled;
   };

@@ -96,6 +96,34 @@ export class JobWorker {
     return ran;
   }
 
+  /**
+   * Waits until no job of this platform that is due now is still running
+   * elsewhere (the background poll of this process, or another process, may
+   * have claimed it first), then runs what those jobs made due. Returns how
+   * many jobs it waited for or ran. Gives up waiting after `timeoutMs`.
+   */
+  async settlePlatform(platformId: string, timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    const waitedFor = new Set<string>();
+    let ran = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const running = await this.db.job.findMany({
+        where: { platformId, status: "RUNNING", dueAt: { lte: now }, lockedUntil: { gte: now } },
+        select: { id: true },
+      });
+      for (const job of running) waitedFor.add(job.id);
+      if (running.length === 0) {
+        const more = await this.runDueForPlatform(platformId);
+        ran += more;
+        if (more === 0) return ran + waitedFor.size;
+        continue;
+      }
+      if (Date.now() > deadline) return ran + waitedFor.size;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   private async claimDue(platformId: string | undefined, max: number): Promise<JobRow[]> {
     const now = this.clock.now();
     const candidates = await this.db.job.findMany({

@@ -47,7 +47,10 @@ export class SandboxClockService {
         });
       }
     });
-    const jobsRun = await this.worker.runDueForPlatform(ctx.platformId);
+    const ran = await this.worker.runDueForPlatform(ctx.platformId);
+    // Some may have been claimed by the background poll (or another process)
+    // between the shift and the run above: answer only once they are done too.
+    const jobsRun = ran + (await this.worker.settlePlatform(ctx.platformId));
     const clock = await this.get(ctx);
     return { ...clock, jobsRun };
   }
