@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
 import { cardRoutes } from "./areas/cards/routes.js";
-import { revealPageRoutes } from "./areas/cards/reveal-page.js";
+import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
 import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
@@ -94,7 +94,8 @@ export async function startServer(
       cardTransactionRoutes(cardTransactions),
       cardSimulationRoutes(cardTransactions),
     ],
-    pages: [revealPageRoutes(cards)],
+    pages: [revealPageRoutes(cards, log)],
+    logPath: withoutRevealToken,
   });
 
   const server: Server = await new Promise((resolve, reject) => {

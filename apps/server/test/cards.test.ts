@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cardLast4 } from "@sandbox/sandbox-rules";
+import { withoutRevealToken } from "../src/areas/cards/reveal-page.js";
 import { luhnValid } from "../src/areas/cards/test-card-details.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -448,6 +449,12 @@ describe.each(databases)("cards on %s", (kind) => {
       const unknown = await fetch(`${sandbox.server.origin}/card-reveal/${"A".repeat(43)}`);
       expect(unknown.status).toBe(404);
       expect(await unknown.text()).toContain("This link is not valid");
+    });
+
+    it("keeps the token out of logged paths", () => {
+      const path = `/card-reveal/${"x".repeat(43)}`;
+      expect(withoutRevealToken(path)).toBe("/card-reveal/[token]");
+      expect(withoutRevealToken("/2025-10-13/cards")).toBe("/2025-10-13/cards");
     });
 
     it("reveals only ACTIVE or FROZEN cards", async () => {

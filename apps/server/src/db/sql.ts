@@ -30,6 +30,19 @@ export type SqlStep =
   | { kind: "insert"; table: string; row: Readonly<Record<string, SqlValue>> };
 
 export type SqlRow = Record<string, unknown>;
+
+/**
+ * Thrown by a program whose optimistic read went stale (for example a guarded
+ * debit that finds the money gone): the transaction is rolled back and the
+ * program run again from the start.
+ */
+export class RestartTransaction extends Error {
+  constructor() {
+    super("transaction restarted");
+  }
+}
+/** Restarts before a program is given up as failing. */
+const MAX_RESTARTS = 1000;
 export type SqlProgram<R> = Generator<SqlStep, R, unknown>;
 
 export interface SqlDriver {
@@ -103,10 +116,13 @@ class SqliteDriver implements SqlDriver {
     });
     this.batch = this.db.transaction((queued: readonly Queued[]) =>
       queued.map((item): Outcome => {
-        try {
-          return { ok: true, value: this.runner(item.program) };
-        } catch (error) {
-          return { ok: false, error };
+        for (let restarts = 0; ; restarts++) {
+          try {
+            return { ok: true, value: this.runner(item.program) };
+          } catch (error) {
+            if (error instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
+            return { ok: false, error };
+          }
         }
       }),
     );
@@ -202,58 +218,74 @@ class PostgresDriver implements SqlDriver {
   readonly provider = "postgresql" as const;
   private readonly pool: pg.Pool;
   private readonly texts = new Map<string, string>();
+  private readonly names = new Map<string, string>();
 
   constructor(target: DatabaseTarget, max: number) {
-    this.pool = new pg.Pool(pgPoolConfig(target, max));
+    const config = pgPoolConfig(target, max);
+    // Like SQLite's synchronous=NORMAL: a commit returns before its WAL record
+    // reaches the disk. A crash of the machine may lose the last fraction of a
+    // second of commits, never consistency; and a hot row's lock is not held
+    // through a disk flush, which is what limits many authorizations on one card.
+    this.pool = new pg.Pool({ ...config, options: `${config.options} -c synchronous_commit=off` });
   }
 
-  /** `?` placeholders become `$1, $2, ...` (our SQL has no `?` elsewhere). */
-  private text(sql: string): string {
+  /**
+   * The statement as a named prepared statement (parsed once per connection):
+   * `?` placeholders become `$1, $2, ...` (our SQL has no `?` elsewhere).
+   */
+  private statement(sql: string, values: unknown[]): pg.QueryConfig {
     let text = this.texts.get(sql);
     if (text === undefined) {
       let n = 0;
       text = sql.replace(/\?/g, () => `$${++n}`);
       this.texts.set(sql, text);
+      this.names.set(sql, `s${this.names.size + 1}`);
     }
-    return text;
+    return { name: this.names.get(sql)!, text, values };
   }
 
   private async exec(client: pg.PoolClient, step: SqlStep): Promise<unknown> {
     switch (step.kind) {
       case "one":
-        return (await client.query(this.text(step.sql), step.params.map(pgValue))).rows[0];
+        return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rows[0];
       case "run":
-        return (await client.query(this.text(step.sql), step.params.map(pgValue))).rowCount ?? 0;
+        return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rowCount;
       case "insert": {
         const columns = Object.keys(step.row);
         const values = columns.map((c) => pgValue(step.row[c] ?? null));
-        return (await client.query(this.text(insertSql(step.table, columns)), values)).rowCount;
+        return (await client.query(this.statement(insertSql(step.table, columns), values)))
+          .rowCount;
       }
     }
   }
 
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
-    return (await this.pool.query(this.text(sql), params.map(pgValue))).rows[0] as
-      SqlRow | undefined;
+    const result = await this.pool.query(this.statement(sql, params.map(pgValue)));
+    return result.rows[0] as SqlRow | undefined;
   }
 
   async transaction<R>(program: () => SqlProgram<R>): Promise<R> {
     const client = await this.pool.connect();
     try {
-      await client.query("BEGIN");
-      const steps = program();
-      let input: unknown;
-      for (;;) {
-        const next = steps.next(input);
-        if (next.done) {
-          await client.query("COMMIT");
-          return next.value;
+      for (let restarts = 0; ; restarts++) {
+        try {
+          await client.query("BEGIN");
+          const steps = program();
+          let input: unknown;
+          for (;;) {
+            const next = steps.next(input);
+            if (next.done) {
+              await client.query("COMMIT");
+              return next.value;
+            }
+            input = await this.exec(client, next.value);
+          }
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          if (err instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
+          throw err;
         }
-        input = await this.exec(client, next.value);
       }
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
     } finally {
       client.release();
     }

@@ -22,10 +22,13 @@ export interface AppOptions {
   routers: Router[];
   /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
   pages?: Router[];
+  /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
+  logPath?: (path: string) => string;
 }
 
 export function createApp(options: AppOptions): Express {
   const { log } = options;
+  const logPath = options.logPath ?? ((path: string) => path);
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", false);
@@ -50,7 +53,7 @@ export function createApp(options: AppOptions): Express {
           req: (req: { id: string; method: string; url: string }) => ({
             id: req.id,
             method: req.method,
-            path: req.url.split("?")[0],
+            path: logPath(req.url.split("?")[0] ?? ""),
           }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },

@@ -1,6 +1,6 @@
 import type { CardPullResolution } from "@sandbox/sandbox-rules";
 import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
-import type { SqlProgram } from "../../db/sql.js";
+import { RestartTransaction, type SqlProgram } from "../../db/sql.js";
 import { outboxRow } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
@@ -16,6 +16,13 @@ import {
 // A simulated authorization, as one direct-SQL transaction (db/sql.ts): it is
 // the hot path of the card sandbox, so it does not go through Prisma. The
 // guarded debit is the hold; everything else is inserts.
+//
+// The funding source is chosen by a plain read, the records are written, and
+// the guarded debit comes last. Many authorizations on one card contend for
+// one account row; done this way a transaction holds that row's lock only
+// from its debit to its commit. If the debit finds the money gone (another
+// authorization took it since the read), the transaction starts again and
+// reads afresh, so the outcome is the same as debiting first.
 
 export const CARD_PULL_JOB = "card.pull";
 export interface CardPullJobPayload {
@@ -52,8 +59,12 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
   let source: string | null = null;
   if (plan.declineReason === undefined) {
     for (const accountId of plan.fundingSources) {
-      const posting = { platformId, accountId, amount, kind: "CARD_AUTHORIZATION", at };
-      if ((yield* debitSteps({ ...posting, reference: id })) !== null) {
+      const account = (yield {
+        kind: "one",
+        sql: `SELECT "balance" FROM "InternalAccount" WHERE "id" = ? AND "platformId" = ?`,
+        params: [accountId, platformId],
+      }) as { balance: bigint | string } | undefined;
+      if (account && BigInt(account.balance) >= amount) {
         source = accountId;
         break;
       }
@@ -104,7 +115,7 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       at,
     });
   yield { kind: "insert", table: "WebhookEvent", row: announce(row) };
-  if (!approved) return row;
+  if (!approved || source === null) return row;
 
   const pullId = newId("CardTransactionEvent");
   yield {
@@ -121,7 +132,6 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       updatedAt: at,
     },
   };
-  if (confirmedNow) return row;
   if (pull.afterSeconds > 0) {
     const payload: CardPullJobPayload = {
       cardTransactionId: id,
@@ -137,12 +147,15 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       now: plan.realNow,
     });
     yield { kind: "insert", table: "Job", row: job };
-    return row;
   }
+  // The pull itself, the hold: the guarded debit, written last (see above).
+  const posting = { platformId, accountId: source, amount, kind: "CARD_AUTHORIZATION", at };
+  if ((yield* debitSteps({ ...posting, reference: id })) === null) throw new RestartTransaction();
+  if (confirmedNow || pull.afterSeconds > 0) return row;
 
   // The pull reports failure straight away: announced AUTHORIZED, then this.
   const effect = pullEffect(row, amount, pull);
-  if (effect.release > 0n && source !== null) {
+  if (effect.release > 0n) {
     yield* creditSteps({
       platformId,
       accountId: source,

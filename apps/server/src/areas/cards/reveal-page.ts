@@ -1,5 +1,6 @@
 import { Router, type Response } from "express";
 import { param } from "../../http/route-helpers.js";
+import type { Logger } from "../../logger.js";
 import type { CardService } from "./service.js";
 import type { TestCardDetails } from "./test-card-details.js";
 
@@ -9,6 +10,11 @@ import type { TestCardDetails } from "./test-card-details.js";
 // leaked through the Referer header, and it loads nothing from elsewhere.
 
 export const REVEAL_PATH = "/card-reveal";
+
+/** The token in a reveal URL is a secret: logs show the path without it. */
+export function withoutRevealToken(path: string): string {
+  return path.startsWith(`${REVEAL_PATH}/`) ? `${REVEAL_PATH}/[token]` : path;
+}
 
 function page(res: Response, status: number, title: string, body: string): void {
   res.status(status).set({
@@ -56,10 +62,23 @@ function detailsBody(details: TestCardDetails): string {
 <p class="note">Sandbox test card: this number passes the Luhn check but moves no money. This link has now been used and will not show the details again.</p>`;
 }
 
-export function revealPageRoutes(cards: CardService): Router {
+export function revealPageRoutes(cards: CardService, log: Logger): Router {
   const router = Router();
   router.get(`${REVEAL_PATH}/:token`, async (req, res) => {
-    const result = await cards.openReveal(param(req, "token"));
+    let result: Awaited<ReturnType<CardService["openReveal"]>>;
+    try {
+      result = await cards.openReveal(param(req, "token"));
+    } catch (err) {
+      // An HTML answer for the iframe, and a log line without the token.
+      log.error({ err, path: withoutRevealToken(req.path) }, "card reveal page failed");
+      page(
+        res,
+        500,
+        "Something went wrong",
+        `<div class="error"><h1>The card details could not be shown</h1><p>Please try again with a new link.</p></div>`,
+      );
+      return;
+    }
     switch (result.kind) {
       case "SHOWN":
         page(res, 200, `Card ending ${result.last4}`, detailsBody(result.details));
