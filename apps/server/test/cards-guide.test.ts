@@ -4,9 +4,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import ts from "typescript";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { eventsFor } from "./card-fixtures.js";
+import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 
 // docs/cards-guide.md is a script with prose around it. This test takes the
 // script out of the page exactly as printed, type-checks it against the typed
@@ -50,6 +50,9 @@ describe.each(databases)("the cards guide on %s", (kind) => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
+  });
+  afterEach(async () => {
+    await expectLedgersBalance(sandbox);
   });
   afterAll(async () => {
     await sandbox?.stop();
