@@ -135,6 +135,16 @@ async function resolvePull(
 
 class Skip extends Error {}
 
+/** What an authorization reads of its card. */
+interface CardForUse {
+  id: string;
+  cardholderId: string;
+  state: string;
+  currency: string;
+  /** JSON array of internal account ids, in order. */
+  fundingSources: string;
+}
+
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
@@ -204,7 +214,7 @@ export class CardTransactionService {
       platformId: ctx.platformId,
       cardId: card.id,
       customerId: card.cardholderId,
-      fundingSources: card.fundingSources,
+      fundingSources: JSON.parse(card.fundingSources) as string[],
       amount: BigInt(input.amount),
       currency: input.currency.code,
       merchant: input.merchant,
@@ -217,24 +227,14 @@ export class CardTransactionService {
   }
 
   /** The card as the authorization needs it, read directly (hot path). */
-  private async cardForAuthorization(ctx: RequestContext, cardId: string) {
-    const row = await this.sql.one(
+  private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
+    const row = (await this.sql.one(
       `SELECT "id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance" FROM "Card" WHERE "id" = ? AND "platformId" = ?`,
       [cardId, ctx.platformId],
-    );
+    )) as (CardForUse & { pendingIssuance: string | null }) | undefined;
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
-    // Issuance steps may be due: the card service applies them first.
-    const card =
-      row.pendingIssuance === null
-        ? (row as {
-            id: string;
-            cardholderId: string;
-            state: string;
-            currency: string;
-            fundingSources: string;
-          })
-        : await this.cards.getRow(ctx, cardId);
-    return { ...card, fundingSources: JSON.parse(card.fundingSources) as string[] };
+    // An issuance step may be due: the card service applies it first.
+    return row.pendingIssuance === null ? row : this.cards.getRow(ctx, cardId);
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
