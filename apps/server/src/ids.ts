@@ -14,6 +14,7 @@ export type IdType =
   | "Transaction"
   | "Card"
   | "CardTransaction"
+  | "CardTransactionEvent"
   | "Webhook"
   | "Verification"
   | "Agent"

@@ -1,5 +1,11 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { CardService } from "./areas/cards/service.js";
+import { cardRoutes } from "./areas/cards/routes.js";
+import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
+import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
+import { CardTransactionService } from "./areas/card-transactions/service.js";
+import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
 import { CustomerService } from "./areas/customers/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
@@ -42,6 +48,7 @@ import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
+import { openSqlDriver } from "./db/sql.js";
 import { migrate } from "./db/migrate.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
@@ -89,10 +96,11 @@ export async function startServer(
   if (applied.length > 0) log.info({ applied, provider: target.provider }, "database migrated");
 
   const db = createDb(target);
+  const sql = openSqlDriver(target);
   const bootstrap = await bootstrapPlatform(db, clock, config);
 
   const services: Services = { db, clock, log };
-  const clocks = new PlatformClocks(db, clock);
+  const clocks = new PlatformClocks(db, clock, sql);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
   const jobs = new JobWorker(db, clock, clocks, jobHandlers, log.child({ component: "jobs" }), {
@@ -153,6 +161,13 @@ export async function startServer(
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
+  // Links the server hands out need its origin, known once it listens.
+  let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
+  const cards = new CardService(services, customers, clocks, () => origin);
+  const cardTransactions = new CardTransactionService(services, cards, sql);
+  registerCardIssuanceJob(jobHandlers, db);
+  cardTransactions.registerJobs(jobHandlers);
+
   const app = createApp({
     log,
     tokens: new ApiTokenVerifier(db),
@@ -174,7 +189,12 @@ export async function startServer(
       walletRoutes(wallets),
       authRoutes(credentials, login, sessions),
       webhookRoutes(webhooks),
+      cardRoutes(cards),
+      cardTransactionRoutes(cardTransactions),
+      cardSimulationRoutes(cardTransactions),
     ],
+    pages: [revealPageRoutes(cards, log)],
+    logPath: withoutRevealToken,
   });
 
   const server: Server = await new Promise((resolve, reject) => {
@@ -184,7 +204,7 @@ export async function startServer(
   jobs.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
-  const origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
+  origin ||= `http://${host}:${port}`;
   dispatcher.start();
 
   return {
@@ -203,6 +223,7 @@ export async function startServer(
       // Before the database goes: interrupted deliveries are recorded.
       await dispatcher.stop();
       await db.$disconnect();
+      await sql.close();
     },
   };
 }

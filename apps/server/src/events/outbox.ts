@@ -31,6 +31,30 @@ function nextSeq(): bigint {
 type EmitListener = () => void;
 const listeners = new Set<EmitListener>();
 
+/** The outbox row of an event (shared by emitEvent and the SQL hot paths). */
+export function outboxRow(event: EventInput) {
+  const id = event.id ?? newId("Webhook");
+  const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
+  return {
+    id,
+    platformId: event.platformId,
+    type: event.type,
+    objectId: event.objectId,
+    seq: nextSeq(),
+    // Stored as the exact bytes that are signed and sent, every time.
+    payload: JSON.stringify(envelope),
+    createdAt: event.at,
+    status: "PENDING",
+    // Real time: the dispatcher compares against the real clock.
+    nextAttemptAt: new Date(),
+  };
+}
+
+/** Wakes the dispatcher after an event was written (see onEventEmitted). */
+export function notifyEventEmitted(): void {
+  for (const listener of listeners) listener();
+}
+
 /**
  * Tells `listener` (the dispatcher) that an event was just written, so it can
  * look sooner than its next poll. Returns the unsubscribe function.
@@ -49,25 +73,10 @@ export function onEventEmitted(listener: EmitListener): () => void {
  * down loses nothing: the dispatcher delivers from the table.
  */
 export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
-  const id = event.id ?? newId("Webhook");
-  const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
-  await tx.webhookEvent.create({
-    data: {
-      id,
-      platformId: event.platformId,
-      type: event.type,
-      objectId: event.objectId,
-      seq: nextSeq(),
-      // Stored as the exact bytes that are signed and sent, every time.
-      payload: JSON.stringify(envelope),
-      createdAt: event.at,
-      status: "PENDING",
-      // Real time: the dispatcher compares against the real clock.
-      nextAttemptAt: new Date(),
-    },
-  });
+  const data = outboxRow(event);
+  await tx.webhookEvent.create({ data });
   // The nudge may arrive before the transaction commits; the dispatcher's
   // regular poll picks the event up then.
-  for (const listener of listeners) listener();
-  return id;
+  notifyEventEmitted();
+  return data.id;
 }

@@ -11,6 +11,7 @@ import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { errorHandler } from "./error-handler.js";
+import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
 
 export interface AppOptions {
   log: Logger;
@@ -20,34 +21,46 @@ export interface AppOptions {
   validateResponses: boolean;
   /** One router per API area, mounted under the version path. */
   routers: Router[];
+  /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
+  pages?: Router[];
+  /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
+  logPath?: (path: string) => string;
 }
 
 export function createApp(options: AppOptions): Express {
   const { log } = options;
+  const logPath = options.logPath ?? ((path: string) => path);
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", false);
+  // API responses are never served from a cache; hashing every body for an
+  // ETag is wasted work on every request.
+  app.set("etag", false);
 
   app.use((req, res, next) => {
     res.locals.traceId = randomUUID();
     res.setHeader("X-Trace-Id", res.locals.traceId as string);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (_req, res) => (res as express.Response).locals.traceId as string,
-      // Only what identifies the request: never headers, bodies or secrets.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split("?")[0],
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  // Request logs are written at info level: below it, skip the per-request
+  // logger (it costs a child logger per request and nothing reads req.log).
+  if (log.isLevelEnabled("info")) {
+    app.use(
+      pinoHttp({
+        logger: log,
+        genReqId: (_req, res) => (res as express.Response).locals.traceId as string,
+        // Only what identifies the request: never headers, bodies or secrets.
+        serializers: {
+          req: (req: { id: string; method: string; url: string }) => ({
+            id: req.id,
+            method: req.method,
+            path: logPath(req.url.split("?")[0] ?? ""),
+          }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+      }),
+    );
+  }
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -66,6 +79,7 @@ export function createApp(options: AppOptions): Express {
     res.redirect("/docs");
   });
 
+  memoiseValidatorRouteMatching();
   const api = express.Router();
   api.use(express.json({ limit: "1mb" }));
   api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
@@ -89,6 +103,7 @@ export function createApp(options: AppOptions): Express {
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.
   app.use(API_BASE_PATH, api);
+  for (const router of options.pages ?? []) app.use(router);
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
   app.use(errorHandler(log));
   return app;

@@ -12,23 +12,26 @@ export interface JobInput {
   now: Date;
 }
 
+/** The row of a scheduled job (shared by scheduleJob and the SQL hot paths). */
+export function jobRow(job: JobInput) {
+  return {
+    id: newId("Job"),
+    platformId: job.platformId,
+    kind: job.kind,
+    payload: JSON.stringify(job.payload),
+    dueAt: new Date(job.now.getTime() + job.delaySeconds * 1000),
+    status: "PENDING",
+    createdAt: job.now,
+    updatedAt: job.now,
+  };
+}
+
 /**
  * Schedules a delayed outcome. Call it inside the transaction that creates
  * the state it will move on, so the outcome cannot be lost.
  */
 export async function scheduleJob(tx: Tx, job: JobInput): Promise<string> {
-  const id = newId("Job");
-  await tx.job.create({
-    data: {
-      id,
-      platformId: job.platformId,
-      kind: job.kind,
-      payload: JSON.stringify(job.payload),
-      dueAt: new Date(job.now.getTime() + job.delaySeconds * 1000),
-      status: "PENDING",
-      createdAt: job.now,
-      updatedAt: job.now,
-    },
-  });
-  return id;
+  const data = jobRow(job);
+  await tx.job.create({ data });
+  return data.id;
 }

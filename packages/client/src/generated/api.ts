@@ -493,7 +493,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a card
-         * @description Issues a virtual card to a KYC-approved customer, funded by one or more of their internal accounts. The card is returned in PROCESSING; activation is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` is CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds, anything else activates at once.
+         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown account is 404 `ACCOUNT_NOT_FOUND`; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE.
          */
         post: operations["createCard"];
         delete?: never;
@@ -527,7 +527,7 @@ export interface paths {
         head?: never;
         /**
          * Update a card
-         * @description Freezes, unfreezes or closes a card, or replaces its funding sources. Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change returns 409 `INVALID_STATE_TRANSITION`. Emits `CARD.STATE_CHANGE` or `CARD.FUNDING_SOURCE_CHANGE`.
+         * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`, as does any change to a CLOSED card. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`.
          */
         patch: operations["updateCard"];
         trace?: never;
@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Reveal card details
-         * @description Returns a short-lived URL that shows the card number, CVV and expiry in an iframe, so the details never pass through your servers.
+         * @description Returns a single-use URL, valid for 5 minutes of sandbox time, to load in an iframe: a page that shows the card number, CVV and expiry, so the details never pass through your servers. The page is served outside the versioned API, at `/card-reveal/{token}` on the sandbox's origin, and needs no credentials. Opening it uses it up: opening it again, or after `expiresAt`, shows an error page with HTTP 410; an unknown token shows one with HTTP 404. Sandbox: the number is a Luhn-valid test number that ends in the card's `last4`. Only an ACTIVE or FROZEN card can be revealed (409 `INVALID_STATE_TRANSITION` otherwise).
          */
         post: operations["revealCard"];
         delete?: never;
@@ -869,7 +869,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a card authorization
-         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card. If approved, one pull is made on the funding source and the transaction is AUTHORIZED; the last 3 characters of `merchant.descriptor` select other outcomes (`002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` pull pending about 30 seconds, `006` pull failure → EXCEPTION). An amount the funding source cannot cover is declined, as is any authorization on a FROZEN card (CARD_PAUSED). Emits `CARD_TRANSACTION.AUTHORIZED` for approvals.
+         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and always answers 201 with the new card transaction. Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select: `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["simulateCardAuthorization"];
         delete?: never;
@@ -895,7 +895,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate clearing
-         * @description Sandbox only. Simulates the merchant clearing (settling) an authorized transaction. Clearing more than the authorization adds a post-hoc pull for the difference (`pullSummary.count` becomes 2) and settles it; clearing less partially settles it (PARTIALLY_SETTLED); clearing `0` expires the authorization (EXPIRED). A webhook carries the updated parent transaction.
+         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
         post: operations["simulateCardClearing"];
         delete?: never;
@@ -921,7 +921,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a return
-         * @description Sandbox only. Simulates the merchant refunding part or all of a settled transaction. A full return makes it REFUNDED; a partial one leaves it SETTLED with a non-zero `refundedAmount`. Emits `CARD_TRANSACTION.REFUNDED` for full returns.
+         * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED transaction (409 `INVALID_STATE_TRANSITION` otherwise); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
          */
         post: operations["simulateCardReturn"];
         delete?: never;
@@ -947,7 +947,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incremental authorization
-         * @description Sandbox only. Simulates the merchant increasing an authorization (for example a tip or a hotel extension). The extra amount is pulled from the funding source and added to `authorizedAmount`.
+         * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED transaction (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
          */
         post: operations["simulateCardIncrement"];
         delete?: never;
@@ -973,7 +973,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an authorization reversal
-         * @description Sandbox only. Simulates the merchant releasing part or all of an authorization. Without `amount` the whole remaining authorization is released and the status becomes REVERSED; otherwise `authorizedAmount` is reduced. Released funds return to the funding source.
+         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`.
          */
         post: operations["simulateCardReversal"];
         delete?: never;
@@ -1141,7 +1141,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction authorized
-         * @description Sent when an authorization is approved. `data` is the parent card transaction. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an authorization is approved, and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionAuthorized"];
         delete?: never;
@@ -1161,7 +1161,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction partially settled
-         * @description Sent when a clearing settles less than the authorized amount. `data` is the parent card transaction with its summaries. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionPartiallySettled"];
         delete?: never;
@@ -1181,7 +1181,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction settled
-         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull. `data` is the parent card transaction with its summaries. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionSettled"];
         delete?: never;
@@ -1201,7 +1201,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction refunded
-         * @description Sent when a return refunds the whole settled amount. `data` is the parent card transaction. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionRefunded"];
         delete?: never;
@@ -1221,9 +1221,69 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction exception
-         * @description Sent when a pull on the funding source fails. `data` is the parent card transaction. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a pull on the funding source fails: the authorization pull (sandbox: descriptor suffix `006`; its hold is released), or the post-hoc pull of a clearing above the authorization that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionException"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "CARD_TRANSACTION.DECLINED": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Card authorization declined (sandbox extension)
+         * @description Sandbox extension. Sent when a simulated authorization is declined; `declineReason` says why and nothing was pulled. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.DECLINED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["onCardTransactionDeclined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "CARD_TRANSACTION.EXPIRED": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Card authorization expired (sandbox extension)
+         * @description Sandbox extension. Sent when an authorization expires (a simulated clearing of amount 0); its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXPIRED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["onCardTransactionExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "CARD_TRANSACTION.REVERSED": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Card authorization reversed (sandbox extension)
+         * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["onCardTransactionReversed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2596,10 +2656,10 @@ export interface components {
          */
         CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION" | "DECLINED" | "EXPIRED" | "REVERSED";
         /**
-         * @description Why an authorization was declined: the funding source cannot cover the amount, or the card is FROZEN.
+         * @description Why an authorization was declined: no funding source can cover the amount (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), or the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension).
          * @enum {string}
          */
-        CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED";
+        CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE";
         /** @description The merchant of a card transaction. */
         CardMerchant: {
             /** @description Merchant name as it appears on statements. Sandbox: its last 3 characters select the authorization outcome. */
@@ -2609,11 +2669,11 @@ export interface components {
             /** @description Merchant country. */
             country: components["schemas"]["CountryCode"];
         };
-        /** @description Roll-up of the pulls from the funding source (the authorization pull, plus a post-hoc pull when clearing exceeds the authorization). */
+        /** @description Roll-up of the pulls from the funding source (the authorization pull, one per incremental authorization, and a post-hoc pull when clearing exceeds the authorization). */
         CardPullSummary: {
-            /** @description Number of events. */
+            /** @description Number of pulls made, including any that failed. */
             count: number;
-            /** @description Sum of the event amounts, in minor units. */
+            /** @description Amount taken by the pulls that did not fail, in minor units. Releases (reversals, expiry, the unused part of a partial clearing) and refunds do not reduce it. */
             totalAmount: components["schemas"]["Amount"];
             /** @description Pulls not yet confirmed by the funding source. */
             pendingCount: number;
@@ -3036,10 +3096,10 @@ export interface components {
             amount?: components["schemas"]["PositiveAmount"];
         };
         /**
-         * @description Type of a webhook event.
+         * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_STATUS_CHANGE" | "CUSTOMER.KYB_STATUS_CHANGE" | "QUOTE.STATUS_CHANGE" | "TEST.PING";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_STATUS_CHANGE" | "CUSTOMER.KYB_STATUS_CHANGE" | "QUOTE.STATUS_CHANGE" | "TEST.PING";
         /** @description Body of every webhook delivery. */
         WebhookEnvelope: {
             /** @description Unique id of the event. Retries and replays reuse it: use it to de-duplicate. */
@@ -4936,7 +4996,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "panEmbedUrl": "http://localhost:3000/card-embed/pan?token=t-4UEX_TPn3HiK5kwg1YnvaaYwggrsLv",
+                     *       "panEmbedUrl": "http://localhost:3000/card-reveal/t-4UEX_TPn3HiK5kwg1YnvaaYwggrsLvQ2m8bRk7cYd",
                      *       "expiresAt": "2025-10-13T09:35:00Z"
                      *     }
                      */
@@ -4946,6 +5006,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6942,7 +7003,7 @@ export interface operations {
                  *         "refundedAmount": 0,
                  *         "pullSummary": {
                  *           "count": 1,
-                 *           "totalAmount": 2500,
+                 *           "totalAmount": 0,
                  *           "pendingCount": 0
                  *         },
                  *         "settlementSummary": {
@@ -6963,6 +7024,265 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type?: "CARD_TRANSACTION.EXCEPTION";
+                    data?: components["schemas"]["CardTransaction"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCardTransactionDeclined: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
+                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
+                 */
+                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
+                 *       "type": "CARD_TRANSACTION.DECLINED",
+                 *       "timestamp": "2025-10-13T09:30:02Z",
+                 *       "data": {
+                 *         "type": "CARD",
+                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "status": "DECLINED",
+                 *         "merchant": {
+                 *           "descriptor": "ELECTRONICS STORE 002",
+                 *           "mcc": "5814",
+                 *           "country": "US"
+                 *         },
+                 *         "currency": "USD",
+                 *         "authorizedAmount": 0,
+                 *         "settledAmount": 0,
+                 *         "refundedAmount": 0,
+                 *         "pullSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0,
+                 *           "pendingCount": 0
+                 *         },
+                 *         "settlementSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "refundSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "authorizedAt": "2025-10-13T09:30:00Z",
+                 *         "lastEventAt": "2025-10-13T09:30:00Z",
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "updatedAt": "2025-10-13T09:30:00Z",
+                 *         "declineReason": "INSUFFICIENT_FUNDS"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type?: "CARD_TRANSACTION.DECLINED";
+                    data?: components["schemas"]["CardTransaction"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCardTransactionExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
+                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
+                 */
+                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
+                 *       "type": "CARD_TRANSACTION.EXPIRED",
+                 *       "timestamp": "2025-10-13T09:30:02Z",
+                 *       "data": {
+                 *         "type": "CARD",
+                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "status": "EXPIRED",
+                 *         "merchant": {
+                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
+                 *           "mcc": "5814",
+                 *           "country": "US"
+                 *         },
+                 *         "currency": "USD",
+                 *         "authorizedAmount": 2500,
+                 *         "settledAmount": 0,
+                 *         "refundedAmount": 0,
+                 *         "pullSummary": {
+                 *           "count": 1,
+                 *           "totalAmount": 2500,
+                 *           "pendingCount": 0
+                 *         },
+                 *         "settlementSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "refundSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "authorizedAt": "2025-10-13T09:30:00Z",
+                 *         "lastEventAt": "2025-10-13T09:30:00Z",
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "updatedAt": "2025-10-13T09:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type?: "CARD_TRANSACTION.EXPIRED";
+                    data?: components["schemas"]["CardTransaction"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCardTransactionReversed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
+                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
+                 */
+                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
+                 *       "type": "CARD_TRANSACTION.REVERSED",
+                 *       "timestamp": "2025-10-13T09:30:02Z",
+                 *       "data": {
+                 *         "type": "CARD",
+                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "status": "REVERSED",
+                 *         "merchant": {
+                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
+                 *           "mcc": "5814",
+                 *           "country": "US"
+                 *         },
+                 *         "currency": "USD",
+                 *         "authorizedAmount": 0,
+                 *         "settledAmount": 0,
+                 *         "refundedAmount": 0,
+                 *         "pullSummary": {
+                 *           "count": 1,
+                 *           "totalAmount": 2500,
+                 *           "pendingCount": 0
+                 *         },
+                 *         "settlementSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "refundSummary": {
+                 *           "count": 0,
+                 *           "totalAmount": 0
+                 *         },
+                 *         "authorizedAt": "2025-10-13T09:30:00Z",
+                 *         "lastEventAt": "2025-10-13T09:30:00Z",
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "updatedAt": "2025-10-13T09:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type?: "CARD_TRANSACTION.REVERSED";
                     data?: components["schemas"]["CardTransaction"];
                 } & components["schemas"]["WebhookEnvelope"];
             };

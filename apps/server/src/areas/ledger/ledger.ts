@@ -20,23 +20,26 @@ export class InsufficientFundsError extends Error {
   }
 }
 
+/** The entry that explains one balance change (shared with ledger-sql.ts). */
+export function ledgerEntryRow(p: Posting, signed: bigint, balanceAfter: bigint) {
+  return {
+    id: newId("LedgerEntry"),
+    platformId: p.platformId,
+    accountId: p.accountId,
+    amount: signed,
+    balanceAfter,
+    kind: p.kind,
+    reference: p.reference ?? null,
+    createdAt: p.at,
+  };
+}
+
 async function record(tx: Tx, p: Posting, signed: bigint): Promise<bigint> {
   const account = await tx.internalAccount.findUniqueOrThrow({
     where: { id: p.accountId },
     select: { balance: true },
   });
-  await tx.ledgerEntry.create({
-    data: {
-      id: newId("LedgerEntry"),
-      platformId: p.platformId,
-      accountId: p.accountId,
-      amount: signed,
-      balanceAfter: account.balance,
-      kind: p.kind,
-      reference: p.reference ?? null,
-      createdAt: p.at,
-    },
-  });
+  await tx.ledgerEntry.create({ data: ledgerEntryRow(p, signed, account.balance) });
   return account.balance;
 }
 

@@ -1,0 +1,64 @@
+import type { Tx } from "../../db/client.js";
+import { credit, debit, InsufficientFundsError } from "../ledger/ledger.js";
+
+// Every movement of money for a card transaction goes through the ledger,
+// against the transaction's funding source, referencing the transaction.
+
+export type CardLedgerKind =
+  /** The authorization's pull: the hold. */
+  | "CARD_AUTHORIZATION"
+  /** Incremental authorization or post-hoc pull at clearing. */
+  | "CARD_PULL"
+  /** A failed pull gives back what it took. */
+  | "CARD_PULL_FAILED"
+  /** Reversal, expiry, or the unused part of a partial clearing. */
+  | "CARD_RELEASE"
+  | "CARD_REFUND";
+
+export interface MoveTarget {
+  platformId: string;
+  accountId: string;
+  cardTransactionId: string;
+  at: Date;
+}
+
+/** A guarded debit: false, and nothing written, when the account cannot cover it. */
+export async function tryPull(
+  tx: Tx,
+  target: MoveTarget,
+  amount: bigint,
+  kind: "CARD_AUTHORIZATION" | "CARD_PULL",
+): Promise<boolean> {
+  try {
+    await debit(tx, {
+      platformId: target.platformId,
+      accountId: target.accountId,
+      amount,
+      kind,
+      reference: target.cardTransactionId,
+      at: target.at,
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof InsufficientFundsError) return false;
+    throw err;
+  }
+}
+
+/** Money back to the funding source (a zero amount writes nothing). */
+export async function giveBack(
+  tx: Tx,
+  target: MoveTarget,
+  amount: bigint,
+  kind: "CARD_PULL_FAILED" | "CARD_RELEASE" | "CARD_REFUND",
+): Promise<void> {
+  if (amount <= 0n) return;
+  await credit(tx, {
+    platformId: target.platformId,
+    accountId: target.accountId,
+    amount,
+    kind,
+    reference: target.cardTransactionId,
+    at: target.at,
+  });
+}

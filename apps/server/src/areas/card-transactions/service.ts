@@ -1,0 +1,464 @@
+import type { Schemas } from "@sandbox/client";
+import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
+import type { Tx } from "../../db/client.js";
+import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
+import { ApiError, notFound } from "../../errors.js";
+import { emitEvent } from "../../events/outbox.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+import type { JobHandlers } from "../../jobs/registry.js";
+import type { SqlDriver } from "../../db/sql.js";
+import type { CardService } from "../cards/service.js";
+import {
+  authorizationSteps,
+  CARD_PULL_JOB,
+  type AuthorizationPlan,
+  type CardPullJobPayload,
+} from "./authorization.js";
+import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
+import { pullEffect } from "./pull-resolution.js";
+import {
+  EVENT_OF_STATUS,
+  toCardTransaction,
+  type CardDeclineReason,
+  type CardTransaction,
+  type CardTransactionStatus,
+} from "./view.js";
+
+export type SimulateAuthorization = Schemas["SimulateCardAuthorizationRequest"];
+export type SimulateClearing = Schemas["SimulateCardClearingRequest"];
+export type SimulateReturn = Schemas["SimulateCardReturnRequest"];
+export type SimulateIncrement = Schemas["SimulateCardIncrementRequest"];
+export type SimulateReversal = Schemas["SimulateCardReversalRequest"];
+
+export interface CardTransactionFilter {
+  cardId?: string;
+  limit: number;
+  cursor?: string;
+}
+
+// Changes to one transaction queue on its version; waiting for a connection
+// is better than failing them.
+const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
+
+type ChildKind = "PULL" | "SETTLEMENT" | "REFUND" | "RELEASE";
+type ChildStatus = "PENDING" | "CONFIRMED" | "FAILED";
+interface ChildEvent {
+  kind: ChildKind;
+  amount: bigint;
+  status: ChildStatus;
+}
+
+/** The parts of a transaction that its child events change. */
+type Progress = Pick<
+  Row,
+  | "authorizedAmount"
+  | "heldAmount"
+  | "settledAmount"
+  | "refundedAmount"
+  | "pullCount"
+  | "pullTotal"
+  | "pullPending"
+  | "settlementCount"
+  | "settlementTotal"
+  | "refundCount"
+  | "refundTotal"
+> & { status: CardTransactionStatus };
+
+function progressOf(row: Row): Progress {
+  return {
+    status: row.status as CardTransactionStatus,
+    authorizedAmount: row.authorizedAmount,
+    heldAmount: row.heldAmount,
+    settledAmount: row.settledAmount,
+    refundedAmount: row.refundedAmount,
+    pullCount: row.pullCount,
+    pullTotal: row.pullTotal,
+    pullPending: row.pullPending,
+    settlementCount: row.settlementCount,
+    settlementTotal: row.settlementTotal,
+    refundCount: row.refundCount,
+    refundTotal: row.refundTotal,
+  };
+}
+
+function targetOf(row: Row, at: Date): MoveTarget {
+  if (row.fundingSourceId === null) throw new Error(`${row.id} has no funding source`);
+  return {
+    platformId: row.platformId,
+    accountId: row.fundingSourceId,
+    cardTransactionId: row.id,
+    at,
+  };
+}
+
+function requireStatus(row: Row, allowed: readonly CardTransactionStatus[], action: string) {
+  if (!allowed.includes(row.status as CardTransactionStatus)) {
+    throw new ApiError(
+      409,
+      "INVALID_STATE_TRANSITION",
+      `A ${row.status} card transaction cannot be ${action}; it must be ${allowed.join(" or ")}`,
+      { details: { status: row.status } },
+    );
+  }
+}
+
+const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
+
+/** Records how a pull resolved (see pull-resolution.ts). */
+async function resolvePull(
+  tx: Tx,
+  row: Row,
+  next: Progress,
+  pull: { id: string; amount: bigint },
+  resolution: CardPullResolution,
+  at: Date,
+): Promise<void> {
+  await tx.cardTransactionEvent.update({
+    where: { id: pull.id },
+    data: { status: resolution.pullStatus, updatedAt: at },
+  });
+  const effect = pullEffect(next, pull.amount, resolution);
+  await giveBack(tx, targetOf(row, at), effect.release, "CARD_PULL_FAILED");
+  next.pullPending = effect.pullPending;
+  next.pullTotal = effect.pullTotal;
+  next.heldAmount = effect.heldAmount;
+  next.status = effect.status;
+}
+
+class Skip extends Error {}
+
+/** What an authorization reads of its card. */
+interface CardForUse {
+  id: string;
+  cardholderId: string;
+  state: string;
+  currency: string;
+  /** JSON array of internal account ids, in order. */
+  fundingSources: string;
+}
+
+/** The pull of a declined authorization: never made. */
+const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
+
+export class CardTransactionService {
+  constructor(
+    private readonly services: Services,
+    private readonly cards: CardService,
+    private readonly sql: SqlDriver,
+  ) {}
+
+  registerJobs(handlers: JobHandlers): void {
+    handlers.register(CARD_PULL_JOB, async (job) => {
+      await this.applyPullResolution(job.platformId, job.payload as CardPullJobPayload);
+    });
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<CardTransaction> {
+    const row = await this.services.db.cardTransaction.findFirst({
+      where: { id, platformId: ctx.platformId },
+    });
+    if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Card transaction ${id} not found`);
+    return toCardTransaction(row);
+  }
+
+  async list(ctx: RequestContext, filter: CardTransactionFilter): Promise<Page<CardTransaction>> {
+    const rows = await this.services.db.cardTransaction.findMany({
+      where: {
+        platformId: ctx.platformId,
+        ...(filter.cardId ? { cardId: filter.cardId } : {}),
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit, toCardTransaction);
+  }
+
+  /**
+   * A simulated authorization. Always creates a transaction: AUTHORIZED with
+   * one pull (the hold, a guarded debit on the first funding source that
+   * covers the amount), or DECLINED with the reason and nothing pulled. Runs
+   * as direct SQL (authorization.ts): it is the hot path.
+   */
+  async authorize(
+    ctx: RequestContext,
+    cardId: string,
+    input: SimulateAuthorization,
+  ): Promise<CardTransaction> {
+    const card = await this.cardForAuthorization(ctx, cardId);
+    if (input.currency.code !== card.currency) {
+      throw new ApiError(
+        400,
+        "INVALID_CURRENCY",
+        `The card is in ${card.currency}; the authorization is in ${input.currency.code}`,
+      );
+    }
+    const rule = cardAuthorizationOutcome(input.merchant.descriptor).outcome;
+    const declineReason: CardDeclineReason | undefined =
+      card.state === "FROZEN"
+        ? "CARD_PAUSED"
+        : card.state !== "ACTIVE"
+          ? "CARD_NOT_ACTIVE"
+          : rule.kind === "DECLINE"
+            ? rule.declineReason
+            : undefined;
+    const plan: AuthorizationPlan = {
+      platformId: ctx.platformId,
+      cardId: card.id,
+      customerId: card.cardholderId,
+      fundingSources: JSON.parse(card.fundingSources) as string[],
+      amount: BigInt(input.amount),
+      currency: input.currency.code,
+      merchant: input.merchant,
+      at: ctx.clock.now(),
+      realNow: this.services.clock.now(),
+      ...(declineReason ? { declineReason } : {}),
+      pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
+    };
+    return toCardTransaction(await this.sql.transaction(() => authorizationSteps(plan)));
+  }
+
+  /** The card as the authorization needs it, read directly (hot path). */
+  private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
+    const row = (await this.sql.one(
+      `SELECT "id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance" FROM "Card" WHERE "id" = ? AND "platformId" = ?`,
+      [cardId, ctx.platformId],
+    )) as (CardForUse & { pendingIssuance: string | null }) | undefined;
+    if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
+    // An issuance step may be due: the card service applies it first.
+    return row.pendingIssuance === null ? row : this.cards.getRow(ctx, cardId);
+  }
+
+  async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
+    await this.cards.getRow(ctx, cardId);
+    const cleared = BigInt(input.amount);
+    const at = ctx.clock.now();
+    return this.change(
+      ctx.platformId,
+      input.cardTransactionId,
+      cardId,
+      at,
+      async (tx, row, next) => {
+        requireStatus(row, ["AUTHORIZED"], "cleared");
+        const target = targetOf(row, at);
+        const children: ChildEvent[] = [];
+        // While AUTHORIZED, what is held equals what is authorized.
+        const held = next.heldAmount;
+        if (cleared === 0n) {
+          await giveBack(tx, target, held, "CARD_RELEASE");
+          if (held > 0n) children.push({ kind: "RELEASE", amount: held, status: "CONFIRMED" });
+          next.heldAmount = 0n;
+          next.status = "EXPIRED";
+          return children;
+        }
+        if (cleared > held) {
+          const difference = cleared - held;
+          const pulled = await tryPull(tx, target, difference, "CARD_PULL");
+          children.push({
+            kind: "PULL",
+            amount: difference,
+            status: pulled ? "CONFIRMED" : "FAILED",
+          });
+          next.pullCount += 1;
+          if (pulled) next.pullTotal += difference;
+          next.status = pulled ? "SETTLED" : "EXCEPTION";
+        } else if (cleared < held) {
+          await giveBack(tx, target, held - cleared, "CARD_RELEASE");
+          children.push({ kind: "RELEASE", amount: held - cleared, status: "CONFIRMED" });
+          next.status = "PARTIALLY_SETTLED";
+        } else {
+          next.status = "SETTLED";
+        }
+        children.push({ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" });
+        next.heldAmount = 0n;
+        next.settledAmount += cleared;
+        next.settlementCount += 1;
+        next.settlementTotal += cleared;
+        return children;
+      },
+    );
+  }
+
+  async refund(ctx: RequestContext, cardId: string, input: SimulateReturn) {
+    await this.cards.getRow(ctx, cardId);
+    const amount = BigInt(input.amount);
+    const at = ctx.clock.now();
+    return this.change(
+      ctx.platformId,
+      input.cardTransactionId,
+      cardId,
+      at,
+      async (tx, row, next) => {
+        requireStatus(row, ["SETTLED", "PARTIALLY_SETTLED"], "refunded");
+        const refundable = next.settledAmount - next.refundedAmount;
+        if (amount > refundable) {
+          throw new ApiError(
+            400,
+            "INVALID_AMOUNT",
+            `At most ${refundable} is left to refund on this transaction`,
+            { details: { refundable: Number(refundable) } },
+          );
+        }
+        await giveBack(tx, targetOf(row, at), amount, "CARD_REFUND");
+        next.refundedAmount += amount;
+        next.refundCount += 1;
+        next.refundTotal += amount;
+        if (next.refundedAmount === next.settledAmount) next.status = "REFUNDED";
+        return [{ kind: "REFUND", amount, status: "CONFIRMED" }];
+      },
+    );
+  }
+
+  async increment(ctx: RequestContext, cardId: string, input: SimulateIncrement) {
+    const card = await this.cards.getRow(ctx, cardId);
+    if (card.state !== "ACTIVE") {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        `The card is ${card.state}; only an ACTIVE card takes incremental authorizations`,
+      );
+    }
+    const amount = BigInt(input.amount);
+    const at = ctx.clock.now();
+    return this.change(
+      ctx.platformId,
+      input.cardTransactionId,
+      cardId,
+      at,
+      async (tx, row, next) => {
+        requireStatus(row, ["AUTHORIZED"], "incremented");
+        if (!(await tryPull(tx, targetOf(row, at), amount, "CARD_PULL"))) {
+          throw new ApiError(
+            400,
+            "AMOUNT_OUT_OF_RANGE",
+            "The funding source cannot cover the increment; the authorization is unchanged",
+            { details: { reason: "INSUFFICIENT_FUNDS" } },
+          );
+        }
+        next.authorizedAmount += amount;
+        next.heldAmount += amount;
+        next.pullCount += 1;
+        next.pullTotal += amount;
+        return [{ kind: "PULL", amount, status: "CONFIRMED" }];
+      },
+    );
+  }
+
+  async reverse(ctx: RequestContext, cardId: string, input: SimulateReversal) {
+    await this.cards.getRow(ctx, cardId);
+    const at = ctx.clock.now();
+    return this.change(
+      ctx.platformId,
+      input.cardTransactionId,
+      cardId,
+      at,
+      async (tx, row, next) => {
+        requireStatus(row, ["AUTHORIZED"], "reversed");
+        const amount = input.amount === undefined ? next.authorizedAmount : BigInt(input.amount);
+        if (amount > next.authorizedAmount) {
+          throw new ApiError(
+            400,
+            "INVALID_AMOUNT",
+            `At most ${next.authorizedAmount} is authorized on this transaction`,
+            { details: { authorizedAmount: Number(next.authorizedAmount) } },
+          );
+        }
+        await giveBack(tx, targetOf(row, at), amount, "CARD_RELEASE");
+        next.authorizedAmount -= amount;
+        next.heldAmount -= amount;
+        if (next.authorizedAmount === 0n) next.status = "REVERSED";
+        return [{ kind: "RELEASE", amount, status: "CONFIRMED" }];
+      },
+    );
+  }
+
+  /** The delayed resolution of a pending pull (job). Idempotent. */
+  private async applyPullResolution(platformId: string, payload: CardPullJobPayload) {
+    const at = new Date(payload.at);
+    await this.change(
+      platformId,
+      payload.cardTransactionId,
+      undefined,
+      at,
+      async (tx, row, next) => {
+        const pull = await tx.cardTransactionEvent.findUnique({ where: { id: payload.pullId } });
+        if (!pull || pull.status !== "PENDING") return "skip";
+        await resolvePull(tx, row, next, pull, payload.resolution, at);
+        return [];
+      },
+    );
+  }
+
+  /**
+   * One change to a card transaction: claims the row's version (so concurrent
+   * changes to one transaction apply one after the other, on both databases),
+   * runs `op` to move money and update the progress, records the child events,
+   * saves, and emits the event of the resulting status with the whole parent.
+   * `op` may throw an ApiError (nothing is kept) or return "skip".
+   */
+  private async change(
+    platformId: string,
+    id: string,
+    cardId: string | undefined,
+    at: Date,
+    op: (tx: Tx, row: Row, next: Progress) => Promise<ChildEvent[] | "skip">,
+  ): Promise<CardTransaction> {
+    const db = this.services.db;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const row = await db.cardTransaction.findFirst({
+        where: { id, platformId, ...(cardId ? { cardId } : {}) },
+      });
+      if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Card transaction ${id} not found`);
+      try {
+        const saved = await db.$transaction(async (tx) => {
+          const { count } = await tx.cardTransaction.updateMany({
+            where: { id, version: row.version },
+            data: { version: { increment: 1 } },
+          });
+          if (count !== 1) return undefined;
+          const next = progressOf(row);
+          const children = await op(tx, row, next);
+          if (children === "skip") throw new Skip();
+          if (children.length > 0) {
+            await tx.cardTransactionEvent.createMany({
+              data: children.map((child) => ({
+                id: newId("CardTransactionEvent"),
+                platformId,
+                cardTransactionId: id,
+                ...child,
+                createdAt: at,
+                updatedAt: at,
+              })),
+            });
+          }
+          const stamp = later(at, row.lastEventAt);
+          const updated = await tx.cardTransaction.update({
+            where: { id },
+            data: { ...next, lastEventAt: stamp, updatedAt: later(at, row.updatedAt) },
+          });
+          await emitEvent(tx, {
+            platformId,
+            type: EVENT_OF_STATUS[updated.status as CardTransactionStatus],
+            objectId: id,
+            data: toCardTransaction(updated),
+            at: stamp,
+          });
+          return updated;
+        }, TX_OPTIONS);
+        if (saved) return toCardTransaction(saved);
+      } catch (err) {
+        if (err instanceof Skip) return toCardTransaction(row);
+        throw err;
+      }
+    }
+    throw new ApiError(409, "CONFLICT", "The card transaction kept changing; retry the request");
+  }
+}

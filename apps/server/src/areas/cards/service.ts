@@ -1,0 +1,319 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Schemas } from "@sandbox/client";
+import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
+import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
+import { emitEvent } from "../../events/outbox.js";
+import { ApiError, notFound } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import {
+  afterCursor,
+  decodeCursor,
+  newestFirst,
+  toPage,
+  type Page,
+} from "../../http/pagination.js";
+import { newId } from "../../ids.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import type { PlatformClocks } from "../../platform/platform-clock.js";
+import type { CustomerService } from "../customers/service.js";
+import {
+  applyDueIssuance,
+  CARD_ISSUANCE_JOB,
+  hasDueIssuance,
+  planIssuance,
+  type CardIssuanceJobPayload,
+} from "./issuance.js";
+import { testCardDetails, type TestCardDetails } from "./test-card-details.js";
+import { fundingSourcesOf, toCard, type Card, type CardState } from "./view.js";
+
+export type CardCreate = Schemas["CardCreate"];
+export type CardUpdate = Schemas["CardUpdate"];
+export type CardReveal = Schemas["CardReveal"];
+
+export interface CardFilter {
+  cardholderId?: string;
+  state?: CardState;
+  limit: number;
+  cursor?: string;
+}
+
+/** Sandbox cards are Visa; the number itself is a test number (see test-card-details.ts). */
+const CARD_BRAND = "VISA";
+const CARD_VALIDITY_YEARS = 3;
+/** How long a reveal URL stays usable, in sandbox time. */
+export const REVEAL_TTL_SECONDS = 300;
+const REVEAL_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Allowed PATCH state changes: ACTIVE ⇄ FROZEN, ACTIVE|FROZEN → CLOSED. */
+const TRANSITIONS: Record<string, readonly string[]> = {
+  ACTIVE: ["FROZEN", "CLOSED"],
+  FROZEN: ["ACTIVE", "CLOSED"],
+};
+
+export type RevealResult =
+  | { kind: "SHOWN"; details: TestCardDetails; last4: string }
+  | { kind: "GONE" }
+  | { kind: "UNKNOWN" };
+
+function tokenDigest(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+export class CardService {
+  constructor(
+    private readonly services: Services,
+    private readonly customers: CustomerService,
+    private readonly clocks: PlatformClocks,
+    /** The server's public origin, for links (known once it listens). */
+    private readonly origin: () => string,
+  ) {}
+
+  async create(ctx: RequestContext, input: CardCreate): Promise<Card> {
+    const holder = await this.customers.getRow(ctx, input.cardholderId);
+    if (holder.kycStatus !== "APPROVED") {
+      throw new ApiError(
+        400,
+        "CARDHOLDER_KYC_NOT_APPROVED",
+        `The cardholder must have kycStatus APPROVED; it is ${holder.kycStatus}`,
+        { details: { cardholderId: holder.id, kycStatus: holder.kycStatus } },
+      );
+    }
+    const currency = await this.checkFundingSources(
+      ctx,
+      holder.id,
+      input.fundingSources,
+      input.currency,
+    );
+    const issuance = cardIssuanceOutcome({
+      platformCardId: input.platformCardId,
+      cardholderId: input.cardholderId,
+    });
+    const now = ctx.clock.now();
+    const realNow = this.services.clock.now();
+    const steps = planIssuance(issuance.outcome.steps, now);
+    const id = newId("Card");
+    const row = await this.services.db.$transaction(async (tx) => {
+      const card = await tx.card.create({
+        data: {
+          id,
+          platformId: ctx.platformId,
+          cardholderId: holder.id,
+          platformCardId: input.platformCardId ?? null,
+          state: "PROCESSING",
+          stateReason: null,
+          brand: CARD_BRAND,
+          form: input.form,
+          last4: issuance.last4,
+          expMonth: now.getUTCMonth() + 1,
+          expYear: now.getUTCFullYear() + CARD_VALIDITY_YEARS,
+          fundingSources: JSON.stringify(input.fundingSources),
+          currency,
+          processorRef: `proc_${randomBytes(6).toString("hex")}`,
+          issuerRef: `iss_${randomBytes(4).readUInt32BE(0).toString().padStart(10, "0")}`,
+          pendingIssuance: steps.length > 0 ? JSON.stringify(steps) : null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      for (const [i, step] of issuance.outcome.steps.entries()) {
+        const payload: CardIssuanceJobPayload = { cardId: id, through: steps[i]!.at };
+        await scheduleJob(tx, {
+          platformId: ctx.platformId,
+          kind: CARD_ISSUANCE_JOB,
+          payload,
+          delaySeconds: step.afterSeconds,
+          now: realNow,
+        });
+      }
+      return card;
+    });
+    return toCard(row);
+  }
+
+  /**
+   * The card row of this platform, with any issuance step that is already due
+   * applied first (so reads and simulations see the state the card has now).
+   */
+  async getRow(ctx: RequestContext, id: string): Promise<CardRow> {
+    const row = await this.services.db.card.findFirst({
+      where: { id, platformId: ctx.platformId },
+    });
+    if (!row) throw notFound("CARD_NOT_FOUND", `Card ${id} not found`);
+    return this.caughtUp(row, ctx.clock.now());
+  }
+
+  private async caughtUp(row: CardRow, now: Date): Promise<CardRow> {
+    return hasDueIssuance(row, now) ? applyDueIssuance(this.services.db, row.id, now, row) : row;
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<Card> {
+    return toCard(await this.getRow(ctx, id));
+  }
+
+  async list(ctx: RequestContext, filter: CardFilter): Promise<Page<Card>> {
+    const now = ctx.clock.now();
+    // Catch up first, so a state filter sees the state each card has now.
+    const due = await this.services.db.card.findMany({
+      where: {
+        platformId: ctx.platformId,
+        pendingIssuance: { not: null },
+        ...(filter.cardholderId ? { cardholderId: filter.cardholderId } : {}),
+      },
+    });
+    for (const row of due) await this.caughtUp(row, now);
+    const rows = await this.services.db.card.findMany({
+      where: {
+        platformId: ctx.platformId,
+        ...(filter.cardholderId ? { cardholderId: filter.cardholderId } : {}),
+        ...(filter.state ? { state: filter.state } : {}),
+        ...afterCursor(decodeCursor(filter.cursor)),
+      },
+      orderBy: newestFirst,
+      take: filter.limit + 1,
+    });
+    return toPage(rows, filter.limit, toCard);
+  }
+
+  async update(ctx: RequestContext, id: string, patch: CardUpdate): Promise<Card> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const row = await this.getRow(ctx, id);
+      if (row.state === "CLOSED") {
+        throw new ApiError(409, "INVALID_STATE_TRANSITION", "A CLOSED card cannot change");
+      }
+      const stateChange = patch.state !== undefined;
+      if (stateChange && !(TRANSITIONS[row.state] ?? []).includes(patch.state!)) {
+        throw new ApiError(
+          409,
+          "INVALID_STATE_TRANSITION",
+          `A ${row.state} card cannot become ${patch.state}`,
+          { details: { state: row.state, requested: patch.state } },
+        );
+      }
+      const current = fundingSourcesOf(row);
+      const sourcesChange =
+        patch.fundingSources !== undefined &&
+        JSON.stringify(patch.fundingSources) !== JSON.stringify(current);
+      if (sourcesChange) {
+        await this.checkFundingSources(ctx, row.cardholderId, patch.fundingSources!, row.currency);
+      }
+      const now = ctx.clock.now();
+      const updated = await this.services.db.$transaction(async (tx) => {
+        const { count } = await tx.card.updateMany({
+          where: { id, version: row.version },
+          data: {
+            ...(stateChange
+              ? {
+                  state: patch.state!,
+                  stateReason: patch.state === "CLOSED" ? "CLOSED_BY_PLATFORM" : null,
+                }
+              : {}),
+            ...(sourcesChange ? { fundingSources: JSON.stringify(patch.fundingSources) } : {}),
+            updatedAt: now,
+            version: { increment: 1 },
+          },
+        });
+        if (count !== 1) return undefined;
+        const card = toCard(await tx.card.findUniqueOrThrow({ where: { id } }));
+        const base = { platformId: ctx.platformId, objectId: id, data: card, at: now };
+        if (stateChange) await emitEvent(tx, { ...base, type: "CARD.STATE_CHANGE" });
+        if (sourcesChange) await emitEvent(tx, { ...base, type: "CARD.FUNDING_SOURCE_CHANGE" });
+        return card;
+      });
+      if (updated) return updated;
+    }
+    throw new ApiError(409, "CONFLICT", "The card kept changing concurrently; retry the request");
+  }
+
+  async reveal(ctx: RequestContext, id: string): Promise<CardReveal> {
+    const row = await this.getRow(ctx, id);
+    if (row.state !== "ACTIVE" && row.state !== "FROZEN") {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        `Only an ACTIVE or FROZEN card can be revealed; this one is ${row.state}`,
+      );
+    }
+    const token = randomBytes(32).toString("base64url");
+    const now = ctx.clock.now();
+    const expiresAt = new Date(now.getTime() + REVEAL_TTL_SECONDS * 1000);
+    await this.services.db.cardRevealToken.create({
+      data: {
+        id: tokenDigest(token),
+        platformId: ctx.platformId,
+        cardId: row.id,
+        expiresAt,
+        createdAt: now,
+      },
+    });
+    return {
+      panEmbedUrl: `${this.origin()}/card-reveal/${token}`,
+      expiresAt: expiresAt.toISOString(),
+    };
+  }
+
+  /** Uses up a reveal token: the card's details once, then GONE. */
+  async openReveal(token: string): Promise<RevealResult> {
+    if (!REVEAL_TOKEN.test(token)) return { kind: "UNKNOWN" };
+    const db = this.services.db;
+    const digest = tokenDigest(token);
+    const row = await db.cardRevealToken.findUnique({ where: { id: digest } });
+    if (!row) return { kind: "UNKNOWN" };
+    const now = (await this.clocks.forPlatform(row.platformId)).now();
+    // Single use: only one opener wins this conditional update.
+    const { count } = await db.cardRevealToken.updateMany({
+      where: { id: digest, usedAt: null, expiresAt: { gt: now } },
+      data: { usedAt: now },
+    });
+    if (count !== 1) return { kind: "GONE" };
+    const card = await db.card.findUniqueOrThrow({ where: { id: row.cardId } });
+    return { kind: "SHOWN", details: testCardDetails(card), last4: card.last4 };
+  }
+
+  /**
+   * Funding sources must be the cardholder's own internal accounts, eligible
+   * by the sandbox table, all in the card's currency. Returns that currency.
+   */
+  private async checkFundingSources(
+    ctx: RequestContext,
+    cardholderId: string,
+    ids: readonly string[],
+    currency: string | undefined,
+  ): Promise<string> {
+    const accounts = await this.services.db.internalAccount.findMany({
+      where: { id: { in: [...ids] }, platformId: ctx.platformId },
+    });
+    const byId = new Map(accounts.map((a) => [a.id, a]));
+    let cardCurrency = currency;
+    for (const accountId of ids) {
+      const account = byId.get(accountId);
+      if (!account) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${accountId} not found`);
+      const ineligible = (reason: string) =>
+        new ApiError(
+          400,
+          "FUNDING_SOURCE_INELIGIBLE",
+          `${accountId} cannot fund this card: ${reason}`,
+          {
+            details: { accountId },
+          },
+        );
+      if (account.customerId !== cardholderId) {
+        throw ineligible("it belongs to another customer than the cardholder");
+      }
+      const rule = cardFundingSourceOutcome(accountId).outcome;
+      if (rule.kind === "REJECT") {
+        throw new ApiError(rule.status, rule.errorCode, rule.message, { details: { accountId } });
+      }
+      if (account.status !== "ACTIVE") throw ineligible(`the account is ${account.status}`);
+      cardCurrency ??= account.currency;
+      if (account.currency !== cardCurrency) {
+        throw new ApiError(
+          400,
+          "INVALID_CURRENCY",
+          `${accountId} holds ${account.currency} but the card is in ${cardCurrency}`,
+          { details: { accountId, accountCurrency: account.currency, cardCurrency } },
+        );
+      }
+    }
+    return cardCurrency!;
+  }
+}

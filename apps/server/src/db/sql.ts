@@ -1,0 +1,313 @@
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { DatabaseTarget, Provider } from "./client.js";
+import { pgPoolConfig } from "./client.js";
+
+// Direct SQL for the few request paths that must be fast (a simulated card
+// authorization, the per-request platform clock). Prisma costs far more per
+// statement than the statement itself, so these paths talk to the driver on a
+// connection of their own, with the same tables and the same storage formats
+// Prisma uses. Everything else goes through Prisma.
+//
+// A write transaction is written once, as a generator of steps, and run
+// synchronously on SQLite (better-sqlite3 is synchronous: the write lock is
+// never held across an await, so Prisma's own connection in this process is
+// never left waiting on it) and asynchronously on PostgreSQL.
+//
+// On SQLite the commit costs more than the statements, so transactions that
+// arrive together are committed together (group commit): each runs in its
+// own savepoint, in arrival order, inside one write transaction. A program
+// that fails rolls back only its savepoint; the others still commit.
+
+export type SqlValue = string | number | bigint | boolean | Date | null;
+
+/** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
+export type SqlStep =
+  /** First row, or undefined. */
+  | { kind: "one"; sql: string; params: readonly SqlValue[] }
+  /** Number of rows changed. */
+  | { kind: "run"; sql: string; params: readonly SqlValue[] }
+  | { kind: "insert"; table: string; row: Readonly<Record<string, SqlValue>> };
+
+export type SqlRow = Record<string, unknown>;
+
+/**
+ * Thrown by a program whose optimistic read went stale (for example a guarded
+ * debit that finds the money gone): the transaction is rolled back and the
+ * program run again from the start.
+ */
+export class RestartTransaction extends Error {
+  constructor() {
+    super("transaction restarted");
+  }
+}
+/** Restarts before a program is given up as failing. */
+const MAX_RESTARTS = 1000;
+export type SqlProgram<R> = Generator<SqlStep, R, unknown>;
+
+export interface SqlDriver {
+  readonly provider: Provider;
+  /** One read outside any transaction. */
+  one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined>;
+  /** Runs the steps as one write transaction; `program` may be started again after contention. */
+  transaction<R>(program: () => SqlProgram<R>): Promise<R>;
+  close(): Promise<void>;
+}
+
+export function insertSql(table: string, columns: readonly string[]): string {
+  const names = columns.map((c) => `"${c}"`).join(", ");
+  return `INSERT INTO "${table}" (${names}) VALUES (${columns.map(() => "?").join(", ")})`;
+}
+
+/** Prisma's SQLite DateTime format. */
+function sqliteValue(value: SqlValue): SqlValue {
+  if (value instanceof Date) return value.toISOString().replace("Z", "+00:00");
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value;
+}
+
+/** Prisma's PostgreSQL DateTime format: UTC wall time for TIMESTAMP(3). */
+function pgValue(value: SqlValue): unknown {
+  if (value instanceof Date) return value.toISOString().replace("T", " ").replace("Z", "");
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+interface Queued {
+  program: () => SqlProgram<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** Most transactions committed together. */
+const MAX_GROUP = 256;
+
+class SqliteDriver implements SqlDriver {
+  readonly provider = "sqlite" as const;
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly inserts = new Map<string, Map<string, string>>();
+  /** Runs one program; called inside `batch`, it is a savepoint. */
+  private readonly runner: Database.Transaction<(program: () => SqlProgram<unknown>) => unknown>;
+  /** Runs the queued programs in one write transaction. */
+  private readonly batch: Database.Transaction<(queued: readonly Queued[]) => Outcome[]>;
+  private queue: Queued[] = [];
+  private flushScheduled = false;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.defaultSafeIntegers(true);
+    // Never wait synchronously for a lock another connection of this process
+    // may hold across an await; contention is retried asynchronously instead.
+    this.db.pragma("busy_timeout = 0");
+    // In WAL mode NORMAL skips the fsync on each commit (the WAL is synced at
+    // checkpoints): a commit survives a crash of the process, though not
+    // necessarily a power cut. That is the right trade for a sandbox whose hot
+    // path commits on every request.
+    this.db.pragma("synchronous = NORMAL");
+    this.runner = this.db.transaction((program: () => SqlProgram<unknown>) => {
+      const steps = program();
+      let input: unknown;
+      for (;;) {
+        const next = steps.next(input);
+        if (next.done) return next.value;
+        input = this.exec(next.value);
+      }
+    });
+    this.batch = this.db.transaction((queued: readonly Queued[]) =>
+      queued.map((item): Outcome => {
+        for (let restarts = 0; ; restarts++) {
+          try {
+            return { ok: true, value: this.runner(item.program) };
+          } catch (error) {
+            if (error instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
+            return { ok: false, error };
+          }
+        }
+      }),
+    );
+  }
+
+  private insertStatement(table: string, columns: string[]): Database.Statement {
+    let byColumns = this.inserts.get(table);
+    if (!byColumns) this.inserts.set(table, (byColumns = new Map()));
+    const key = columns.join(",");
+    let sql = byColumns.get(key);
+    if (sql === undefined) byColumns.set(key, (sql = insertSql(table, columns)));
+    return this.prepare(sql);
+  }
+
+  private prepare(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private exec(step: SqlStep): unknown {
+    switch (step.kind) {
+      case "one":
+        return this.prepare(step.sql).get(...step.params.map(sqliteValue));
+      case "run":
+        return this.prepare(step.sql).run(...step.params.map(sqliteValue)).changes;
+      case "insert": {
+        const columns = Object.keys(step.row);
+        const values = columns.map((c) => sqliteValue(step.row[c] ?? null));
+        return this.insertStatement(step.table, columns).run(...values).changes;
+      }
+    }
+  }
+
+  async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.prepare(sql).get(...params.map(sqliteValue)) as SqlRow | undefined;
+      } catch (err) {
+        if (!isBusy(err) || attempt >= 200) throw err;
+        await pause(attempt);
+      }
+    }
+  }
+
+  transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ program, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // After this turn's I/O callbacks: everything that arrived with it joins.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const queued = this.queue.splice(0, MAX_GROUP);
+    if (this.queue.length > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // IMMEDIATE takes the write lock up front: no upgrade deadlocks.
+        const outcomes = this.batch.immediate(queued);
+        outcomes.forEach((outcome, i) => {
+          if (outcome.ok) queued[i]!.resolve(outcome.value);
+          else queued[i]!.reject(outcome.error);
+        });
+        return;
+      } catch (err) {
+        if (isBusy(err) && attempt < 2000) {
+          await pause(attempt);
+          continue;
+        }
+        for (const item of queued) item.reject(err);
+        return;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+class PostgresDriver implements SqlDriver {
+  readonly provider = "postgresql" as const;
+  private readonly pool: pg.Pool;
+  private readonly texts = new Map<string, string>();
+  private readonly names = new Map<string, string>();
+
+  constructor(target: DatabaseTarget, max: number) {
+    const config = pgPoolConfig(target, max);
+    // Like SQLite's synchronous=NORMAL: a commit returns before its WAL record
+    // reaches the disk. A crash of the machine may lose the last fraction of a
+    // second of commits, never consistency; and a hot row's lock is not held
+    // through a disk flush, which is what limits many authorizations on one card.
+    this.pool = new pg.Pool({ ...config, options: `${config.options} -c synchronous_commit=off` });
+  }
+
+  /**
+   * The statement as a named prepared statement (parsed once per connection):
+   * `?` placeholders become `$1, $2, ...` (our SQL has no `?` elsewhere).
+   */
+  private statement(sql: string, values: unknown[]): pg.QueryConfig {
+    let text = this.texts.get(sql);
+    if (text === undefined) {
+      let n = 0;
+      text = sql.replace(/\?/g, () => `$${++n}`);
+      this.texts.set(sql, text);
+      this.names.set(sql, `s${this.names.size + 1}`);
+    }
+    return { name: this.names.get(sql)!, text, values };
+  }
+
+  private async exec(client: pg.PoolClient, step: SqlStep): Promise<unknown> {
+    switch (step.kind) {
+      case "one":
+        return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rows[0];
+      case "run":
+        return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rowCount;
+      case "insert": {
+        const columns = Object.keys(step.row);
+        const values = columns.map((c) => pgValue(step.row[c] ?? null));
+        return (await client.query(this.statement(insertSql(step.table, columns), values)))
+          .rowCount;
+      }
+    }
+  }
+
+  async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
+    const result = await this.pool.query(this.statement(sql, params.map(pgValue)));
+    return result.rows[0] as SqlRow | undefined;
+  }
+
+  async transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+    const client = await this.pool.connect();
+    try {
+      for (let restarts = 0; ; restarts++) {
+        try {
+          await client.query("BEGIN");
+          const steps = program();
+          let input: unknown;
+          for (;;) {
+            const next = steps.next(input);
+            if (next.done) {
+              await client.query("COMMIT");
+              return next.value;
+            }
+            input = await this.exec(client, next.value);
+          }
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          if (err instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
+          throw err;
+        }
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT" || code === "SQLITE_LOCKED";
+}
+
+function pause(attempt: number): Promise<void> {
+  const ms = Math.min(20, 1 + attempt) * (0.5 + Math.random());
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function openSqlDriver(target: DatabaseTarget, poolSize = 10): SqlDriver {
+  return target.provider === "sqlite"
+    ? new SqliteDriver(target.location)
+    : new PostgresDriver(target, poolSize);
+}

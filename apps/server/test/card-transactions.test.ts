@@ -1,0 +1,543 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import {
+  activeCard,
+  authorize,
+  balanceOf,
+  createCard,
+  eventsFor,
+  expectLedgersBalance,
+  newAccount,
+  newCustomer,
+  purchase,
+  type CardTransaction,
+} from "./card-fixtures.js";
+
+const zero = { count: 0, totalAmount: 0 };
+
+describe.each(databases)("card transactions on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterEach(async () => {
+    await expectLedgersBalance(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  const simulate = (
+    action: "clearing" | "return" | "increment" | "reversal",
+    cardId: string,
+    body: { cardTransactionId: string; amount?: number },
+  ) =>
+    sandbox.client.POST(
+      `/sandbox/cards/{cardId}/simulate/${action}` as "/sandbox/cards/{cardId}/simulate/clearing",
+      {
+        params: { path: { cardId } },
+        body: body as { cardTransactionId: string; amount: number },
+      },
+    );
+
+  async function ok(
+    action: "clearing" | "return" | "increment" | "reversal",
+    cardId: string,
+    body: { cardTransactionId: string; amount?: number },
+  ): Promise<CardTransaction> {
+    const { data, error, response } = await simulate(action, cardId, body);
+    if (!data) throw new Error(`${action}: ${response.status} ${JSON.stringify(error)}`);
+    expect(response.status).toBe(200);
+    return data;
+  }
+
+  async function getTransaction(id: string) {
+    const { data } = await sandbox.client.GET("/card-transactions/{id}", {
+      params: { path: { id } },
+    });
+    return data!;
+  }
+
+  /** The event types of a transaction, and that the last one carries it whole. */
+  async function expectEvents(txn: CardTransaction, types: string[]) {
+    const events = await eventsFor(sandbox, txn.id);
+    expect(events.map((e) => e.type)).toEqual(types);
+    expect(events.at(-1)!.data).toEqual(await getTransaction(txn.id));
+  }
+
+  describe("authorization", () => {
+    it("approves with one pull on the funding source: the hold", async () => {
+      const { card, customerId, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      expect(txn).toMatchObject({
+        type: "CARD",
+        cardId: card.id,
+        customerId,
+        status: "AUTHORIZED",
+        merchant: { descriptor: "BLUE BOTTLE COFFEE SF", mcc: "5814", country: "US" },
+        currency: "USD",
+        authorizedAmount: 2500,
+        settledAmount: 0,
+        refundedAmount: 0,
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+        settlementSummary: zero,
+        refundSummary: zero,
+      });
+      expect(txn.id).toMatch(/^CardTransaction:[0-9a-f-]{36}$/);
+      expect(txn.declineReason).toBeUndefined();
+      expect(await balanceOf(sandbox, accountId)).toBe(7500);
+      expect(await getTransaction(txn.id)).toEqual(txn);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED"]);
+    });
+
+    it("declines what the funding source cannot cover, and pulls nothing", async () => {
+      const { card, accountId } = await activeCard(sandbox, 1000);
+      const txn = await authorize(sandbox, card.id, 1001);
+      expect(txn).toMatchObject({
+        status: "DECLINED",
+        declineReason: "INSUFFICIENT_FUNDS",
+        authorizedAmount: 0,
+        pullSummary: { count: 0, totalAmount: 0, pendingCount: 0 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(1000);
+      await expectEvents(txn, ["CARD_TRANSACTION.DECLINED"]);
+      expect((await authorize(sandbox, card.id, 1000)).status).toBe("AUTHORIZED");
+      expect(await balanceOf(sandbox, accountId)).toBe(0);
+    });
+
+    it("pulls from the first funding source, in order, that covers the amount", async () => {
+      const customerId = await newCustomer(sandbox);
+      const small = await newAccount(sandbox, customerId, 500);
+      const large = await newAccount(sandbox, customerId, 5000);
+      const created = await createCard(sandbox, {
+        cardholderId: customerId,
+        form: "VIRTUAL",
+        fundingSources: [small, large],
+      });
+      await authorize(sandbox, created.id, 400);
+      expect(await balanceOf(sandbox, small)).toBe(100);
+      await authorize(sandbox, created.id, 400);
+      expect(await balanceOf(sandbox, small)).toBe(100);
+      expect(await balanceOf(sandbox, large)).toBe(4600);
+    });
+
+    it("suffix 002 declines INSUFFICIENT_FUNDS and 003 declines CARD_PAUSED, funded or not", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const a = await authorize(sandbox, card.id, 100, "ELECTRONICS STORE 002");
+      expect(a).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
+      const b = await authorize(sandbox, card.id, 100, "COFFEE SHOP 003");
+      expect(b).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      await expectEvents(a, ["CARD_TRANSACTION.DECLINED"]);
+      await expectEvents(b, ["CARD_TRANSACTION.DECLINED"]);
+    });
+
+    it("suffix 005 keeps the pull pending about 30 seconds, then confirms it", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500, "PARKING GARAGE 005");
+      expect(txn).toMatchObject({
+        status: "AUTHORIZED",
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 1 },
+      });
+      // The hold is taken at once, so the amount cannot be spent twice.
+      expect(await balanceOf(sandbox, accountId)).toBe(7500);
+      await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 20 } });
+      expect((await getTransaction(txn.id)).pullSummary.pendingCount).toBe(1);
+      const advanced = await sandbox.client.POST("/sandbox/clock/advance", {
+        body: { seconds: 15 },
+      });
+      expect(advanced.data!.jobsRun).toBeGreaterThanOrEqual(1);
+      const confirmed = await getTransaction(txn.id);
+      expect(confirmed).toMatchObject({
+        status: "AUTHORIZED",
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+      });
+      expect(new Date(confirmed.lastEventAt).getTime() - new Date(txn.authorizedAt).getTime()).toBe(
+        30_000,
+      );
+      expect(await balanceOf(sandbox, accountId)).toBe(7500);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.AUTHORIZED"]);
+    });
+
+    it("suffix 006: the pull fails, the hold goes back, the transaction is EXCEPTION", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500, "HARDWARE DEPOT 006");
+      expect(txn).toMatchObject({
+        status: "EXCEPTION",
+        authorizedAmount: 2500,
+        pullSummary: { count: 1, totalAmount: 0, pendingCount: 0 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      const events = await eventsFor(sandbox, txn.id);
+      expect(events.map((e) => e.type).sort()).toEqual([
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.EXCEPTION",
+      ]);
+      const authorized = events.find((e) => e.type === "CARD_TRANSACTION.AUTHORIZED")!;
+      expect(authorized.data).toMatchObject({
+        status: "AUTHORIZED",
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 1 },
+      });
+      const failed = events.find((e) => e.type === "CARD_TRANSACTION.EXCEPTION")!;
+      expect(failed.data).toEqual(txn);
+      const clear = await simulate("clearing", card.id, {
+        cardTransactionId: txn.id,
+        amount: 2500,
+      });
+      expect(clear.response.status).toBe(409);
+    });
+
+    it("declines on a card that is FROZEN (CARD_PAUSED), PROCESSING or CLOSED (CARD_NOT_ACTIVE)", async () => {
+      const { card, customerId, accountId } = await activeCard(sandbox, 10_000);
+      await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: card.id } },
+        body: { state: "FROZEN" },
+      });
+      expect(await authorize(sandbox, card.id, 100)).toMatchObject({
+        status: "DECLINED",
+        declineReason: "CARD_PAUSED",
+      });
+      await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: card.id } },
+        body: { state: "CLOSED" },
+      });
+      expect(await authorize(sandbox, card.id, 100)).toMatchObject({
+        status: "DECLINED",
+        declineReason: "CARD_NOT_ACTIVE",
+      });
+      const pending = await createCard(sandbox, {
+        cardholderId: customerId,
+        platformCardId: "waiting-001",
+        form: "VIRTUAL",
+        fundingSources: [accountId],
+      });
+      expect(await authorize(sandbox, pending.id, 100)).toMatchObject({
+        status: "DECLINED",
+        declineReason: "CARD_NOT_ACTIVE",
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+    });
+
+    it("refuses another currency, and unknown or foreign cards", async () => {
+      const { card } = await activeCard(sandbox, 10_000);
+      const euros = await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/authorization", {
+        params: { path: { cardId: card.id } },
+        body: { ...purchase(100), currency: { code: "EUR" } },
+      });
+      expect(euros.response.status).toBe(400);
+      expect(euros.error).toMatchObject({ code: "INVALID_CURRENCY" });
+      const other = await sandbox.otherPlatformClient();
+      const foreign = await other.POST("/sandbox/cards/{cardId}/simulate/authorization", {
+        params: { path: { cardId: card.id } },
+        body: purchase(100),
+      });
+      expect(foreign.response.status).toBe(404);
+      expect(foreign.error).toMatchObject({ code: "CARD_NOT_FOUND" });
+    });
+  });
+
+  describe("clearing", () => {
+    it("above the authorization: a post-hoc pull for the difference, SETTLED", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const settled = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2750 });
+      expect(settled).toMatchObject({
+        status: "SETTLED",
+        authorizedAmount: 2500,
+        settledAmount: 2750,
+        pullSummary: { count: 2, totalAmount: 2750, pendingCount: 0 },
+        settlementSummary: { count: 1, totalAmount: 2750 },
+        refundSummary: zero,
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(7250);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.SETTLED"]);
+    });
+
+    it("at the authorization: SETTLED with the one pull", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const settled = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
+      expect(settled).toMatchObject({
+        status: "SETTLED",
+        settledAmount: 2500,
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+        settlementSummary: { count: 1, totalAmount: 2500 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(7500);
+    });
+
+    it("below the authorization: PARTIALLY_SETTLED, the rest of the hold released", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const partial = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 });
+      expect(partial).toMatchObject({
+        status: "PARTIALLY_SETTLED",
+        authorizedAmount: 2500,
+        settledAmount: 2000,
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+        settlementSummary: { count: 1, totalAmount: 2000 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(8000);
+      await expectEvents(txn, [
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.PARTIALLY_SETTLED",
+      ]);
+    });
+
+    it("zero: the authorization expires and its hold is released", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const expired = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 0 });
+      expect(expired).toMatchObject({
+        status: "EXPIRED",
+        settledAmount: 0,
+        settlementSummary: zero,
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.EXPIRED"]);
+    });
+
+    it("above what the funding source can cover: the post-hoc pull fails, EXCEPTION", async () => {
+      const { card, accountId } = await activeCard(sandbox, 3000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const failed = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 4000 });
+      expect(failed).toMatchObject({
+        status: "EXCEPTION",
+        settledAmount: 4000,
+        pullSummary: { count: 2, totalAmount: 2500, pendingCount: 0 },
+        settlementSummary: { count: 1, totalAmount: 4000 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(500);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.EXCEPTION"]);
+    });
+
+    it("clears only an AUTHORIZED transaction of this card, once", async () => {
+      const { card } = await activeCard(sandbox, 10_000);
+      const other = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const wrongCard = await simulate("clearing", other.card.id, {
+        cardTransactionId: txn.id,
+        amount: 2500,
+      });
+      expect(wrongCard.response.status).toBe(404);
+      expect(wrongCard.error).toMatchObject({ code: "TRANSACTION_NOT_FOUND" });
+      await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
+      const twice = await simulate("clearing", card.id, { cardTransactionId: txn.id, amount: 10 });
+      expect(twice.response.status).toBe(409);
+      expect(twice.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
+      const declined = await authorize(sandbox, card.id, 100_000);
+      const clearDeclined = await simulate("clearing", card.id, {
+        cardTransactionId: declined.id,
+        amount: 10,
+      });
+      expect(clearDeclined.response.status).toBe(409);
+    });
+  });
+
+  describe("returns", () => {
+    it("a full return refunds the funding source: REFUNDED", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2750 });
+      const refunded = await ok("return", card.id, { cardTransactionId: txn.id, amount: 2750 });
+      expect(refunded).toMatchObject({
+        status: "REFUNDED",
+        settledAmount: 2750,
+        refundedAmount: 2750,
+        refundSummary: { count: 1, totalAmount: 2750 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      await expectEvents(txn, [
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.SETTLED",
+        "CARD_TRANSACTION.REFUNDED",
+      ]);
+    });
+
+    it("a partial return stays SETTLED with refundedAmount; the rest makes it REFUNDED", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
+      const partial = await ok("return", card.id, { cardTransactionId: txn.id, amount: 1000 });
+      expect(partial).toMatchObject({
+        status: "SETTLED",
+        refundedAmount: 1000,
+        refundSummary: { count: 1, totalAmount: 1000 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(8500);
+      const tooMuch = await simulate("return", card.id, {
+        cardTransactionId: txn.id,
+        amount: 1501,
+      });
+      expect(tooMuch.response.status).toBe(400);
+      expect(tooMuch.error).toMatchObject({ code: "INVALID_AMOUNT" });
+      const rest = await ok("return", card.id, { cardTransactionId: txn.id, amount: 1500 });
+      expect(rest).toMatchObject({
+        status: "REFUNDED",
+        refundedAmount: 2500,
+        refundSummary: { count: 2, totalAmount: 2500 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      await expectEvents(txn, [
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.SETTLED",
+        "CARD_TRANSACTION.SETTLED",
+        "CARD_TRANSACTION.REFUNDED",
+      ]);
+    });
+
+    it("a partial return of a partially settled transaction keeps PARTIALLY_SETTLED", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 });
+      const partial = await ok("return", card.id, { cardTransactionId: txn.id, amount: 500 });
+      expect(partial).toMatchObject({ status: "PARTIALLY_SETTLED", refundedAmount: 500 });
+      expect(await balanceOf(sandbox, accountId)).toBe(8500);
+    });
+
+    it("refuses to return what was never settled", async () => {
+      const { card } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const early = await simulate("return", card.id, { cardTransactionId: txn.id, amount: 100 });
+      expect(early.response.status).toBe(409);
+      expect(early.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
+    });
+  });
+
+  describe("incremental authorization and reversal", () => {
+    it("an increment is another pull; clearing it all settles with both pulls", async () => {
+      const { card, accountId } = await activeCard(sandbox, 4000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const bigger = await ok("increment", card.id, { cardTransactionId: txn.id, amount: 1000 });
+      expect(bigger).toMatchObject({
+        status: "AUTHORIZED",
+        authorizedAmount: 3500,
+        pullSummary: { count: 2, totalAmount: 3500, pendingCount: 0 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(500);
+      const refused = await simulate("increment", card.id, {
+        cardTransactionId: txn.id,
+        amount: 501,
+      });
+      expect(refused.response.status).toBe(400);
+      expect(refused.error).toMatchObject({ code: "AMOUNT_OUT_OF_RANGE" });
+      expect((await getTransaction(txn.id)).authorizedAmount).toBe(3500);
+      const settled = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 3500 });
+      expect(settled).toMatchObject({
+        status: "SETTLED",
+        pullSummary: { count: 2, totalAmount: 3500 },
+        settlementSummary: { count: 1, totalAmount: 3500 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(500);
+      await expectEvents(txn, [
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.SETTLED",
+      ]);
+    });
+
+    it("refuses an increment on a frozen card", async () => {
+      const { card } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: card.id } },
+        body: { state: "FROZEN" },
+      });
+      const refused = await simulate("increment", card.id, {
+        cardTransactionId: txn.id,
+        amount: 100,
+      });
+      expect(refused.response.status).toBe(409);
+    });
+
+    it("a partial reversal releases part of the hold; a full one makes it REVERSED", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      const smaller = await ok("reversal", card.id, { cardTransactionId: txn.id, amount: 500 });
+      expect(smaller).toMatchObject({ status: "AUTHORIZED", authorizedAmount: 2000 });
+      expect(await balanceOf(sandbox, accountId)).toBe(8000);
+      const tooMuch = await simulate("reversal", card.id, {
+        cardTransactionId: txn.id,
+        amount: 2001,
+      });
+      expect(tooMuch.response.status).toBe(400);
+      expect(tooMuch.error).toMatchObject({ code: "INVALID_AMOUNT" });
+      const reversed = await ok("reversal", card.id, { cardTransactionId: txn.id });
+      expect(reversed).toMatchObject({
+        status: "REVERSED",
+        authorizedAmount: 0,
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+      });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      const late = await simulate("clearing", card.id, { cardTransactionId: txn.id, amount: 1 });
+      expect(late.response.status).toBe(409);
+      await expectEvents(txn, [
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.AUTHORIZED",
+        "CARD_TRANSACTION.REVERSED",
+      ]);
+    });
+
+    it("a partial reversal then a smaller clearing settles what was cleared", async () => {
+      const { card, accountId } = await activeCard(sandbox, 10_000);
+      const txn = await authorize(sandbox, card.id, 2500);
+      await ok("reversal", card.id, { cardTransactionId: txn.id, amount: 1000 });
+      const settled = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 1500 });
+      expect(settled).toMatchObject({ status: "SETTLED", settledAmount: 1500 });
+      expect(await balanceOf(sandbox, accountId)).toBe(8500);
+    });
+  });
+
+  describe("listing", () => {
+    it("lists a card's transactions newest first, with a cursor, per platform", async () => {
+      const { card } = await activeCard(sandbox, 10_000);
+      const ids: string[] = [];
+      for (let i = 1; i <= 5; i++) ids.push((await authorize(sandbox, card.id, i * 10)).id);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const { data } = await sandbox.client.GET("/card-transactions", {
+          params: { query: { cardId: card.id, limit: 2, ...(cursor ? { cursor } : {}) } },
+        });
+        seen.push(...data!.data.map((t) => t.id));
+        cursor = data!.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual([...ids].reverse());
+      const other = await sandbox.otherPlatformClient();
+      const foreign = await other.GET("/card-transactions/{id}", {
+        params: { path: { id: ids[0]! } },
+      });
+      expect(foreign.response.status).toBe(404);
+      expect(foreign.error).toMatchObject({ code: "TRANSACTION_NOT_FOUND" });
+      const none = await other.GET("/card-transactions", {
+        params: { query: { cardId: card.id } },
+      });
+      expect(none.data!.data).toEqual([]);
+    });
+  });
+
+  describe("concurrency", () => {
+    it("200 concurrent authorizations against funds for 100: exactly 100 approved", async () => {
+      const { card, accountId } = await activeCard(sandbox, 100 * 700);
+      const results = await Promise.all(
+        Array.from({ length: 200 }, () =>
+          sandbox.client.POST("/sandbox/cards/{cardId}/simulate/authorization", {
+            params: { path: { cardId: card.id } },
+            body: purchase(700),
+          }),
+        ),
+      );
+      expect(results.map((r) => r.response.status)).toEqual(Array(200).fill(201));
+      const statuses = results.map((r) => r.data!.status);
+      expect(statuses.filter((s) => s === "AUTHORIZED")).toHaveLength(100);
+      const declined = results.filter((r) => r.data!.status === "DECLINED");
+      expect(declined).toHaveLength(100);
+      expect(declined.every((r) => r.data!.declineReason === "INSUFFICIENT_FUNDS")).toBe(true);
+      expect(await balanceOf(sandbox, accountId)).toBe(0);
+      const pulls = await sandbox.server.db.ledgerEntry.count({
+        where: { accountId, kind: "CARD_AUTHORIZATION" },
+      });
+      expect(pulls).toBe(100);
+    });
+  });
+});

@@ -1,0 +1,90 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import ts from "typescript";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
+
+// docs/cards-guide.md is a script with prose around it. This test takes the
+// script out of the page exactly as printed, type-checks it against the typed
+// client, and runs it against a live sandbox: the guide cannot drift from the
+// API or from what the sandbox does.
+
+const run = promisify(execFile);
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const guide = readFileSync(join(repoRoot, "docs", "cards-guide.md"), "utf8");
+const script = /<!-- cards-guide:script -->\s*```ts\n([\s\S]*?)```/.exec(guide)?.[1];
+// Inside the repository, so `@sandbox/client` resolves as it would for a user.
+const workDir = join(repoRoot, "node_modules", ".cache", "cards-guide");
+const scriptFile = join(workDir, `cards-guide-${process.pid}.mts`);
+
+beforeAll(() => {
+  expect(script, "docs/cards-guide.md has the marked script block").toBeTruthy();
+  mkdirSync(workDir, { recursive: true });
+  writeFileSync(scriptFile, script!);
+});
+afterAll(() => rmSync(scriptFile, { force: true }));
+
+describe("the cards guide", () => {
+  it("type-checks against the generated client", () => {
+    const program = ts.createProgram([scriptFile], {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      types: ["node"],
+      skipLibCheck: true,
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    expect(problems).toEqual([]);
+  });
+});
+
+describe.each(databases)("the cards guide on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterEach(async () => {
+    await expectLedgersBalance(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("runs as printed: issue, activate, authorize, clear, refund", async () => {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", scriptFile], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? "",
+        SANDBOX_BASE_URL: sandbox.server.baseUrl,
+        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
+        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
+      },
+    });
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^card Card:\S+ is ACTIVE, ending in 4042$/);
+    expect(stdout).toContain("authorized 2500; balance 7500");
+    expect(stdout).toContain("settled 2750 in 2 pulls");
+    expect(stdout).toContain("refunded 2750; balance back to 10000");
+    const { cardTransactionId } = JSON.parse(lines.at(-1)!) as { cardTransactionId: string };
+
+    // What the script did is really there, as a user would check it.
+    const { data } = await sandbox.client.GET("/card-transactions/{id}", {
+      params: { path: { id: cardTransactionId } },
+    });
+    expect(data).toMatchObject({ status: "REFUNDED", settledAmount: 2750, refundedAmount: 2750 });
+    const events = await eventsFor(sandbox, cardTransactionId);
+    expect(events.map((e) => e.type)).toEqual([
+      "CARD_TRANSACTION.AUTHORIZED",
+      "CARD_TRANSACTION.SETTLED",
+      "CARD_TRANSACTION.REFUNDED",
+    ]);
+  });
+});

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseDatabaseUrl } from "../src/db/client.js";
+import { migrate } from "../src/db/migrate.js";
+import { openSqlDriver, type SqlDriver, type SqlProgram } from "../src/db/sql.js";
+import { databases, freshDatabase, type TestDatabase } from "./harness.js";
+
+// The direct-SQL driver behind the card authorization hot path. On SQLite it
+// commits transactions that arrive together in one write transaction; each
+// must still succeed or fail on its own, and see the ones before it.
+
+describe.each(databases)("direct SQL transactions on %s", (kind) => {
+  let database: TestDatabase;
+  let sql: SqlDriver;
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    const target = parseDatabaseUrl(database.url);
+    await migrate(target);
+    sql = openSqlDriver(target);
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await database?.drop();
+  });
+
+  const at = new Date("2025-10-13T09:30:00.000Z");
+  function* insertPlatform(id: string, fail = false): SqlProgram<string> {
+    yield {
+      kind: "insert",
+      table: "Platform",
+      row: {
+        id,
+        name: id,
+        webhookPrivateKey: "k",
+        otpSigningPrivateKey: "k",
+        clockOffsetSeconds: 0,
+        createdAt: at,
+        updatedAt: at,
+      },
+    };
+    if (fail) throw new Error(`program ${id} fails after its insert`);
+    return id;
+  }
+
+  it("commits concurrent transactions independently: a failing one changes nothing", async () => {
+    const results = await Promise.allSettled([
+      sql.transaction(() => insertPlatform("p-a")),
+      sql.transaction(() => insertPlatform("p-b", true)),
+      sql.transaction(() => insertPlatform("p-c")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    for (const [id, present] of [
+      ["p-a", true],
+      ["p-b", false],
+      ["p-c", true],
+    ] as const) {
+      const row = await sql.one(`SELECT "id", "createdAt" FROM "Platform" WHERE "id" = ?`, [id]);
+      expect(row !== undefined, id).toBe(present);
+    }
+  });
+
+  it("runs queued transactions in order, each seeing the ones before", async () => {
+    function* bump(): SqlProgram<number> {
+      const row = (yield {
+        kind: "one",
+        sql: `UPDATE "Platform" SET "clockOffsetSeconds" = "clockOffsetSeconds" + 1 WHERE "id" = ? RETURNING "clockOffsetSeconds"`,
+        params: ["p-a"],
+      }) as { clockOffsetSeconds: number | bigint };
+      return Number(row.clockOffsetSeconds);
+    }
+    const seen = await Promise.all(Array.from({ length: 50 }, () => sql.transaction(bump)));
+    expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+  });
+});
