@@ -11,6 +11,7 @@ import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { errorHandler } from "./error-handler.js";
+import { operationDispatcher, type OperationRoutes } from "./operations.js";
 import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
 
 export interface AppOptions {
@@ -19,8 +20,8 @@ export interface AppOptions {
   agentTokens: AgentTokenVerifier;
   clocks: PlatformClocks;
   validateResponses: boolean;
-  /** One router per API area, mounted under the version path. */
-  routers: Router[];
+  /** Each API area's handlers, found by the operation the validator matched. */
+  routers: OperationRoutes[];
   /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
   pages?: Router[];
   /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
@@ -95,7 +96,7 @@ export function createApp(options: AppOptions): Express {
       validateFormats: true,
     }),
   );
-  for (const router of options.routers) api.use(router);
+  api.use(operationDispatcher(options.routers, API_BASE_PATH));
   api.use(() => {
     throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
   });

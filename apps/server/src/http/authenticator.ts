@@ -55,7 +55,7 @@ export function authenticator(
         tokenId: identity.agent.agentId,
         agent: identity.agent,
         clock: await clocks.forPlatform(identity.platformId),
-        log: log.child({
+        log: lazyChild(log, {
           traceId: res.locals.traceId,
           platformId: identity.platformId,
           agentId: identity.agent.agentId,
@@ -71,12 +71,29 @@ export function authenticator(
         platformId: identity.platformId,
         tokenId: identity.tokenId,
         clock: await clocks.forPlatform(identity.platformId),
-        log: log.child({ traceId: res.locals.traceId, platformId: identity.platformId }),
+        log: lazyChild(log, { traceId: res.locals.traceId, platformId: identity.platformId }),
       };
     }
     res.locals.ctx = ctx;
     next();
   };
+}
+
+/**
+ * The request's logger, made on first use: most requests log nothing, and a
+ * pino child logger (with its redaction set-up) costs more per request than
+ * the rest of authentication. Only `child` is deferred; the methods call
+ * through to the child once it exists.
+ */
+function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  return new Proxy(parent, {
+    get(_target, property) {
+      child ??= parent.child(bindings);
+      const value = Reflect.get(child, property, child) as unknown;
+      return typeof value === "function" ? (value as () => unknown).bind(child) : value;
+    },
+  });
 }
 
 function callerOf(req: Request): RequestContext | undefined {

@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param, query, send } from "../../http/route-helpers.js";
 import { walletHeaders } from "../../signing/headers.js";
@@ -14,8 +14,8 @@ export function authRoutes(
   credentials: CredentialService,
   login: LoginService,
   sessions: SessionService,
-): Router {
-  const router = Router();
+): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/auth/credentials", async (req, res) => {
     const input = bodyOf<CreateAuthCredentialRequest>(req);
     send(res, await credentials.create(contextOf(res), walletHeaders(req), input));

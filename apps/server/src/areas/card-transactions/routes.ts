@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type {
@@ -11,8 +11,8 @@ import type {
   SimulateReversal,
 } from "./service.js";
 
-export function cardTransactionRoutes(transactions: CardTransactionService): Router {
-  const router = Router();
+export function cardTransactionRoutes(transactions: CardTransactionService): OperationRoutes {
+  const router = new OperationRoutes();
   router.get("/card-transactions", async (req, res) => {
     res.json(await transactions.list(contextOf(res), query<CardTransactionFilter>(req)));
   });
@@ -23,8 +23,8 @@ export function cardTransactionRoutes(transactions: CardTransactionService): Rou
 }
 
 /** Sandbox only: card network events (x-sandbox-only in openapi.yaml). */
-export function cardSimulationRoutes(transactions: CardTransactionService): Router {
-  const router = Router();
+export function cardSimulationRoutes(transactions: CardTransactionService): OperationRoutes {
+  const router = new OperationRoutes();
   const base = "/sandbox/cards/:cardId/simulate";
   router.post(`${base}/authorization`, async (req, res) => {
     const ctx = contextOf(res);

@@ -1,10 +1,10 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type { CardCreate, CardFilter, CardService, CardUpdate } from "./service.js";
 
-export function cardRoutes(cards: CardService): Router {
-  const router = Router();
+export function cardRoutes(cards: CardService): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/cards", async (req, res) => {
     res.status(201).json(await cards.create(contextOf(res), bodyOf<CardCreate>(req)));
   });

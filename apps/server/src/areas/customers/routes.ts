@@ -1,10 +1,10 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { contextOf, bodyOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type { CustomerCreate, CustomerFilter, CustomerService } from "./service.js";
 
-export function customerRoutes(customers: CustomerService): Router {
-  const router = Router();
+export function customerRoutes(customers: CustomerService): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/customers", async (req, res) => {
     res.status(201).json(await customers.create(contextOf(res), bodyOf<CustomerCreate>(req)));
   });

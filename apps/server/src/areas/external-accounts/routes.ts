@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type {
@@ -7,8 +7,8 @@ import type {
   ExternalAccountService,
 } from "./service.js";
 
-export function externalAccountRoutes(accounts: ExternalAccountService): Router {
-  const router = Router();
+export function externalAccountRoutes(accounts: ExternalAccountService): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/external-accounts", async (req, res) => {
     res.status(201).json(await accounts.create(contextOf(res), bodyOf<ExternalAccountCreate>(req)));
   });

@@ -1,9 +1,9 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import type { PlatformConfigUpdate, PlatformService } from "./service.js";
 
-export function platformRoutes(platform: PlatformService): Router {
-  const router = Router();
+export function platformRoutes(platform: PlatformService): OperationRoutes {
+  const router = new OperationRoutes();
   router.get("/config", async (_req, res) => {
     res.json(await platform.get(contextOf(res)));
   });

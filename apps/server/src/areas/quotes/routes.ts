@@ -1,12 +1,12 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { idempotentRoute, type IdempotencyStore } from "../../http/idempotency.js";
 import { param, query } from "../../http/route-helpers.js";
 import { exchangeRates } from "./exchange-rates.js";
 import type { QuoteCreate, QuoteService } from "./service.js";
 
-export function quoteRoutes(quotes: QuoteService, idempotency: IdempotencyStore): Router {
-  const router = Router();
+export function quoteRoutes(quotes: QuoteService, idempotency: IdempotencyStore): OperationRoutes {
+  const router = new OperationRoutes();
   router.get("/exchange-rates", (req, res) => {
     const filter = query<{ sourceCurrency?: string; destinationCurrency?: string }>(req);
     res.json(exchangeRates(contextOf(res).clock.now(), filter));

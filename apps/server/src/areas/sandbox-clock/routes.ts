@@ -1,10 +1,10 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import type { SandboxClockService } from "./service.js";
 
 /** Sandbox only: read and advance the platform's sandbox clock. */
-export function sandboxClockRoutes(clock: SandboxClockService): Router {
-  const router = Router();
+export function sandboxClockRoutes(clock: SandboxClockService): OperationRoutes {
+  const router = new OperationRoutes();
   router.get("/sandbox/clock", async (_req, res) => {
     res.json(await clock.get(contextOf(res)));
   });

@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { param } from "../../http/route-helpers.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
@@ -10,8 +10,8 @@ export function sandboxRoutes(
   accounts: InternalAccountService,
   quotes: QuoteService,
   umaReceive: UmaReceiveService,
-): Router {
-  const router = Router();
+): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/sandbox/internal-accounts/:accountId/fund", async (req, res) => {
     const { amount } = bodyOf<{ amount: number }>(req);
     res.json(await accounts.fund(contextOf(res), param(req, "accountId"), amount));

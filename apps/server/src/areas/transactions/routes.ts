@@ -1,10 +1,10 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type { TransactionFilter, TransactionService } from "./service.js";
 
-export function transactionRoutes(transactions: TransactionService): Router {
-  const router = Router();
+export function transactionRoutes(transactions: TransactionService): OperationRoutes {
+  const router = new OperationRoutes();
   router.get("/transactions", async (req, res) => {
     res.json(await transactions.list(contextOf(res), query<TransactionFilter>(req)));
   });

@@ -1,10 +1,10 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import { idempotentRoute, type IdempotencyStore } from "../../http/idempotency.js";
 import type { TransferRequest, TransferService } from "./service.js";
 
-export function transferRoutes(transfers: TransferService, idempotency: IdempotencyStore): Router {
-  const router = Router();
+export function transferRoutes(transfers: TransferService, idempotency: IdempotencyStore): OperationRoutes {
+  const router = new OperationRoutes();
   router.post(
     "/transfer-in",
     idempotentRoute(idempotency, "createTransferIn", async (req, res) => ({

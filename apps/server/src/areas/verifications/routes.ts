@@ -1,9 +1,9 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { bodyOf, contextOf } from "../../http/context.js";
 import type { VerificationCreate, VerificationService } from "./service.js";
 
-export function verificationRoutes(verifications: VerificationService): Router {
-  const router = Router();
+export function verificationRoutes(verifications: VerificationService): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/verifications", async (req, res) => {
     res
       .status(201)

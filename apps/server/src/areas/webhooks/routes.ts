@@ -1,11 +1,11 @@
-import { Router } from "express";
+import { OperationRoutes } from "../../http/operations.js";
 import { contextOf } from "../../http/context.js";
 import { param, query } from "../../http/route-helpers.js";
 import type { WebhookEventFilter, WebhookService } from "./service.js";
 
 /** Sandbox webhook tools (x-sandbox-only in openapi.yaml). */
-export function webhookRoutes(webhooks: WebhookService): Router {
-  const router = Router();
+export function webhookRoutes(webhooks: WebhookService): OperationRoutes {
+  const router = new OperationRoutes();
   router.post("/sandbox/webhooks/test", async (_req, res) => {
     res.status(202).json(await webhooks.sendTest(contextOf(res)));
   });
