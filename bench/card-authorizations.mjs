@@ -14,7 +14,7 @@
 // script checks that the balance fell by exactly the approved amount.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -80,12 +80,30 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
-async function load(url, headers, label) {
+/** CPU time (user + system, ms) a process has used so far; undefined off Linux. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    // utime and stime, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+async function load(url, headers, label, pid) {
   const common = { url, connections, method: "POST", headers, body: purchase };
   await autocannon({ ...common, duration: warmup });
   const load1 = loadavg()[0];
+  const cpuBefore = cpuMs(pid);
   const r = await autocannon({ ...common, duration });
+  const cpuAfter = cpuMs(pid);
+  const served = r["2xx"] + r.non2xx;
   return {
+    serverCpuUsPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined || served === 0
+        ? undefined
+        : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
     label,
     requestsPerSecond: r.requests.average,
     p50: r.latency.p50,
@@ -114,7 +132,7 @@ async function benchSandbox() {
     // e.g. BENCH_SERVER_NODE_ARGS=--cpu-prof to see where the server's time goes.
     [
       ...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
-      "apps/server/dist/main.js",
+      process.env.BENCH_MAIN ?? "apps/server/dist/main.js",
     ],
     {
       PORT: String(port),
@@ -167,6 +185,7 @@ async function benchSandbox() {
       `${base}/sandbox/cards/${card.id}/simulate/authorization`,
       headers,
       `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"})`,
+      child.pid,
     );
     // Every approved authorization is in the ledger, and nothing else is.
     const after = await call("GET", `/internal-accounts/${account.id}`);
@@ -220,6 +239,7 @@ async function benchPrism() {
       `http://127.0.0.1:${port}/sandbox/cards/Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449/simulate/authorization`,
       { authorization: "Basic YTpi", "content-type": "application/json" },
       "Prism mock (stateless, static example)",
+      child.pid,
     );
   } finally {
     await stop(child);
@@ -233,12 +253,12 @@ console.log(
   `\n${cpus().length} × ${cpus()[0]?.model ?? "CPU"}, Node ${process.version}, ${connections} connections, ${duration} s (after ${warmup} s warm-up)\n`,
 );
 console.log(
-  "| Target | Requests/s (mean) | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | load avg before |",
+  "| Target | Requests/s (mean) | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | server CPU µs/request | load avg before |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
 for (const r of results) {
   console.log(
-    `| ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors + r.timeouts} | ${r.loadAverageBefore} |`,
+    `| ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors + r.timeouts} | ${r.serverCpuUsPerRequest ?? "n/a"} | ${r.loadAverageBefore} |`,
   );
 }
 for (const r of results) if (r.balanceCheck) console.log(`\n${r.label}: ${r.balanceCheck}`);

@@ -9,6 +9,8 @@ export interface Config {
   sandboxTokenSecret: string | undefined;
   logLevel: string;
   validateResponses: boolean;
+  /** SQLite: run the hot-path write transactions on a thread of their own (db/sql-runner.ts). */
+  sqliteWriterThread: boolean;
   /** Job worker poll interval and first retry delay. */
   jobPollMs: number;
   jobRetryBaseMs: number;
@@ -203,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Response validation catches contract drift; it costs time per response,
     // so production-like deployments may turn it off.
     validateResponses: bool(env.VALIDATE_RESPONSES, env.NODE_ENV !== "production"),
+    sqliteWriterThread: bool(env.SQLITE_WRITER_THREAD, true),
     jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
     jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
     auth: loadAuthConfig(env),

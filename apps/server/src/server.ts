@@ -49,6 +49,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
 import { openSqlDriver } from "./db/sql.js";
+import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
 import { migrate } from "./db/migrate.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
@@ -97,6 +98,10 @@ export async function startServer(
 
   const db = createDb(target);
   const sql = openSqlDriver(target);
+  const writer =
+    target.provider === "sqlite" && config.sqliteWriterThread
+      ? new SqliteWriterThread(target.location)
+      : inlineSqlRunner(sql);
   const bootstrap = await bootstrapPlatform(db, clock, config);
 
   const services: Services = { db, clock, log };
@@ -164,7 +169,7 @@ export async function startServer(
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards, sql);
+  const cardTransactions = new CardTransactionService(services, cards, sql, writer);
   registerCardIssuanceJob(jobHandlers, db);
   cardTransactions.registerJobs(jobHandlers);
 
@@ -222,6 +227,8 @@ export async function startServer(
       });
       // Before the database goes: interrupted deliveries are recorded.
       await dispatcher.stop();
+      // Transactions already handed to the writer finish before it stops.
+      await writer.close();
       await db.$disconnect();
       await sql.close();
     },

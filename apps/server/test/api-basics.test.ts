@@ -64,6 +64,56 @@ describe.each(databases)("API basics on %s", (kind) => {
     expect(JSON.stringify(body)).not.toMatch(/at .*\.js/); // no stack trace
   });
 
+  it("reads JSON bodies with a charset, sent in chunks, or neither an object nor an array", async () => {
+    const customer = {
+      customerType: "INDIVIDUAL",
+      personalInfo: { firstName: "Ada", lastName: "Body", email: "ada.body@example.com" },
+    };
+    const withCharset = await sandbox.rawFetch("/customers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json; charset=UTF-8" },
+      body: JSON.stringify(customer),
+    });
+    expect(withCharset.status).toBe(201);
+
+    // No Content-Length: the body arrives chunked.
+    const bytes = new TextEncoder().encode(JSON.stringify(customer));
+    const chunked = await sandbox.rawFetch("/customers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(bytes.slice(0, 10));
+          controller.enqueue(bytes.slice(10));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(201);
+
+    for (const body of ['"a string"', "42", "  null"]) {
+      const res = await sandbox.rawFetch("/customers", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "INVALID_INPUT" });
+    }
+
+    const tooLarge = await sandbox.rawFetch("/customers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ ...customer, padding: "x".repeat(1024 * 1024) }),
+    });
+    expect(tooLarge.status).toBe(400);
+    expect(await tooLarge.json()).toMatchObject({
+      code: "INVALID_INPUT",
+      message: "Request body is too large",
+    });
+  });
+
   it("answers a schema violation with 400 INVALID_INPUT naming the field", async () => {
     const res = await sandbox.rawFetch("/customers", {
       method: "POST",

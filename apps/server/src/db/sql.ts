@@ -94,7 +94,16 @@ class SqliteDriver implements SqlDriver {
   private queue: Queued[] = [];
   private flushScheduled = false;
 
-  constructor(file: string) {
+  /**
+   * @param gatherMs how long a transaction waits for others to join its
+   *   commit. 0: those that arrive in the same event-loop turn. On the writer
+   *   thread each request arrives as a message of its own, so it waits a
+   *   little: commits, not statements, are what a write costs here.
+   */
+  constructor(
+    file: string,
+    private readonly gatherMs = 0,
+  ) {
     this.db = new Database(file);
     this.db.defaultSafeIntegers(true);
     // Never wait synchronously for a lock another connection of this process
@@ -184,9 +193,14 @@ class SqliteDriver implements SqlDriver {
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // After this turn's I/O callbacks: everything that arrived with it joins.
-        setImmediate(() => void this.flush());
+        this.scheduleFlush();
       }
     });
+  }
+
+  private scheduleFlush(): void {
+    if (this.gatherMs > 0) setTimeout(() => void this.flush(), this.gatherMs);
+    else setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
@@ -194,7 +208,7 @@ class SqliteDriver implements SqlDriver {
     const queued = this.queue.splice(0, MAX_GROUP);
     if (this.queue.length > 0) {
       this.flushScheduled = true;
-      setImmediate(() => void this.flush());
+      this.scheduleFlush();
     }
     for (let attempt = 0; ; attempt++) {
       try {
@@ -311,6 +325,11 @@ function isBusy(err: unknown): boolean {
 function pause(attempt: number): Promise<void> {
   const ms = Math.min(20, 1 + attempt) * (0.5 + Math.random());
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The SQLite driver on one database file (see SqliteDriver for `gatherMs`). */
+export function openSqliteDriver(file: string, gatherMs = 0): SqlDriver {
+  return new SqliteDriver(file, gatherMs);
 }
 
 export function openSqlDriver(target: DatabaseTarget, poolSize = 10): SqlDriver {

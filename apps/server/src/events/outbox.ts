@@ -20,12 +20,27 @@ export interface EventInput {
 // Emission order. Within one process it is strictly increasing; across
 // processes it follows real time (1024 slots per millisecond), which is what
 // orders two changes of one object: their transactions are serialised by the
-// object's row, so the second emits after the first.
-let lastSeq = 0n;
+// object's row, so the second emits after the first. The last value lives in
+// shared memory so that the SQLite writer thread (db/sqlite-writer-thread.ts)
+// and the main thread draw from one sequence.
+let lastSeq = new BigInt64Array(new SharedArrayBuffer(8));
 function nextSeq(): bigint {
   const fromClock = BigInt(Date.now()) * 1024n;
-  lastSeq = fromClock > lastSeq ? fromClock : lastSeq + 1n;
-  return lastSeq;
+  for (;;) {
+    const last = Atomics.load(lastSeq, 0);
+    const next = fromClock > last ? fromClock : last + 1n;
+    if (Atomics.compareExchange(lastSeq, 0, last, next) === last) return next;
+  }
+}
+
+/** The memory behind the event sequence, for another thread of this process to share. */
+export function eventSequenceMemory(): SharedArrayBuffer {
+  return lastSeq.buffer as SharedArrayBuffer;
+}
+
+/** Draws event sequence numbers from memory shared with the thread that made it. */
+export function shareEventSequence(memory: SharedArrayBuffer): void {
+  lastSeq = new BigInt64Array(memory);
 }
 
 type EmitListener = () => void;

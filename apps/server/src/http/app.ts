@@ -11,6 +11,7 @@ import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { errorHandler } from "./error-handler.js";
+import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type OperationRoutes } from "./operations.js";
 import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
 
@@ -63,26 +64,9 @@ export function createApp(options: AppOptions): Express {
     );
   }
 
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/openapi.yaml", (_req, res) => {
-    res.type("application/yaml").sendFile(openApiPath);
-  });
-  app.get(["/docs", "/docs/"], (_req, res) => {
-    if (!existsSync(docsReferencePath)) {
-      res.status(503).type("text/plain").send("API reference not built yet: run `npm run build`.");
-      return;
-    }
-    res.sendFile(docsReferencePath);
-  });
-  app.get("/", (_req, res) => {
-    res.redirect("/docs");
-  });
-
   memoiseValidatorRouteMatching();
   const api = express.Router();
-  api.use(express.json({ limit: "1mb" }));
+  api.use(jsonBody(1024 * 1024));
   api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
   api.use(
     OpenApiValidator.middleware({
@@ -104,6 +88,24 @@ export function createApp(options: AppOptions): Express {
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.
   app.use(API_BASE_PATH, api);
+  // After the API: most requests are API requests, and Express tries each
+  // of these paths in turn before reaching a later mount.
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/openapi.yaml", (_req, res) => {
+    res.type("application/yaml").sendFile(openApiPath);
+  });
+  app.get(["/docs", "/docs/"], (_req, res) => {
+    if (!existsSync(docsReferencePath)) {
+      res.status(503).type("text/plain").send("API reference not built yet: run `npm run build`.");
+      return;
+    }
+    res.sendFile(docsReferencePath);
+  });
+  app.get("/", (_req, res) => {
+    res.redirect("/docs");
+  });
   for (const router of options.pages ?? []) app.use(router);
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
   app.use(errorHandler(log));

@@ -89,7 +89,10 @@ function segmentsOf(route: string): (string | null)[] {
 /** A path's segments, lower-cased (routing is case-insensitive), one trailing slash ignored. */
 function requestSegments(path: string): string[] {
   const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  return trimmed.split("/").slice(1).map((s) => s.toLowerCase());
+  return trimmed
+    .split("/")
+    .slice(1)
+    .map((s) => s.toLowerCase());
 }
 
 /**

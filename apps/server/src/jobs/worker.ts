@@ -84,13 +84,18 @@ export class JobWorker {
    * sandbox clock so an advance answers only after its outcomes happened.
    */
   async runDueForPlatform(platformId: string, limit = 10_000): Promise<number> {
-    let ran = 0;
-    while (ran < limit) {
-      const claimed = await this.claimDue(platformId, Math.min(100, limit - ran));
+    return (await this.runDueJobs(platformId, limit)).length;
+  }
+
+  /** The ids of the due jobs this call claimed and ran. */
+  private async runDueJobs(platformId: string, limit = 10_000): Promise<string[]> {
+    const ran: string[] = [];
+    while (ran.length < limit) {
+      const claimed = await this.claimDue(platformId, Math.min(100, limit - ran.length));
       if (claimed.length === 0) break;
       for (const job of claimed) {
         await this.run(job);
-        ran += 1;
+        ran.push(job.id);
       }
     }
     return ran;
@@ -100,13 +105,13 @@ export class JobWorker {
    * Like runDueForPlatform, but also waits for the platform's due jobs that
    * another worker (this process's poller, or another process) claimed
    * first, and runs what they schedule as due, so that when it returns every
-   * job due now has been applied. Returns how many jobs this call ran itself.
+   * job due now has been applied. Returns the ids of the jobs this call ran itself.
    */
-  async settlePlatform(platformId: string, timeoutMs = 30_000): Promise<number> {
+  async settlePlatform(platformId: string, timeoutMs = 30_000): Promise<Set<string>> {
     const deadline = Date.now() + timeoutMs;
-    let ran = 0;
+    const ran = new Set<string>();
     for (;;) {
-      ran += await this.runDueForPlatform(platformId);
+      for (const id of await this.runDueJobs(platformId)) ran.add(id);
       const now = this.clock.now();
       const [running, due] = await Promise.all([
         this.db.job.count({

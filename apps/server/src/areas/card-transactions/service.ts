@@ -15,13 +15,9 @@ import {
 import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
 import type { SqlDriver } from "../../db/sql.js";
+import type { SqlRunner } from "../../db/sql-runner.js";
 import type { CardService } from "../cards/service.js";
-import {
-  authorizationSteps,
-  CARD_PULL_JOB,
-  type AuthorizationPlan,
-  type CardPullJobPayload,
-} from "./authorization.js";
+import { CARD_PULL_JOB, type AuthorizationPlan, type CardPullJobPayload } from "./authorization.js";
 import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
@@ -153,6 +149,7 @@ export class CardTransactionService {
     private readonly services: Services,
     private readonly cards: CardService,
     private readonly sql: SqlDriver,
+    private readonly writer: SqlRunner,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -223,7 +220,7 @@ export class CardTransactionService {
       ...(declineReason ? { declineReason } : {}),
       pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
     };
-    return toCardTransaction(await this.sql.transaction(() => authorizationSteps(plan)));
+    return toCardTransaction(await this.writer.run("cardAuthorization", plan));
   }
 
   /** The card as the authorization needs it, read directly (hot path). */

@@ -32,7 +32,10 @@ export class SandboxClockService {
 
   async advance(ctx: RequestContext, seconds: number): Promise<SandboxClockAdvanceResult> {
     const shiftMs = seconds * 1000;
-    await this.services.db.$transaction(async (tx) => {
+    const now = this.services.clock.now();
+    // The jobs this move makes due: counted once applied, whichever worker
+    // (this request, this process's poller, another process) applies them.
+    const becameDue = await this.services.db.$transaction(async (tx) => {
       await tx.platform.update({
         where: { id: ctx.platformId },
         data: { clockOffsetSeconds: { increment: seconds } },
@@ -41,18 +44,25 @@ export class SandboxClockService {
         where: { platformId: ctx.platformId, status: "PENDING" },
         select: { id: true, dueAt: true },
       });
+      const due: string[] = [];
       for (const job of pending) {
-        await tx.job.update({
-          where: { id: job.id },
-          data: { dueAt: new Date(job.dueAt.getTime() - shiftMs) },
-        });
+        const dueAt = new Date(job.dueAt.getTime() - shiftMs);
+        await tx.job.update({ where: { id: job.id }, data: { dueAt } });
+        if (dueAt.getTime() <= now.getTime()) due.push(job.id);
       }
       // Webhook retries wait on the same clock.
       await advanceWebhookRetries(tx, ctx.platformId, shiftMs);
+      return due;
     });
     // Waits for due jobs another worker claimed first, too: when this answers,
     // every outcome that became due has happened.
-    const jobsRun = await this.worker.settlePlatform(ctx.platformId);
+    const ranHere = await this.worker.settlePlatform(ctx.platformId);
+    const applied = await this.services.db.job.findMany({
+      where: { id: { in: becameDue }, status: { notIn: ["PENDING", "RUNNING"] } },
+      select: { id: true },
+    });
+    // Those, and what they scheduled as due that this request ran itself.
+    const jobsRun = new Set([...applied.map((j) => j.id), ...ranHere]).size;
     const clock = await this.get(ctx);
     return { ...clock, jobsRun };
   }

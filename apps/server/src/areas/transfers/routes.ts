@@ -3,7 +3,10 @@ import { bodyOf, contextOf } from "../../http/context.js";
 import { idempotentRoute, type IdempotencyStore } from "../../http/idempotency.js";
 import type { TransferRequest, TransferService } from "./service.js";
 
-export function transferRoutes(transfers: TransferService, idempotency: IdempotencyStore): OperationRoutes {
+export function transferRoutes(
+  transfers: TransferService,
+  idempotency: IdempotencyStore,
+): OperationRoutes {
   const router = new OperationRoutes();
   router.post(
     "/transfer-in",

@@ -1,0 +1,24 @@
+import { authorizationSteps } from "../areas/card-transactions/authorization.js";
+import type { SqlProgram } from "./sql.js";
+
+// The direct-SQL write transactions, by name, so that they can run on the
+// SQLite writer thread (sqlite-writer-thread.ts): a thread can be sent a name
+// and plain data, not a closure. Inputs and results must survive structured
+// cloning (plain objects, strings, numbers, bigints, Dates).
+
+export const sqlPrograms = {
+  cardAuthorization: authorizationSteps,
+};
+
+export type SqlProgramName = keyof typeof sqlPrograms;
+export type SqlProgramInput<N extends SqlProgramName> = Parameters<(typeof sqlPrograms)[N]>[0];
+export type SqlProgramResult<N extends SqlProgramName> =
+  ReturnType<(typeof sqlPrograms)[N]> extends SqlProgram<infer R> ? R : never;
+
+export function startProgram<N extends SqlProgramName>(
+  name: N,
+  input: SqlProgramInput<N>,
+): SqlProgram<SqlProgramResult<N>> {
+  const program = sqlPrograms[name] as (input: SqlProgramInput<N>) => SqlProgram<unknown>;
+  return program(input) as SqlProgram<SqlProgramResult<N>>;
+}

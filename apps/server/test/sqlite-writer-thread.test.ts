@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthorizationPlan } from "../src/areas/card-transactions/authorization.js";
+import { parseDatabaseUrl } from "../src/db/client.js";
+import { SqliteWriterThread } from "../src/db/sql-runner.js";
+import { outboxRow } from "../src/events/outbox.js";
+import { activeCard, balanceOf, expectLedgersBalance, type Card } from "./card-fixtures.js";
+import { startSandbox, type TestSandbox } from "./harness.js";
+
+// On SQLite the card-authorization transaction runs on a writer thread
+// (db/sql-runner.ts). What crosses the thread boundary must come back intact,
+// errors included, and events written there share the main thread's order.
+
+describe("the SQLite writer thread", () => {
+  let sandbox: TestSandbox;
+  let writer: SqliteWriterThread;
+  let card: Card;
+  let accountId: string;
+  let platformId: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox("sqlite");
+    writer = new SqliteWriterThread(parseDatabaseUrl(sandbox.database.url).location);
+    ({ card, accountId } = await activeCard(sandbox, 10_000));
+    const row = await sandbox.server.db.card.findUniqueOrThrow({ where: { id: card.id } });
+    platformId = row.platformId;
+  });
+  afterAll(async () => {
+    await writer?.close();
+    await sandbox?.stop();
+  });
+
+  function plan(amount: number, overrides: Partial<AuthorizationPlan> = {}): AuthorizationPlan {
+    const now = new Date();
+    return {
+      platformId,
+      cardId: card.id,
+      customerId: card.cardholderId,
+      fundingSources: [accountId],
+      amount: BigInt(amount),
+      currency: "USD",
+      merchant: { descriptor: "THREAD TEST", mcc: "5814", country: "US" },
+      at: now,
+      realNow: now,
+      pull: { afterSeconds: 0, pullStatus: "CONFIRMED" },
+      ...overrides,
+    };
+  }
+
+  it("answers with the committed row, its bigints and Dates intact", async () => {
+    const before = await balanceOf(sandbox, accountId);
+    const at = new Date("2026-01-02T03:04:05.678Z");
+    const row = await writer.run("cardAuthorization", plan(250, { at }));
+    expect(row.status).toBe("AUTHORIZED");
+    expect(row.authorizedAmount).toBe(250n);
+    expect(row.authorizedAt).toBeInstanceOf(Date);
+    expect(row.authorizedAt.toISOString()).toBe(at.toISOString());
+    expect(await balanceOf(sandbox, accountId)).toBe(before - 250);
+    const stored = await sandbox.server.db.cardTransaction.findUniqueOrThrow({
+      where: { id: row.id },
+    });
+    expect(stored.heldAmount).toBe(250n);
+    await expectLedgersBalance(sandbox);
+  });
+
+  it("rejects with the database's error when a program fails, and writes nothing", async () => {
+    const before = await balanceOf(sandbox, accountId);
+    const count = await sandbox.server.db.cardTransaction.count();
+    await expect(
+      writer.run(
+        "cardAuthorization",
+        // A NOT NULL column left empty: the insert fails inside the transaction.
+        plan(100, { merchant: { descriptor: null as never, mcc: "5814", country: "US" } }),
+      ),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) as unknown });
+    expect(await balanceOf(sandbox, accountId)).toBe(before);
+    expect(await sandbox.server.db.cardTransaction.count()).toBe(count);
+    await expectLedgersBalance(sandbox);
+  });
+
+  it("numbers its events from the sequence the main thread uses", async () => {
+    // Each main-thread number is drawn as soon as the thread's answer is in,
+    // often within the millisecond the thread drew its own: two separate
+    // counters would then hand out equal or smaller numbers.
+    const pairs: { objectId: string; next: bigint }[] = [];
+    for (let i = 0; i < 50; i++) {
+      const row = await writer.run("cardAuthorization", plan(1));
+      const next = outboxRow({
+        platformId,
+        type: "CARD_TRANSACTION.AUTHORIZED",
+        objectId: row.id,
+        data: {},
+        at: new Date(),
+      }).seq;
+      pairs.push({ objectId: row.id, next });
+    }
+    const seqs: bigint[] = [];
+    for (const { objectId, next } of pairs) {
+      const event = await sandbox.server.db.webhookEvent.findFirstOrThrow({ where: { objectId } });
+      seqs.push(event.seq, next);
+    }
+    for (let i = 1; i < seqs.length; i++) {
+      expect(seqs[i]! > seqs[i - 1]!, `event ${i} after event ${i - 1}`).toBe(true);
+    }
+  });
+
+  it("finishes the transactions already sent before it closes", async () => {
+    const before = await balanceOf(sandbox, accountId);
+    const sent = Array.from({ length: 30 }, () => writer.run("cardAuthorization", plan(10)));
+    await writer.close();
+    const rows = await Promise.all(sent);
+    expect(rows.every((r) => r.status === "AUTHORIZED")).toBe(true);
+    expect(await balanceOf(sandbox, accountId)).toBe(before - 300);
+    await expect(writer.run("cardAuthorization", plan(10))).rejects.toThrow(/closed/);
+    await expectLedgersBalance(sandbox);
+  });
+});
