@@ -4,14 +4,22 @@
 // same operation from openapi.yaml, measured in the same run.
 //
 //   npm run build                      (the server runs from apps/server/dist)
-//   node bench/card-authorizations.mjs [--duration 20] [--connections 50]
-//        [--database sqlite|postgresql] [--validate-responses] [--no-prism]
+//   node bench/card-authorizations.mjs [--rounds 4] [--duration 10] [--warmup 5]
+//        [--connections 50] [--database sqlite|postgresql] [--validate-responses]
+//        [--no-prism]
 //
-// The server runs as its own process, on a fresh database, with LOG_LEVEL=warn
-// and response validation off unless --validate-responses is given. Every
-// measured request is a real authorization: a guarded debit of the funding
-// source, the card transaction, its pull and its outbox event. Afterwards the
-// script checks that the balance fell by exactly the approved amount.
+// Both servers run as their own processes, side by side; the load goes to one
+// at a time, in rounds that alternate between them (sandbox first in odd
+// rounds, Prism first in even ones), so that both are measured under the
+// same conditions on a machine whose speed varies (shared virtual CPUs). The
+// summary is the median round of each. Each round also records the share of
+// CPU time the hypervisor took away (steal, from /proc/stat).
+//
+// The sandbox runs on a fresh database, with LOG_LEVEL=warn and response
+// validation off unless --validate-responses is given. Every measured request
+// is a real authorization: a guarded debit of the funding source, the card
+// transaction, its pull and its outbox event. Afterwards the script checks
+// that the balance fell by exactly the approved amount.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -25,7 +33,8 @@ import autocannon from "autocannon";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
   options: {
-    duration: { type: "string", default: "20" },
+    rounds: { type: "string", default: "4" },
+    duration: { type: "string", default: "10" },
     warmup: { type: "string", default: "5" },
     connections: { type: "string", default: "50" },
     database: { type: "string", default: "sqlite" },
@@ -34,6 +43,7 @@ const { values: args } = parseArgs({
     "postgres-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/test" },
   },
 });
+const rounds = Number(args.rounds);
 const duration = Number(args.duration);
 const warmup = Number(args.warmup);
 const connections = Number(args.connections);
@@ -91,33 +101,54 @@ function cpuMs(pid) {
   }
 }
 
-async function load(url, headers, label, pid) {
-  const common = { url, connections, method: "POST", headers, body: purchase };
-  await autocannon({ ...common, duration: warmup });
+/** Stolen and total CPU ticks of the whole machine so far (Linux), or undefined. */
+function machineTicks() {
+  try {
+    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1);
+    const ticks = cpu.map(Number);
+    return { steal: ticks[7] ?? 0, total: ticks.reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** One measured round of load against one target. */
+async function measure(target) {
   const load1 = loadavg()[0];
-  const cpuBefore = cpuMs(pid);
-  const r = await autocannon({ ...common, duration });
-  const cpuAfter = cpuMs(pid);
+  const cpuBefore = cpuMs(target.pid);
+  const ticksBefore = machineTicks();
+  const r = await autocannon({ ...target.request, duration });
+  const ticksAfter = machineTicks();
+  const cpuAfter = cpuMs(target.pid);
   const served = r["2xx"] + r.non2xx;
   return {
-    serverCpuUsPerRequest:
-      cpuBefore === undefined || cpuAfter === undefined || served === 0
-        ? undefined
-        : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
-    label,
+    label: target.label,
     requestsPerSecond: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
     max: r.latency.max,
     ok: r["2xx"],
     non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
+    errors: r.errors + r.timeouts,
+    serverCpuUsPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined || served === 0
+        ? undefined
+        : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
+    stealPercent:
+      ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
+        ? Math.round(
+            (100 * (ticksAfter.steal - ticksBefore.steal)) / (ticksAfter.total - ticksBefore.total),
+          )
+        : undefined,
     loadAverageBefore: Number(load1.toFixed(2)),
   };
 }
 
-async function benchSandbox() {
+function targetOf(label, url, headers, pid) {
+  return { label, pid, request: { url, connections, method: "POST", headers, body: purchase } };
+}
+
+async function startSandboxTarget() {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "bench-cards-"));
   const schema = `bench_${randomBytes(4).toString("hex")}`;
@@ -127,6 +158,17 @@ async function benchSandbox() {
       : `file:${join(dir, "sandbox.db")}`;
   const tokenId = "bench-token";
   const secret = randomBytes(24).toString("base64url");
+  const cleanUp = async () => {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+    if (args.database === "postgresql") {
+      const pg = (await import("pg")).default;
+      const client = new pg.Client({ connectionString: args["postgres-url"] });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
+  };
   const { child, ready } = start(
     process.execPath,
     // e.g. BENCH_SERVER_NODE_ARGS=--cpu-prof to see where the server's time goes.
@@ -181,32 +223,34 @@ async function benchSandbox() {
     const active = await call("GET", `/cards/${card.id}`);
     if (active.state !== "ACTIVE") throw new Error(`card is ${active.state}`);
 
-    const result = await load(
+    const target = targetOf(
+      `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"})`,
       `${base}/sandbox/cards/${card.id}/simulate/authorization`,
       headers,
-      `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"})`,
       child.pid,
     );
     // Every approved authorization is in the ledger, and nothing else is.
-    const after = await call("GET", `/internal-accounts/${account.id}`);
-    const approvedTotal = funds - after.balance;
-    const warmAndMeasured = approvedTotal / AMOUNT;
-    result.balanceCheck = `balance fell by ${approvedTotal} = ${warmAndMeasured} authorizations of ${AMOUNT} (warm-up included)`;
-    return result;
-  } finally {
-    await stop(child);
-    rmSync(dir, { recursive: true, force: true });
-    if (args.database === "postgresql") {
-      const pg = (await import("pg")).default;
-      const client = new pg.Client({ connectionString: args["postgres-url"] });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    }
+    // autocannon counts the answers it received before each phase ended; up
+    // to one request per connection was still in flight then, and was
+    // authorized all the same.
+    const balanceCheck = async (served, phases) => {
+      const after = await call("GET", `/internal-accounts/${account.id}`);
+      const approvedTotal = funds - after.balance;
+      const approved = approvedTotal / AMOUNT;
+      if (approved < served || approved > served + phases * connections) {
+        throw new Error(
+          `balance fell by ${approvedTotal} (${approved} authorizations) but ${served} were answered 201`,
+        );
+      }
+      return `balance fell by ${approvedTotal} = ${approved} authorizations of ${AMOUNT}: the ${served} answered 201 and ${approved - served} still in flight when a load phase ended (warm-up included)`;
+    };
+    return { target, balanceCheck, stop: cleanUp };
+  } catch (err) {
+    await cleanUp();
+    throw err;
   }
 }
-
-async function benchPrism() {
+async function startPrismTarget() {
   const port = await freePort();
   const prism = join(root, "node_modules", ".bin", "prism");
   const { child, ready } = start(
@@ -234,32 +278,79 @@ async function benchPrism() {
     await new Promise((r) => setTimeout(r, 250));
   }
   ready.catch(() => undefined);
-  try {
-    return await load(
-      `http://127.0.0.1:${port}/sandbox/cards/Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449/simulate/authorization`,
-      { authorization: "Basic YTpi", "content-type": "application/json" },
-      "Prism mock (stateless, static example)",
-      child.pid,
-    );
-  } finally {
-    await stop(child);
-  }
+  const target = targetOf(
+    "Prism mock (stateless, static example)",
+    `http://127.0.0.1:${port}/sandbox/cards/Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449/simulate/authorization`,
+    { authorization: "Basic YTpi", "content-type": "application/json" },
+    child.pid,
+  );
+  return { target, stop: () => stop(child) };
 }
 
-const results = [await benchSandbox()];
-if (!args["no-prism"]) results.push(await benchPrism());
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const sandbox = await startSandboxTarget();
+const prism = args["no-prism"]
+  ? undefined
+  : await startPrismTarget().catch(async (err) => {
+      await sandbox.stop();
+      throw err;
+    });
+const targets = [sandbox.target, ...(prism ? [prism.target] : [])];
+const perRound = [];
+let served = 0;
+try {
+  for (const target of targets) {
+    const w = await autocannon({ ...target.request, duration: warmup });
+    if (target === sandbox.target) served += w["2xx"];
+  }
+  for (let round = 1; round <= rounds; round++) {
+    const order = round % 2 === 1 ? targets : [...targets].reverse();
+    for (const target of order) {
+      const result = await measure(target);
+      if (target === sandbox.target) served += result.ok;
+      perRound.push({ round, ...result });
+    }
+  }
+  sandbox.balance = await sandbox.balanceCheck(served, rounds + 1);
+} finally {
+  await prism?.stop();
+  await sandbox.stop();
+}
 
 console.log(
-  `\n${cpus().length} × ${cpus()[0]?.model ?? "CPU"}, Node ${process.version}, ${connections} connections, ${duration} s (after ${warmup} s warm-up)\n`,
+  `\n${cpus().length} × ${cpus()[0]?.model ?? "CPU"}, Node ${process.version}, ${connections} connections, ${rounds} rounds of ${duration} s per target (after ${warmup} s warm-up each)\n`,
 );
 console.log(
-  "| Target | Requests/s (mean) | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | server CPU µs/request | load avg before |",
+  "| Round | Target | Requests/s (mean) | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | server CPU µs/request | CPU steal % | load avg before |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
-for (const r of results) {
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+for (const r of perRound) {
   console.log(
-    `| ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors + r.timeouts} | ${r.serverCpuUsPerRequest ?? "n/a"} | ${r.loadAverageBefore} |`,
+    `| ${r.round} | ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors} | ${r.serverCpuUsPerRequest ?? "n/a"} | ${r.stealPercent ?? "n/a"} | ${r.loadAverageBefore} |`,
   );
 }
-for (const r of results) if (r.balanceCheck) console.log(`\n${r.label}: ${r.balanceCheck}`);
-console.log(`\n${JSON.stringify(results)}`);
+console.log("\nMedian of the rounds:\n");
+console.log("| Target | Requests/s | p50 ms | p99 ms | server CPU µs/request |");
+console.log("|---|---|---|---|---|");
+const summary = targets.map((target) => {
+  const mine = perRound.filter((r) => r.label === target.label);
+  return {
+    label: target.label,
+    requestsPerSecond: median(mine.map((r) => r.requestsPerSecond)),
+    p50: median(mine.map((r) => r.p50)),
+    p99: median(mine.map((r) => r.p99)),
+    serverCpuUsPerRequest: median(mine.map((r) => r.serverCpuUsPerRequest ?? 0)),
+  };
+});
+for (const r of summary) {
+  console.log(
+    `| ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.serverCpuUsPerRequest} |`,
+  );
+}
+console.log(`\n${sandbox.target.label}: ${sandbox.balance}`);
+console.log(`\n${JSON.stringify({ perRound, summary })}`);
