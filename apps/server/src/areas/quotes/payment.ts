@@ -15,6 +15,7 @@ import {
 } from "../transactions/records.js";
 import type { ChangeTimes } from "../transactions/service.js";
 import { moveQuote, type QuoteRow } from "./records.js";
+import { applyLaterStep, type StepPayload } from "../transactions/later-step.js";
 import { planSteps, type StepPlan } from "../transactions/step-plan.js";
 
 /** A delayed step of a quote payment (sandbox suffixes 003 and 005). */
@@ -23,12 +24,6 @@ export const QUOTE_PAYMENT_STEP_JOB = "quote.payment-step";
 export const QUOTE_EXPIRY_JOB = "quote.expire";
 
 type QuotePlan = StepPlan & { state: { status: "PROCESSING" | "COMPLETED" | "FAILED" } };
-
-interface StepPayload {
-  transactionId: string;
-  stepIndex: number;
-  step: PaymentStep;
-}
 
 // A platform customer's UMA address is an ordinary receiver, not a magic
 // value: the payment completes on execution.
@@ -228,25 +223,8 @@ export class QuotePayments {
   }
 
   private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
-    const { transactionId, stepIndex, step } = job.payload as StepPayload;
-    const at = tools.clock.now();
-    await tools.db.$transaction(async (tx) => {
-      const row = await tx.transaction.findUnique({ where: { id: transactionId } });
-      if (!row || row.stepsApplied > stepIndex) return; // applied already
-      // Jobs run in due order, so this only happens if an earlier step failed
-      // to apply: retry later rather than skip it.
-      if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
+    await applyLaterStep(tools, job.payload as StepPayload, async (tx, row, step, at) => {
       const quote = await tx.quote.findUniqueOrThrow({ where: { id: row.quoteId ?? "" } });
-      await moveTransaction(
-        tx,
-        row,
-        {
-          status: step.status,
-          stepsApplied: stepIndex + 1,
-          ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
-        },
-        at,
-      );
       await moveQuote(tx, quote, step.status, at);
       await this.moneyEffects(tx, quote, row.id, step, at);
     });

@@ -13,11 +13,11 @@ import { scheduleJob } from "../../jobs/schedule.js";
 import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
-  moveTransaction,
   toTransaction,
   type Transaction,
   type TransactionRow,
 } from "../transactions/records.js";
+import { applyLaterStep, type StepPayload } from "../transactions/later-step.js";
 import { planSteps } from "../transactions/step-plan.js";
 import type { UmaDirectory } from "../uma/directory.js";
 
@@ -25,11 +25,6 @@ export type SandboxUmaReceiveRequest = Schemas["SandboxUmaReceiveRequest"];
 
 /** A delayed step of an incoming UMA payment. */
 export const UMA_RECEIVE_STEP_JOB = "uma-receive.step";
-interface StepPayload {
-  transactionId: string;
-  stepIndex: number;
-  step: PaymentStep;
-}
 
 // A sender on another host is not a magic value: its payment simply arrives.
 const ARRIVES_AT_ONCE: readonly PaymentStep[] = [{ afterSeconds: 0, status: "COMPLETED" }];
@@ -157,23 +152,8 @@ export class UmaReceiveService {
   }
 
   private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
-    const { transactionId, stepIndex, step } = job.payload as StepPayload;
-    const at = tools.clock.now();
-    await tools.db.$transaction(async (tx) => {
-      const row = await tx.transaction.findUnique({ where: { id: transactionId } });
-      if (!row || row.stepsApplied > stepIndex) return;
-      if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
-      await moveTransaction(
-        tx,
-        row,
-        {
-          status: step.status,
-          stepsApplied: stepIndex + 1,
-          ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
-        },
-        at,
-      );
-      await this.moneyEffects(tx, row, step, at);
-    });
+    await applyLaterStep(tools, job.payload as StepPayload, (tx, row, step, at) =>
+      this.moneyEffects(tx, row, step, at),
+    );
   }
 }

@@ -1,0 +1,42 @@
+import type { PaymentStep } from "@sandbox/sandbox-rules";
+import type { Tx } from "../../db/client.js";
+import type { JobTools } from "../../jobs/registry.js";
+import { moveTransaction, type TransactionRow } from "./records.js";
+
+/** The payload of a job that applies one later step of a payment (see step-plan.ts). */
+export interface StepPayload {
+  transactionId: string;
+  stepIndex: number;
+  step: PaymentStep;
+}
+
+/**
+ * Applies a scheduled step in one transaction: a step already applied is
+ * skipped; one whose predecessor is not applied yet throws, so the job is
+ * retried rather than the step skipped (jobs run in due order, so that only
+ * happens when an earlier step failed to apply). `effects` does the area's
+ * part (money, related records) with the transaction as it was before.
+ */
+export async function applyLaterStep(
+  tools: JobTools,
+  { transactionId, stepIndex, step }: StepPayload,
+  effects: (tx: Tx, row: TransactionRow, step: PaymentStep, at: Date) => Promise<void>,
+): Promise<void> {
+  const at = tools.clock.now();
+  await tools.db.$transaction(async (tx) => {
+    const row = await tx.transaction.findUnique({ where: { id: transactionId } });
+    if (!row || row.stepsApplied > stepIndex) return;
+    if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
+    await moveTransaction(
+      tx,
+      row,
+      {
+        status: step.status,
+        stepsApplied: stepIndex + 1,
+        ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
+      },
+      at,
+    );
+    await effects(tx, row, step, at);
+  });
+}
