@@ -55,6 +55,10 @@ export interface Approval {
 export type SignedOutcome =
   { kind: "CHALLENGE"; body: ChallengeBody } | { kind: "APPROVED"; approval: Approval };
 
+/** What a signed action came to: a challenge (first leg), or the action's result. */
+export type SignedResult<T> =
+  { kind: "CHALLENGE"; body: ChallengeBody } | { kind: "DONE"; value: T };
+
 const walletError = (code: string, message: string, reason?: string) =>
   new ApiError(401, code, message, reason ? { reason } : {});
 
@@ -233,6 +237,27 @@ export class SignedRequests {
     }
     approval.sessionId = session.id;
     return approval;
+  }
+
+  /**
+   * A whole signed action: the first leg answers with a challenge; a verified
+   * retry runs `perform` in one transaction with the challenge's consumption,
+   * so the action happens at most once per challenge, and not at all (with
+   * the challenge left unused) if it fails.
+   */
+  async run<T>(
+    ctx: RequestContext,
+    headers: WalletHeaders,
+    action: SignedAction,
+    perform: (tx: Tx) => Promise<T>,
+  ): Promise<SignedResult<T>> {
+    const outcome = await this.handle(ctx, headers, action);
+    if (outcome.kind === "CHALLENGE") return outcome;
+    const value = await this.services.db.$transaction(async (tx) => {
+      await this.consume(tx, ctx, outcome.approval);
+      return perform(tx);
+    });
+    return { kind: "DONE", value };
   }
 
   /** Consumes the challenge inside the action's transaction (single use). */

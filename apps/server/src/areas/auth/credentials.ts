@@ -207,16 +207,13 @@ export class CredentialService {
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
     const method = await this.getRow(ctx, id);
     await this.requireAnother(method);
-    const outcome = await this.signing.handle(ctx, headers, {
+    const action = {
       activity: Activity.DELETE_AUTH_CREDENTIAL,
       accountId: method.accountId,
       parameters: { credentialId: method.id },
       authType: method.type,
-    });
-    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
-
-    await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, outcome.approval);
+    };
+    const result = await this.signing.run(ctx, headers, action, async (tx) => {
       const now = ctx.clock.now();
       const { count } = await tx.authMethod.deleteMany({ where: { id: method.id } });
       if (count !== 1) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
@@ -225,7 +222,7 @@ export class CredentialService {
         data: { revokedAt: now, updatedAt: now },
       });
     });
-    return { status: 204 };
+    return result.kind === "CHALLENGE" ? { status: 202, body: result.body } : { status: 204 };
   }
 
   private async requireAnother(method: AuthMethodRow): Promise<void> {

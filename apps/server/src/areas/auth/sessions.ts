@@ -177,16 +177,13 @@ export class SessionService {
     headers: WalletHeaders,
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
     const session = await this.activeRow(ctx, id);
-    const outcome = await this.signing.handle(ctx, headers, {
+    const action = {
       activity: Activity.DELETE_SESSION,
       accountId: session.accountId,
       parameters: { sessionId: session.id },
       authType: session.type,
-    });
-    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
-
-    await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, outcome.approval);
+    };
+    const result = await this.signing.run(ctx, headers, action, async (tx) => {
       const now = ctx.clock.now();
       const { count } = await tx.authSession.updateMany({
         where: { id: session.id, revokedAt: null },
@@ -194,6 +191,6 @@ export class SessionService {
       });
       if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
     });
-    return { status: 204 };
+    return result.kind === "CHALLENGE" ? { status: 202, body: result.body } : { status: 204 };
   }
 }

@@ -36,20 +36,19 @@ export class WalletService {
     privacyEnabled: boolean,
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: InternalAccount }> {
     const account = await this.wallet(ctx, id);
-    const outcome = await this.signing.handle(ctx, headers, {
+    const action = {
       activity: Activity.UPDATE_WALLET_PRIVACY,
       accountId: account.id,
       parameters: { accountId: account.id, privacyEnabled },
-    });
-    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
-    const row = await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, outcome.approval);
-      return tx.internalAccount.update({
+    };
+    const result = await this.signing.run(ctx, headers, action, (tx) =>
+      tx.internalAccount.update({
         where: { id: account.id },
         data: { privacyEnabled, updatedAt: ctx.clock.now() },
-      });
-    });
-    return { status: 200, body: toInternalAccount(row) };
+      }),
+    );
+    if (result.kind === "CHALLENGE") return { status: 202, body: result.body };
+    return { status: 200, body: toInternalAccount(result.value) };
   }
 
   /** Signed retry: the wallet key, sealed to `clientPublicKey`. */
@@ -61,14 +60,12 @@ export class WalletService {
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: WalletExport }> {
     requireClientPublicKey(clientPublicKey);
     const account = await this.wallet(ctx, id);
-    const outcome = await this.signing.handle(ctx, headers, {
+    const action = {
       activity: Activity.EXPORT_WALLET,
       accountId: account.id,
       parameters: { accountId: account.id, clientPublicKey },
-    });
-    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
-    const walletKey = await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, outcome.approval);
+    };
+    const result = await this.signing.run(ctx, headers, action, async (tx) => {
       // The wallet key is made on first export; the guard keeps one key per wallet.
       await tx.internalAccount.updateMany({
         where: { id: account.id, walletPrivateKey: null },
@@ -80,11 +77,12 @@ export class WalletService {
       });
       return row.walletPrivateKey as string;
     });
+    if (result.kind === "CHALLENGE") return { status: 202, body: result.body };
     return {
       status: 200,
       body: {
         accountId: account.id,
-        exportBundle: await sealSessionKeyBundle(walletKey, clientPublicKey),
+        exportBundle: await sealSessionKeyBundle(result.value, clientPublicKey),
       },
     };
   }
