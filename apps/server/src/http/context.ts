@@ -25,6 +25,16 @@ export interface RequestContext {
   log: Logger;
 }
 
+/**
+ * The Prisma `where` fragment for records this caller may see: its
+ * platform's, and only its customer's when an agent is acting.
+ */
+export function visibleTo(ctx: RequestContext): { platformId: string; customerId?: string } {
+  return ctx.agent
+    ? { platformId: ctx.platformId, customerId: ctx.agent.customerId }
+    : { platformId: ctx.platformId };
+}
+
 export interface Services {
   db: Db;
   /** Real time; request handling uses RequestContext.clock instead. */

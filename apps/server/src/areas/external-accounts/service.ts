@@ -2,7 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { beneficiaryVerificationOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
 import type { ExternalAccount as ExternalAccountRow } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
-import type { RequestContext, Services } from "../../http/context.js";
+import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
   decodeCursor,
@@ -102,11 +102,7 @@ export class ExternalAccountService {
   /** An external account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<ExternalAccountRow> {
     const row = await this.services.db.externalAccount.findFirst({
-      where: {
-        id,
-        platformId: ctx.platformId,
-        ...(ctx.agent ? { customerId: ctx.agent.customerId } : {}),
-      },
+      where: { id, ...visibleTo(ctx) },
     });
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `External account ${id} not found`);
     return row;

@@ -4,7 +4,7 @@ import type {
   AuthMethod as AuthMethodRow,
 } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
-import type { RequestContext, Services } from "../../http/context.js";
+import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
   decodeCursor,
@@ -127,11 +127,7 @@ export class InternalAccountService {
   /** An account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<AccountRow> {
     const row = await this.services.db.internalAccount.findFirst({
-      where: {
-        id,
-        platformId: ctx.platformId,
-        ...(ctx.agent ? { customerId: ctx.agent.customerId } : {}),
-      },
+      where: { id, ...visibleTo(ctx) },
     });
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
     return row;

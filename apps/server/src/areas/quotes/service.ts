@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
-import type { RequestContext, Services } from "../../http/context.js";
+import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
@@ -195,11 +195,7 @@ export class QuoteService {
 
   private async getRow(ctx: RequestContext, id: string): Promise<QuoteRow> {
     const row = await this.services.db.quote.findFirst({
-      where: {
-        id,
-        platformId: ctx.platformId,
-        ...(ctx.agent ? { customerId: ctx.agent.customerId } : {}),
-      },
+      where: { id, ...visibleTo(ctx) },
     });
     if (!row) throw notFound("QUOTE_NOT_FOUND", `Quote ${id} not found`);
     return row;

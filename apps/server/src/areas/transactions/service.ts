@@ -1,6 +1,6 @@
 import { ApiError, notFound } from "../../errors.js";
 import type { Tx } from "../../db/client.js";
-import type { RequestContext, Services } from "../../http/context.js";
+import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
   decodeCursor,
@@ -59,11 +59,7 @@ export class TransactionService {
 
   private async getRow(ctx: RequestContext, id: string): Promise<TransactionRow> {
     const row = await this.services.db.transaction.findFirst({
-      where: {
-        id,
-        platformId: ctx.platformId,
-        ...(ctx.agent ? { customerId: ctx.agent.customerId } : {}),
-      },
+      where: { id, ...visibleTo(ctx) },
     });
     if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Transaction ${id} not found`);
     return row;
