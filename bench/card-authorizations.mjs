@@ -22,7 +22,7 @@
 // that the balance fell by exactly the approved amount.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -66,12 +66,13 @@ function freePort() {
   });
 }
 
-function start(command, argv, env, readyText) {
+function start(command, argv, env, readyText, logFile) {
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env } });
   let output = "";
   const ready = new Promise((resolve, reject) => {
     const onData = (chunk) => {
       output += chunk;
+      if (logFile) appendFileSync(logFile, chunk);
       if (output.includes(readyText)) resolve();
     };
     child.stdout.on("data", onData);
@@ -185,6 +186,8 @@ async function startSandboxTarget() {
       VALIDATE_RESPONSES: String(args["validate-responses"]),
     },
     "Base URL",
+    // e.g. BENCH_SERVER_LOG=/tmp/server.log with BENCH_SERVER_NODE_ARGS=--trace-gc.
+    process.env.BENCH_SERVER_LOG,
   );
   try {
     await ready;
