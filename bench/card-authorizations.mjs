@@ -6,7 +6,7 @@
 //   npm run build                      (the server runs from apps/server/dist)
 //   node bench/card-authorizations.mjs [--rounds 4] [--duration 10] [--warmup 5]
 //        [--connections 50] [--database sqlite|postgresql] [--validate-responses]
-//        [--no-prism]
+//        [--no-prism] [--trace latency-by-second.tsv]
 //
 // Both servers run as their own processes, side by side; the load goes to one
 // at a time, in rounds that alternate between them (sandbox first in odd
@@ -40,6 +40,8 @@ const { values: args } = parseArgs({
     database: { type: "string", default: "sqlite" },
     "validate-responses": { type: "boolean", default: false },
     "no-prism": { type: "boolean", default: false },
+    // Latency second by second, to tell a steady tail from stalls.
+    trace: { type: "string" },
     "postgres-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/test" },
   },
 });
@@ -118,7 +120,26 @@ async function measure(target) {
   const load1 = loadavg()[0];
   const cpuBefore = cpuMs(target.pid);
   const ticksBefore = machineTicks();
-  const r = await autocannon({ ...target.request, duration });
+  const seconds = new Map();
+  const run = autocannon({ ...target.request, duration });
+  if (args.trace) {
+    run.on("response", (_client, _status, _bytes, ms) => {
+      const second = Math.floor(Date.now() / 1000);
+      let list = seconds.get(second);
+      if (!list) seconds.set(second, (list = []));
+      list.push(ms);
+    });
+  }
+  const r = await run;
+  if (args.trace) {
+    const lines = [...seconds].map(([second, list]) => {
+      const sorted = list.sort((a, b) => a - b);
+      const at = (q) =>
+        sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1);
+      return `${target.label}\t${second}\t${sorted.length}\tp50 ${at(0.5)}\tp99 ${at(0.99)}\tmax ${at(1)}`;
+    });
+    appendFileSync(args.trace, `${lines.join("\n")}\n`);
+  }
   const ticksAfter = machineTicks();
   const cpuAfter = cpuMs(target.pid);
   const served = r["2xx"] + r.non2xx;

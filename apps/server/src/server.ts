@@ -100,7 +100,9 @@ export async function startServer(
   const sql = openSqlDriver(target);
   const writer =
     target.provider === "sqlite" && config.sqliteWriterThread
-      ? new SqliteWriterThread(target.location)
+      ? new SqliteWriterThread(target.location, (err) =>
+          log.error({ err }, "SQLite checkpoint thread failed"),
+        )
       : inlineSqlRunner(sql);
   const bootstrap = await bootstrapPlatform(db, clock, config);
 

@@ -1,7 +1,11 @@
+import Database from "better-sqlite3";
+import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthorizationPlan } from "../src/areas/card-transactions/authorization.js";
 import { parseDatabaseUrl } from "../src/db/client.js";
-import { SqliteWriterThread } from "../src/db/sql-runner.js";
+import { COMPLETE_CHECKPOINT_EVERY, SqliteWriterThread } from "../src/db/sql-runner.js";
 import { outboxRow } from "../src/events/outbox.js";
 import { activeCard, balanceOf, expectLedgersBalance, type Card } from "./card-fixtures.js";
 import { startSandbox, type TestSandbox } from "./harness.js";
@@ -100,6 +104,38 @@ describe("the SQLite writer thread", () => {
     }
     for (let i = 1; i < seqs.length; i++) {
       expect(seqs[i]! > seqs[i - 1]!, `event ${i} after event ${i - 1}`).toBe(true);
+    }
+  });
+
+  it("copies its commits into the database file and reuses the WAL instead of growing it", async () => {
+    const file = parseDatabaseUrl(sandbox.database.url).location;
+    const walBytes = () => statSync(`${file}-wal`).size;
+    const authorize = async (n: number) => {
+      for (let i = 0; i < n; i++) await writer.run("cardAuthorization", plan(1));
+    };
+    // Each awaited run is a commit of its own: several complete checkpoints.
+    await authorize(3 * COMPLETE_CHECKPOINT_EVERY);
+    const walAfterFirst = walBytes();
+    await authorize(6 * COMPLETE_CHECKPOINT_EVERY);
+    // Started over at each complete checkpoint, the WAL keeps the size of
+    // the most it held between two; never started over, it would triple.
+    expect(walBytes()).toBeLessThan(walAfterFirst * 1.5);
+
+    // The database file alone, without its WAL, holds every committed row
+    // once the checkpoint thread has been by.
+    const expected = await sandbox.server.db.cardTransaction.count();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const dir = mkdtempSync(join(tmpdir(), "checkpointed-"));
+    try {
+      copyFileSync(file, join(dir, "copy.db"));
+      const copy = new Database(join(dir, "copy.db"), { readonly: true });
+      const { n } = copy.prepare(`SELECT COUNT(*) AS n FROM "CardTransaction"`).get() as {
+        n: number;
+      };
+      copy.close();
+      expect(n).toBe(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -36,6 +36,31 @@ export interface WriterThreadData {
   eventSequence: SharedArrayBuffer;
 }
 
+export interface CheckpointThreadData {
+  file: string;
+  /** How often it looks for committed pages to copy. */
+  everyMs: number;
+}
+
+// The checkpoint thread looks every 50 ms (a few hundred pages at full load);
+// the writer completes a checkpoint every 128 commits (about a second).
+const CHECKPOINT_EVERY_MS = 50;
+export const COMPLETE_CHECKPOINT_EVERY = 128;
+
+/** A worker running one of this folder's thread modules. */
+function moduleWorker(name: string, workerData: unknown): Worker {
+  return import.meta.url.endsWith(".ts")
+    ? // Under the test runner this module is TypeScript source: the thread
+      // loads its source through tsx's loader.
+      new Worker(
+        `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(
+          new URL(`./${name}.ts`, import.meta.url).href,
+        )}); });`,
+        { eval: true, workerData },
+      )
+    : new Worker(new URL(`./${name}.js`, import.meta.url), { workerData });
+}
+
 interface Pending {
   resolve: (value: never) => void;
   reject: (error: Error) => void;
@@ -54,7 +79,12 @@ export class SqliteWriterThread implements SqlRunner {
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
-  constructor(private readonly file: string) {}
+  private checkpointer: Worker | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly onCheckpointError?: (err: Error) => void,
+  ) {}
 
   run<N extends SqlProgramName>(name: N, input: SqlProgramInput<N>): Promise<SqlProgramResult<N>> {
     if (this.closing) return Promise.reject(new Error("the SQLite writer is closed"));
@@ -68,16 +98,8 @@ export class SqliteWriterThread implements SqlRunner {
 
   private start(): Worker {
     const workerData: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
-    const worker = import.meta.url.endsWith(".ts")
-      ? // Under the test runner this module is TypeScript source: the thread
-        // loads its source through tsx's loader.
-        new Worker(
-          `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(
-            new URL("./sqlite-writer-thread.ts", import.meta.url).href,
-          )}); });`,
-          { eval: true, workerData },
-        )
-      : new Worker(new URL("./sqlite-writer-thread.js", import.meta.url), { workerData });
+    const worker = moduleWorker("sqlite-writer-thread", workerData);
+    this.checkpointer ??= this.startCheckpointer();
     worker.on("message", (reply: WriterReply) => {
       const pending = this.pending.get(reply.id);
       if (!pending) return;
@@ -98,14 +120,29 @@ export class SqliteWriterThread implements SqlRunner {
     return worker;
   }
 
-  /** Lets every transaction already sent finish, then stops the thread. */
+  private startCheckpointer(): Worker {
+    const data: CheckpointThreadData = { file: this.file, everyMs: CHECKPOINT_EVERY_MS };
+    const worker = moduleWorker("sqlite-checkpoint-thread", data);
+    // Without it the WAL only grows until the writer's next complete
+    // checkpoint; nothing is lost, so a failure is reported, not fatal.
+    worker.on("error", (err) => this.onCheckpointError?.(err));
+    worker.on("exit", () => {
+      if (this.checkpointer === worker) this.checkpointer = undefined;
+    });
+    return worker;
+  }
+
+  /** Lets every transaction already sent finish, then stops the threads. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      const worker = this.worker;
-      if (!worker) return;
-      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-      worker.postMessage({ kind: "close" } satisfies WriterRequest);
-      await exited;
+      await Promise.all(
+        [this.worker, this.checkpointer].map(async (worker) => {
+          if (!worker) return;
+          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+          worker.postMessage({ kind: "close" } satisfies WriterRequest);
+          await exited;
+        }),
+      );
     })();
     return this.closing;
   }

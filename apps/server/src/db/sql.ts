@@ -94,16 +94,13 @@ class SqliteDriver implements SqlDriver {
   private queue: Queued[] = [];
   private flushScheduled = false;
 
-  /**
-   * @param gatherMs how long a transaction waits for others to join its
-   *   commit. 0: those that arrive in the same event-loop turn. On the writer
-   *   thread each request arrives as a message of its own, so it waits a
-   *   little: commits, not statements, are what a write costs here.
-   */
-  constructor(
-    file: string,
-    private readonly gatherMs = 0,
-  ) {
+  private readonly gatherMs: number;
+  private readonly completeCheckpointEvery: number;
+  private commitsSinceCheckpoint = 0;
+
+  constructor(file: string, options: SqliteDriverOptions = {}) {
+    this.gatherMs = options.gatherMs ?? 0;
+    this.completeCheckpointEvery = options.completeCheckpointEvery ?? 0;
     this.db = new Database(file);
     this.db.defaultSafeIntegers(true);
     // Never wait synchronously for a lock another connection of this process
@@ -123,6 +120,9 @@ class SqliteDriver implements SqlDriver {
     // Group commit runs each transaction in a savepoint; its undo journal
     // otherwise goes to a temporary file, a write system call per page.
     this.db.pragma("temp_store = MEMORY");
+    // Another thread copies the WAL into the database file (see
+    // SqliteDriverOptions): none of that copying, nor its fsyncs, on commit.
+    if (this.completeCheckpointEvery > 0) this.db.pragma("wal_autocheckpoint = 0");
     this.runner = this.db.transaction((program: () => SqlProgram<unknown>) => {
       const steps = program();
       let input: unknown;
@@ -220,6 +220,7 @@ class SqliteDriver implements SqlDriver {
           if (outcome.ok) queued[i]!.resolve(outcome.value);
           else queued[i]!.reject(outcome.error);
         });
+        this.afterCommit();
         return;
       } catch (err) {
         if (isBusy(err) && attempt < 2000) {
@@ -229,6 +230,23 @@ class SqliteDriver implements SqlDriver {
         for (const item of queued) item.reject(err);
         return;
       }
+    }
+  }
+
+  /**
+   * Between commits the WAL is still; a checkpoint run now copies what the
+   * background checkpoints have not, and completes, so that the next write
+   * transaction starts the WAL file over instead of growing it.
+   */
+  private afterCommit(): void {
+    if (this.completeCheckpointEvery === 0) return;
+    if (++this.commitsSinceCheckpoint < this.completeCheckpointEvery) return;
+    this.commitsSinceCheckpoint = 0;
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (err) {
+      // The background checkpoint holds the lock: try again after the next commits.
+      if (!isBusy(err)) throw err;
     }
   }
 
@@ -329,9 +347,27 @@ function pause(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The SQLite driver on one database file (see SqliteDriver for `gatherMs`). */
-export function openSqliteDriver(file: string, gatherMs = 0): SqlDriver {
-  return new SqliteDriver(file, gatherMs);
+export interface SqliteDriverOptions {
+  /**
+   * How long a transaction waits for others to join its commit. 0: those
+   * that arrive in the same event-loop turn. On the writer thread each
+   * request arrives as a message of its own, so it waits a little: commits,
+   * not statements, are what a write costs here.
+   */
+  gatherMs?: number;
+  /**
+   * 0 (the default): SQLite's automatic checkpoint, which copies the WAL into
+   * the database file inside the commit that fills it, fsyncs included. N:
+   * the caller runs passive checkpoints on another connection and thread
+   * (sqlite-checkpoint-thread.ts); this connection only completes one after
+   * every N commits, while the WAL is still, so that the WAL is reused.
+   */
+  completeCheckpointEvery?: number;
+}
+
+/** The SQLite driver on one database file. */
+export function openSqliteDriver(file: string, options: SqliteDriverOptions = {}): SqlDriver {
+  return new SqliteDriver(file, options);
 }
 
 export function openSqlDriver(target: DatabaseTarget, poolSize = 10): SqlDriver {

@@ -2,7 +2,12 @@ import { parentPort, workerData } from "node:worker_threads";
 import { shareEventSequence } from "../events/outbox.js";
 import { openSqliteDriver } from "./sql.js";
 import { startProgram } from "./sql-programs.js";
-import type { WriterReply, WriterRequest, WriterThreadData } from "./sql-runner.js";
+import {
+  COMPLETE_CHECKPOINT_EVERY,
+  type WriterReply,
+  type WriterRequest,
+  type WriterThreadData,
+} from "./sql-runner.js";
 
 // The SQLite writer thread (see SqliteWriterThread in sql-runner.ts): runs
 // the named programs it is sent on its own connection, committing those that
@@ -12,8 +17,12 @@ const port = parentPort;
 if (!port) throw new Error("sqlite-writer-thread runs as a worker thread");
 const data = workerData as WriterThreadData;
 shareEventSequence(data.eventSequence);
-// 1 ms: measured (bench/RESULTS.md) to cut commits several-fold for little latency.
-const driver = openSqliteDriver(data.file, 1);
+const driver = openSqliteDriver(data.file, {
+  // 1 ms: measured (bench/RESULTS.md) to cut commits several-fold for little latency.
+  gatherMs: 1,
+  // The checkpoint thread started beside this one does the copying.
+  completeCheckpointEvery: COMPLETE_CHECKPOINT_EVERY,
+});
 const inFlight = new Set<Promise<void>>();
 
 port.on("message", (request: WriterRequest) => {
