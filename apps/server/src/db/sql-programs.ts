@@ -1,5 +1,8 @@
-import { authorizationSteps } from "../areas/card-transactions/authorization.js";
-import type { SqlProgram } from "./sql.js";
+import {
+  authorizationCommit,
+  authorizationSteps,
+} from "../areas/card-transactions/authorization.js";
+import type { SqlCommit, SqlProgram } from "./sql.js";
 
 // The direct-SQL write transactions, by name, so that they can run on the
 // SQLite writer thread (sqlite-writer-thread.ts): a thread can be sent a name
@@ -8,6 +11,11 @@ import type { SqlProgram } from "./sql.js";
 
 export const sqlPrograms = {
   cardAuthorization: authorizationSteps,
+};
+
+/** How each program's steps are committed (see SqlCommit); a transaction unless named here. */
+const commits: { [N in keyof typeof sqlPrograms]?: (input: SqlProgramInput<N>) => SqlCommit } = {
+  cardAuthorization: authorizationCommit,
 };
 
 export type SqlProgramName = keyof typeof sqlPrograms;
@@ -21,4 +29,9 @@ export function startProgram<N extends SqlProgramName>(
 ): SqlProgram<SqlProgramResult<N>> {
   const program = sqlPrograms[name] as (input: SqlProgramInput<N>) => SqlProgram<unknown>;
   return program(input) as SqlProgram<SqlProgramResult<N>>;
+}
+
+export function commitOf<N extends SqlProgramName>(name: N, input: SqlProgramInput<N>): SqlCommit {
+  const commit = commits[name] as ((input: SqlProgramInput<N>) => SqlCommit) | undefined;
+  return commit ? commit(input) : "transaction";
 }

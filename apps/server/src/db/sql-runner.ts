@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import { eventSequenceMemory } from "../events/outbox.js";
 import type { SqlDriver } from "./sql.js";
 import {
+  commitOf,
   startProgram,
   type SqlProgramInput,
   type SqlProgramName,
@@ -17,7 +18,8 @@ export interface SqlRunner {
 /** On the driver's own connection, in this thread (PostgreSQL, or SQLite without the writer thread). */
 export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
   return {
-    run: (name, input) => driver.transaction(() => startProgram(name, input)),
+    run: (name, input) =>
+      driver.transaction(() => startProgram(name, input), commitOf(name, input)),
     close: async () => undefined,
   };
 }

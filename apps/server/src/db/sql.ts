@@ -21,36 +21,56 @@ import { pgPoolConfig } from "./client.js";
 
 export type SqlValue = string | number | bigint | boolean | Date | null;
 
+/** A row to insert. */
+export interface SqlInsert {
+  table: string;
+  row: Readonly<Record<string, SqlValue>>;
+  /**
+   * In a guarded step only: columns whose value is a column of the row the
+   * guard returned (column → returned column), e.g. a balance after a debit.
+   */
+  fromGuard?: Readonly<Record<string, string>>;
+}
+
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
 export type SqlStep =
   /** First row, or undefined. */
   | { kind: "one"; sql: string; params: readonly SqlValue[] }
   /** Number of rows changed. */
   | { kind: "run"; sql: string; params: readonly SqlValue[] }
-  | { kind: "insert"; table: string; row: Readonly<Record<string, SqlValue>> };
+  | ({ kind: "insert" } & SqlInsert)
+  /**
+   * A guarded write and what follows from it, as one unit: `sql` is an
+   * UPDATE ... RETURNING; only when it returns a row are `inserts` made.
+   * Result: that row, or undefined (nothing written). On PostgreSQL it is one
+   * statement (a data-modifying WITH), so one round trip.
+   */
+  | { kind: "guarded"; sql: string; params: readonly SqlValue[]; inserts: readonly SqlInsert[] }
+  /**
+   * Inserts that do not depend on each other (none reads another's row), as
+   * one unit and, on PostgreSQL, one statement.
+   */
+  | { kind: "insertAll"; inserts: readonly SqlInsert[] };
+
+/**
+ * How a program's steps are committed. "transaction" (the default): all or
+ * nothing. "eachStep": each step commits on its own; for a program whose
+ * every step is a complete, consistent change by itself (a guarded step, an
+ * insertAll), it saves PostgreSQL the BEGIN and COMMIT round trips. On
+ * SQLite every program runs in a transaction (its commits are grouped anyway).
+ */
+export type SqlCommit = "transaction" | "eachStep";
 
 export type SqlRow = Record<string, unknown>;
 
-/**
- * Thrown by a program whose optimistic read went stale (for example a guarded
- * debit that finds the money gone): the transaction is rolled back and the
- * program run again from the start.
- */
-export class RestartTransaction extends Error {
-  constructor() {
-    super("transaction restarted");
-  }
-}
-/** Restarts before a program is given up as failing. */
-const MAX_RESTARTS = 1000;
 export type SqlProgram<R> = Generator<SqlStep, R, unknown>;
 
 export interface SqlDriver {
   readonly provider: Provider;
   /** One read outside any transaction. */
   one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined>;
-  /** Runs the steps as one write transaction; `program` may be started again after contention. */
-  transaction<R>(program: () => SqlProgram<R>): Promise<R>;
+  /** Runs the steps as one write transaction (unless `commit` says otherwise); `program` may be started again after contention. */
+  transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R>;
   close(): Promise<void>;
 }
 
@@ -134,13 +154,10 @@ class SqliteDriver implements SqlDriver {
     });
     this.batch = this.db.transaction((queued: readonly Queued[]) =>
       queued.map((item): Outcome => {
-        for (let restarts = 0; ; restarts++) {
-          try {
-            return { ok: true, value: this.runner(item.program) };
-          } catch (error) {
-            if (error instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
-            return { ok: false, error };
-          }
+        try {
+          return { ok: true, value: this.runner(item.program) };
+        } catch (error) {
+          return { ok: false, error };
         }
       }),
     );
@@ -170,12 +187,30 @@ class SqliteDriver implements SqlDriver {
         return this.prepare(step.sql).get(...step.params.map(sqliteValue));
       case "run":
         return this.prepare(step.sql).run(...step.params.map(sqliteValue)).changes;
-      case "insert": {
-        const columns = Object.keys(step.row);
-        const values = columns.map((c) => sqliteValue(step.row[c] ?? null));
-        return this.insertStatement(step.table, columns).run(...values).changes;
+      case "insert":
+        return this.insert(step);
+      case "guarded": {
+        const guard = this.prepare(step.sql).get(...step.params.map(sqliteValue)) as
+          SqlRow | undefined;
+        if (guard === undefined) return undefined;
+        for (const insert of step.inserts) this.insert(insert, guard);
+        return guard;
       }
+      case "insertAll":
+        for (const insert of step.inserts) this.insert(insert);
+        return undefined;
     }
+  }
+
+  private insert(insert: SqlInsert, guard?: SqlRow): number {
+    const columns = Object.keys(insert.row);
+    const values = columns.map((c) => {
+      const from = insert.fromGuard?.[c];
+      return from !== undefined && guard !== undefined
+        ? (guard[from] as SqlValue)
+        : sqliteValue(insert.row[c] ?? null);
+    });
+    return this.insertStatement(insert.table, columns).run(...values).changes;
   }
 
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
@@ -189,7 +224,7 @@ class SqliteDriver implements SqlDriver {
     }
   }
 
-  transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+  transaction<R>(program: () => SqlProgram<R>, _commit?: SqlCommit): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ program, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
@@ -241,18 +276,59 @@ class SqliteDriver implements SqlDriver {
   private afterCommit(): void {
     if (this.completeCheckpointEvery === 0) return;
     if (++this.commitsSinceCheckpoint < this.completeCheckpointEvery) return;
-    this.commitsSinceCheckpoint = 0;
+    let result: { busy: unknown; log: unknown; checkpointed: unknown } | undefined;
     try {
-      this.db.pragma("wal_checkpoint(PASSIVE)");
+      [result] = this.db.pragma("wal_checkpoint(PASSIVE)") as (typeof result)[];
     } catch (err) {
-      // The background checkpoint holds the lock: try again after the next commits.
+      // The background checkpoint holds the lock: try again after the next commit.
       if (!isBusy(err)) throw err;
+      return;
+    }
+    // Incomplete (a reader still needs old pages): also again after the next commit.
+    if (result && Number(result.busy) === 0 && result.log === result.checkpointed) {
+      this.commitsSinceCheckpoint = 0;
     }
   }
 
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+/**
+ * PostgreSQL text of a guarded step (or, without `guardSql`, of inserts
+ * alone) as one statement: every insert is a data-modifying WITH that
+ * selects from the guard, so it inserts a row only if the guard returned one.
+ * All parts see one snapshot, which is why the inserts must not read each
+ * other's rows.
+ */
+function guardedStatement(
+  guardSql: string | undefined,
+  guardParams: readonly SqlValue[],
+  inserts: readonly SqlInsert[],
+): { sql: string; values: unknown[] } {
+  const values: unknown[] = guardParams.map(pgValue);
+  const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
+  const selects = inserts.map((insert) => {
+    const columns = Object.keys(insert.row);
+    const expressions = columns.map((c) => {
+      const from = insert.fromGuard?.[c];
+      if (from !== undefined) return `"guard"."${from}"`;
+      values.push(pgValue(insert.row[c] ?? null));
+      return "?";
+    });
+    const names = columns.map((c) => `"${c}"`).join(", ");
+    const source = guardSql === undefined ? "" : ` FROM "guard"`;
+    return `INSERT INTO "${insert.table}" (${names}) SELECT ${expressions.join(", ")}${source}`;
+  });
+  if (guardSql === undefined) {
+    const last = selects.pop();
+    if (last === undefined) throw new Error("insertAll needs at least one row");
+    parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
+    return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
+  }
+  parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
+  return { sql: `WITH ${parts.join(", ")} SELECT * FROM "guard"`, values };
 }
 
 class PostgresDriver implements SqlDriver {
@@ -297,6 +373,15 @@ class PostgresDriver implements SqlDriver {
         return (await client.query(this.statement(insertSql(step.table, columns), values)))
           .rowCount;
       }
+      case "guarded": {
+        const { sql, values } = guardedStatement(step.sql, step.params, step.inserts);
+        return (await client.query(this.statement(sql, values))).rows[0];
+      }
+      case "insertAll": {
+        const { sql, values } = guardedStatement(undefined, [], step.inserts);
+        await client.query(this.statement(sql, values));
+        return undefined;
+      }
     }
   }
 
@@ -305,27 +390,30 @@ class PostgresDriver implements SqlDriver {
     return result.rows[0] as SqlRow | undefined;
   }
 
-  async transaction<R>(program: () => SqlProgram<R>): Promise<R> {
+  async transaction<R>(
+    program: () => SqlProgram<R>,
+    commit: SqlCommit = "transaction",
+  ): Promise<R> {
     const client = await this.pool.connect();
+    const run = async () => {
+      const steps = program();
+      let input: unknown;
+      for (;;) {
+        const next = steps.next(input);
+        if (next.done) return next.value;
+        input = await this.exec(client, next.value);
+      }
+    };
     try {
-      for (let restarts = 0; ; restarts++) {
-        try {
-          await client.query("BEGIN");
-          const steps = program();
-          let input: unknown;
-          for (;;) {
-            const next = steps.next(input);
-            if (next.done) {
-              await client.query("COMMIT");
-              return next.value;
-            }
-            input = await this.exec(client, next.value);
-          }
-        } catch (err) {
-          await client.query("ROLLBACK").catch(() => undefined);
-          if (err instanceof RestartTransaction && restarts < MAX_RESTARTS) continue;
-          throw err;
-        }
+      if (commit === "eachStep") return await run();
+      await client.query("BEGIN");
+      try {
+        const result = await run();
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
       }
     } finally {
       client.release();

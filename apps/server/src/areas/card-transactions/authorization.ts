@@ -1,10 +1,10 @@
 import type { CardPullResolution } from "@sandbox/sandbox-rules";
 import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
-import { RestartTransaction, type SqlProgram } from "../../db/sql.js";
+import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
 import { outboxRow } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
-import { creditSteps, debitSteps } from "../ledger/ledger-sql.js";
+import { creditSteps, debitedBalance, guardedDebit } from "../ledger/ledger-sql.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
   EVENT_OF_STATUS,
@@ -13,16 +13,17 @@ import {
   type CardTransactionStatus,
 } from "./view.js";
 
-// A simulated authorization, as one direct-SQL transaction (db/sql.ts): it is
-// the hot path of the card sandbox, so it does not go through Prisma. The
-// guarded debit is the hold; everything else is inserts.
+// A simulated authorization, as direct SQL (db/sql.ts): it is the hot path of
+// the card sandbox, so it does not go through Prisma. The guarded debit is the
+// hold.
 //
-// The funding source is chosen by a plain read, the records are written, and
-// the guarded debit comes last. Many authorizations on one card contend for
-// one account row; done this way a transaction holds that row's lock only
-// from its debit to its commit. If the debit finds the money gone (another
-// authorization took it since the read), the transaction starts again and
-// reads afresh, so the outcome is the same as debiting first.
+// An approval is one guarded step: the debit of a funding source and, only if
+// it covers the amount, every record of the authorization (the transaction,
+// its event, its pull, its ledger entry, the pull's job). The funding sources
+// are tried in order; a declined authorization is one insert step. Each step
+// is a whole, consistent change on its own, so on PostgreSQL the common cases
+// take one statement and no BEGIN or COMMIT (see SqlCommit). Only a pull that
+// fails at once changes the approval again, and that needs a transaction.
 
 export const CARD_PULL_JOB = "card.pull";
 export interface CardPullJobPayload {
@@ -52,118 +53,129 @@ export interface AuthorizationPlan {
   pull: CardPullResolution;
 }
 
+/** How an authorization's steps must be committed (see SqlCommit). */
+export function authorizationCommit(plan: AuthorizationPlan): SqlCommit {
+  return failsAtOnce(plan.pull) ? "transaction" : "eachStep";
+}
+
+function failsAtOnce(pull: CardPullResolution): boolean {
+  return pull.afterSeconds === 0 && pull.pullStatus !== "CONFIRMED";
+}
+
 export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
   const id = newId("CardTransaction");
-  const { platformId, amount, at } = plan;
-
-  let source: string | null = null;
-  if (plan.declineReason === undefined) {
-    for (const accountId of plan.fundingSources) {
-      const account = (yield {
-        kind: "one",
-        sql: `SELECT "balance" FROM "InternalAccount" WHERE "id" = ? AND "platformId" = ?`,
-        params: [accountId, platformId],
-      }) as { balance: bigint | string } | undefined;
-      if (account && BigInt(account.balance) >= amount) {
-        source = accountId;
-        break;
-      }
-    }
-  }
-  const declineReason = plan.declineReason ?? (source === null ? "INSUFFICIENT_FUNDS" : null);
-  const approved = declineReason === null;
-  const pull = plan.pull;
+  const { platformId, amount, at, pull } = plan;
   const confirmedNow = pull.afterSeconds === 0 && pull.pullStatus === "CONFIRMED";
 
-  const row: Row = {
-    id,
-    platformId,
-    cardId: plan.cardId,
-    customerId: plan.customerId,
-    fundingSourceId: source,
-    status: approved ? "AUTHORIZED" : "DECLINED",
-    declineReason,
-    merchantDescriptor: plan.merchant.descriptor,
-    merchantMcc: plan.merchant.mcc,
-    merchantCountry: plan.merchant.country,
-    currency: plan.currency,
-    authorizedAmount: approved ? amount : 0n,
-    heldAmount: approved ? amount : 0n,
-    settledAmount: 0n,
-    refundedAmount: 0n,
-    pullCount: approved ? 1 : 0,
-    pullTotal: approved ? amount : 0n,
-    // Until it resolves, a pull is pending: for a moment, or for a while.
-    pullPending: approved && !confirmedNow ? 1 : 0,
-    settlementCount: 0,
-    settlementTotal: 0n,
-    refundCount: 0,
-    refundTotal: 0n,
-    version: 0,
-    authorizedAt: at,
-    lastEventAt: at,
-    createdAt: at,
-    updatedAt: at,
+  const transaction = (source: string | null, declineReason: CardDeclineReason | null): Row => {
+    const approved = declineReason === null;
+    return {
+      id,
+      platformId,
+      cardId: plan.cardId,
+      customerId: plan.customerId,
+      fundingSourceId: source,
+      status: approved ? "AUTHORIZED" : "DECLINED",
+      declineReason,
+      merchantDescriptor: plan.merchant.descriptor,
+      merchantMcc: plan.merchant.mcc,
+      merchantCountry: plan.merchant.country,
+      currency: plan.currency,
+      authorizedAmount: approved ? amount : 0n,
+      heldAmount: approved ? amount : 0n,
+      settledAmount: 0n,
+      refundedAmount: 0n,
+      pullCount: approved ? 1 : 0,
+      pullTotal: approved ? amount : 0n,
+      // Until it resolves, a pull is pending: for a moment, or for a while.
+      pullPending: approved && !confirmedNow ? 1 : 0,
+      settlementCount: 0,
+      settlementTotal: 0n,
+      refundCount: 0,
+      refundTotal: 0n,
+      version: 0,
+      authorizedAt: at,
+      lastEventAt: at,
+      createdAt: at,
+      updatedAt: at,
+    };
   };
-  yield { kind: "insert", table: "CardTransaction", row };
-  const announce = (r: Row) =>
-    outboxRow({
+  const announce = (r: Row): SqlInsert => ({
+    table: "WebhookEvent",
+    row: outboxRow({
       platformId,
       type: EVENT_OF_STATUS[r.status as CardTransactionStatus],
       objectId: id,
       data: toCardTransaction(r),
       at,
-    });
-  yield { kind: "insert", table: "WebhookEvent", row: announce(row) };
-  if (!approved || source === null) return row;
+    }),
+  });
 
-  const pullId = newId("CardTransactionEvent");
-  yield {
-    kind: "insert",
-    table: "CardTransactionEvent",
-    row: {
-      id: pullId,
-      platformId,
-      cardTransactionId: id,
-      kind: "PULL",
-      amount,
-      status: confirmedNow ? "CONFIRMED" : "PENDING",
-      createdAt: at,
-      updatedAt: at,
-    },
-  };
-  if (pull.afterSeconds > 0) {
-    const payload: CardPullJobPayload = {
-      cardTransactionId: id,
-      pullId,
-      at: new Date(at.getTime() + pull.afterSeconds * 1000).toISOString(),
-      resolution: pull,
-    };
-    const job = jobRow({
-      platformId,
-      kind: CARD_PULL_JOB,
-      payload,
-      delaySeconds: pull.afterSeconds,
-      now: plan.realNow,
-    });
-    yield { kind: "insert", table: "Job", row: job };
+  if (plan.declineReason === undefined) {
+    const pullId = newId("CardTransactionEvent");
+    for (const source of plan.fundingSources) {
+      const row = transaction(source, null);
+      const records: SqlInsert[] = [
+        { table: "CardTransaction", row },
+        announce(row),
+        {
+          table: "CardTransactionEvent",
+          row: {
+            id: pullId,
+            platformId,
+            cardTransactionId: id,
+            kind: "PULL",
+            amount,
+            status: confirmedNow ? "CONFIRMED" : "PENDING",
+            createdAt: at,
+            updatedAt: at,
+          },
+        },
+      ];
+      if (pull.afterSeconds > 0) {
+        const payload: CardPullJobPayload = {
+          cardTransactionId: id,
+          pullId,
+          at: new Date(at.getTime() + pull.afterSeconds * 1000).toISOString(),
+          resolution: pull,
+        };
+        const job = jobRow({
+          platformId,
+          kind: CARD_PULL_JOB,
+          payload,
+          delaySeconds: pull.afterSeconds,
+          now: plan.realNow,
+        });
+        records.push({ table: "Job", row: job });
+      }
+      const posting = { platformId, accountId: source, amount, at, reference: id };
+      const debited = yield guardedDebit({ ...posting, kind: "CARD_AUTHORIZATION" }, records);
+      if (debitedBalance(debited) === null) continue;
+      if (!failsAtOnce(pull)) return row;
+      return yield* failPullAtOnce(row, pullId, pull, posting, announce);
+    }
   }
-  // The pull itself, the hold: the guarded debit, written last (see above).
-  const posting = { platformId, accountId: source, amount, kind: "CARD_AUTHORIZATION", at };
-  if ((yield* debitSteps({ ...posting, reference: id })) === null) throw new RestartTransaction();
-  if (confirmedNow || pull.afterSeconds > 0) return row;
 
-  // The pull reports failure straight away: announced AUTHORIZED, then this.
+  const declined = transaction(null, plan.declineReason ?? "INSUFFICIENT_FUNDS");
+  yield {
+    kind: "insertAll",
+    inserts: [{ table: "CardTransaction", row: declined }, announce(declined)],
+  };
+  return declined;
+}
+
+/** The pull reports failure straight away: announced AUTHORIZED, then this. */
+function* failPullAtOnce(
+  row: Row,
+  pullId: string,
+  pull: CardPullResolution,
+  posting: { platformId: string; accountId: string; amount: bigint; at: Date; reference: string },
+  announce: (r: Row) => SqlInsert,
+): SqlProgram<Row> {
+  const { amount, at } = posting;
   const effect = pullEffect(row, amount, pull);
   if (effect.release > 0n) {
-    yield* creditSteps({
-      platformId,
-      accountId: source,
-      amount: effect.release,
-      kind: "CARD_PULL_FAILED",
-      reference: id,
-      at,
-    });
+    yield* creditSteps({ ...posting, amount: effect.release, kind: "CARD_PULL_FAILED" });
   }
   yield {
     kind: "run",
@@ -187,9 +199,9 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       resolved.pullTotal,
       resolved.heldAmount,
       resolved.version,
-      id,
+      row.id,
     ],
   };
-  yield { kind: "insert", table: "WebhookEvent", row: announce(resolved) };
+  yield { kind: "insert", ...announce(resolved) };
   return resolved;
 }

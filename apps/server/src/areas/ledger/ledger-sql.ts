@@ -1,10 +1,10 @@
-import type { SqlProgram } from "../../db/sql.js";
+import type { SqlInsert, SqlProgram, SqlStep } from "../../db/sql.js";
 import { ledgerEntryRow, type Posting } from "./ledger.js";
 
 // The ledger's credit and debit as steps of a direct-SQL transaction (see
 // db/sql.ts), for hot paths that bypass Prisma. Same rules as ledger.ts: the
 // debit is one conditional UPDATE (no read-then-write), and every balance
-// change writes the entry that explains it, in the same transaction.
+// change writes the entry that explains it, in the same step.
 
 const DEBIT = `UPDATE "InternalAccount" SET "balance" = "balance" - ?, "updatedAt" = ? WHERE "id" = ? AND "balance" >= ? RETURNING "balance"`;
 const CREDIT = `UPDATE "InternalAccount" SET "balance" = "balance" + ?, "updatedAt" = ? WHERE "id" = ? RETURNING "balance"`;
@@ -14,15 +14,30 @@ function balanceOf(row: unknown): bigint | null {
   return BigInt((row as { balance: bigint | string | number }).balance);
 }
 
-/** Debits only if the balance covers it; the balance after, or null (nothing written). */
-export function* debitSteps(p: Posting): SqlProgram<bigint | null> {
+/**
+ * A debit only if the balance covers it, with its ledger entry and whatever
+ * else must be written with it (`rows`), as one guarded step: nothing is
+ * written unless the balance covers the amount. The step yields the balance
+ * after, or undefined.
+ */
+export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
   if (p.amount <= 0n) throw new Error("debit amount must be positive");
-  const after = balanceOf(
-    yield { kind: "one", sql: DEBIT, params: [p.amount, p.at, p.accountId, p.amount] },
-  );
-  if (after === null) return null;
-  yield { kind: "insert", table: "LedgerEntry", row: ledgerEntryRow(p, -p.amount, after) };
-  return after;
+  // The entry's balanceAfter is the balance the debit returns.
+  const entry = ledgerEntryRow(p, -p.amount, 0n);
+  return {
+    kind: "guarded",
+    sql: DEBIT,
+    params: [p.amount, p.at, p.accountId, p.amount],
+    inserts: [
+      ...rows,
+      { table: "LedgerEntry", row: entry, fromGuard: { balanceAfter: "balance" } },
+    ],
+  };
+}
+
+/** The balance a guarded debit returned, or null when it wrote nothing. */
+export function debitedBalance(result: unknown): bigint | null {
+  return balanceOf(result);
 }
 
 export function* creditSteps(p: Posting): SqlProgram<bigint> {
