@@ -6,7 +6,7 @@
 //   npm run build                      (the server runs from apps/server/dist)
 //   node bench/card-authorizations.mjs [--rounds 4] [--duration 10] [--warmup 5]
 //        [--connections 50] [--database sqlite|postgresql] [--validate-responses]
-//        [--no-prism] [--trace latency-by-second.tsv]
+//        [--no-prism] [--trace latency-by-second.tsv] [--webhooks]
 //
 // Both servers run as their own processes, side by side; the load goes to one
 // at a time, in rounds that alternate between them (sandbox first in odd
@@ -23,6 +23,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -42,6 +43,9 @@ const { values: args } = parseArgs({
     "no-prism": { type: "boolean", default: false },
     // Latency second by second, to tell a steady tail from stalls.
     trace: { type: "string" },
+    // Deliver every event to a local receiver while the load runs, as a
+    // partner with a webhook endpoint would have it.
+    webhooks: { type: "boolean", default: false },
     "postgres-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/test" },
   },
 });
@@ -180,8 +184,10 @@ async function startSandboxTarget() {
       : `file:${join(dir, "sandbox.db")}`;
   const tokenId = "bench-token";
   const secret = randomBytes(24).toString("base64url");
+  let receiver;
   const cleanUp = async () => {
     await stop(child);
+    await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
     if (args.database === "postgresql") {
       const pg = (await import("pg")).default;
@@ -227,6 +233,10 @@ async function startSandboxTarget() {
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
+    if (args.webhooks) {
+      receiver = await startWebhookReceiver();
+      await call("PATCH", "/config", { webhookUrl: receiver.url });
+    }
     const customer = await call("POST", "/customers", {
       customerType: "INDIVIDUAL",
       personalInfo: { firstName: "Bench", lastName: "Mark", email: "bench@example.com" },
@@ -248,7 +258,7 @@ async function startSandboxTarget() {
     if (active.state !== "ACTIVE") throw new Error(`card is ${active.state}`);
 
     const target = targetOf(
-      `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"})`,
+      `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"}${args.webhooks ? ", webhooks delivered" : ""})`,
       `${base}/sandbox/cards/${card.id}/simulate/authorization`,
       headers,
       child.pid,
@@ -268,12 +278,35 @@ async function startSandboxTarget() {
       }
       return `balance fell by ${approvedTotal} = ${approved} authorizations of ${AMOUNT}: the ${served} answered 201 and ${approved - served} still in flight when a load phase ended (warm-up included)`;
     };
-    return { target, balanceCheck, stop: cleanUp };
+    return {
+      target,
+      balanceCheck,
+      stop: cleanUp,
+      deliveries: () => receiver?.count(),
+    };
   } catch (err) {
     await cleanUp();
     throw err;
   }
 }
+/** A webhook endpoint that answers 200 at once and counts what it receives. */
+async function startWebhookReceiver() {
+  let received = 0;
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received++;
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/webhooks`,
+    count: () => received,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
 async function startPrismTarget() {
   const port = await freePort();
   const prism = join(root, "node_modules", ".bin", "prism");
@@ -377,4 +410,7 @@ for (const r of summary) {
   );
 }
 console.log(`\n${sandbox.target.label}: ${sandbox.balance}`);
+if (args.webhooks) {
+  console.log(`Webhook deliveries received during the run: ${sandbox.deliveries()}`);
+}
 console.log(`\n${JSON.stringify({ perRound, summary })}`);

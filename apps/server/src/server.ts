@@ -171,7 +171,7 @@ export async function startServer(
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards, sql, writer);
+  const cardTransactions = new CardTransactionService(services, cards, sql, writer, clocks);
   registerCardIssuanceJob(jobHandlers, db);
   cardTransactions.registerJobs(jobHandlers);
 

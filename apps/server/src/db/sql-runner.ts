@@ -31,7 +31,7 @@ export type WriterReply =
 
 /** What the writer thread is sent. */
 export type WriterRequest =
-  { kind: "run"; id: number; name: SqlProgramName; input: unknown } | { kind: "close" };
+  { kind: "run"; runs: { id: number; name: SqlProgramName; input: unknown }[] } | { kind: "close" };
 
 export interface WriterThreadData {
   file: string;
@@ -82,6 +82,7 @@ export class SqliteWriterThread implements SqlRunner {
   private closing: Promise<void> | undefined;
 
   private checkpointer: Worker | undefined;
+  private outgoing: { id: number; name: SqlProgramName; input: unknown }[] = [];
 
   constructor(
     private readonly file: string,
@@ -94,23 +95,35 @@ export class SqliteWriterThread implements SqlRunner {
     const id = this.nextId++;
     return new Promise<SqlProgramResult<N>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: never) => void, reject });
-      worker.postMessage({ kind: "run", id, name, input } satisfies WriterRequest);
+      // The requests of one event-loop turn go in one message (and their
+      // answers come back in one): a message costs more than its contents.
+      if (this.outgoing.push({ id, name, input }) === 1) setImmediate(() => this.send(worker));
     });
+  }
+
+  private send(worker: Worker): void {
+    if (this.outgoing.length === 0 || worker !== this.worker) return;
+    worker.postMessage({ kind: "run", runs: this.outgoing } satisfies WriterRequest);
+    this.outgoing = [];
   }
 
   private start(): Worker {
     const workerData: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
     const worker = moduleWorker("sqlite-writer-thread", workerData);
     this.checkpointer ??= this.startCheckpointer();
-    worker.on("message", (reply: WriterReply) => {
-      const pending = this.pending.get(reply.id);
-      if (!pending) return;
-      this.pending.delete(reply.id);
-      if (reply.ok) pending.resolve(reply.value as never);
-      else pending.reject(Object.assign(new Error(reply.error.message), reply.error));
+    worker.on("message", (replies: WriterReply[]) => {
+      for (const reply of replies) {
+        const pending = this.pending.get(reply.id);
+        if (!pending) continue;
+        this.pending.delete(reply.id);
+        if (reply.ok) pending.resolve(reply.value as never);
+        else pending.reject(Object.assign(new Error(reply.error.message), reply.error));
+      }
     });
     const fail = (error: Error) => {
       if (this.worker === worker) this.worker = undefined;
+      // Rejected here, so never sent to a thread started after this one.
+      this.outgoing = [];
       for (const pending of this.pending.values()) pending.reject(error);
       this.pending.clear();
     };
@@ -137,6 +150,7 @@ export class SqliteWriterThread implements SqlRunner {
   /** Lets every transaction already sent finish, then stops the threads. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      if (this.worker) this.send(this.worker);
       await Promise.all(
         [this.worker, this.checkpointer].map(async (worker) => {
           if (!worker) return;

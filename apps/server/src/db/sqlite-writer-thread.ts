@@ -24,36 +24,50 @@ const driver = openSqliteDriver(data.file, {
   completeCheckpointEvery: COMPLETE_CHECKPOINT_EVERY,
 });
 const inFlight = new Set<Promise<void>>();
+// Answers go back in one message per turn, as requests come (sql-runner.ts).
+let replies: WriterReply[] = [];
+
+function sendReplies(): void {
+  if (replies.length === 0) return;
+  port!.postMessage(replies);
+  replies = [];
+}
+
+function answer(reply: WriterReply): void {
+  if (replies.push(reply) === 1) setImmediate(sendReplies);
+}
 
 port.on("message", (request: WriterRequest) => {
   if (request.kind === "close") {
     void Promise.allSettled([...inFlight]).then(async () => {
+      sendReplies();
       await driver.close();
       port.close();
     });
     return;
   }
-  const { id, name, input } = request;
-  const done = driver
-    .transaction(() => startProgram(name, input as never))
-    .then(
-      (value): WriterReply => ({ id, ok: true, value }),
-      (err: unknown): WriterReply => {
-        const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
-        return {
-          id,
-          ok: false,
-          error: {
-            name: typeof e?.name === "string" ? e.name : "Error",
-            message: typeof e?.message === "string" ? e.message : String(err),
-            ...(e?.code !== undefined ? { code: e.code } : {}),
-          },
-        };
-      },
-    )
-    .then((reply) => {
-      port.postMessage(reply);
-      inFlight.delete(done);
-    });
-  inFlight.add(done);
+  for (const { id, name, input } of request.runs) {
+    const done = driver
+      .transaction(() => startProgram(name, input as never))
+      .then(
+        (value): WriterReply => ({ id, ok: true, value }),
+        (err: unknown): WriterReply => {
+          const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
+          return {
+            id,
+            ok: false,
+            error: {
+              name: typeof e?.name === "string" ? e.name : "Error",
+              message: typeof e?.message === "string" ? e.message : String(err),
+              ...(e?.code !== undefined ? { code: e.code } : {}),
+            },
+          };
+        },
+      )
+      .then((reply) => {
+        answer(reply);
+        inFlight.delete(done);
+      });
+    inFlight.add(done);
+  }
 });

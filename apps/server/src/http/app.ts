@@ -80,7 +80,7 @@ export function createApp(options: AppOptions): Express {
       validateFormats: true,
     }),
   );
-  api.use(operationDispatcher(options.routers, API_BASE_PATH));
+  api.use(operationDispatcher(options.routers, API_BASE_PATH, options.clocks));
   api.use(() => {
     throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
   });

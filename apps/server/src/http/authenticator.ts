@@ -3,7 +3,7 @@ import { ApiError } from "../errors.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
-import type { AgentPrincipal, RequestContext } from "./context.js";
+import type { AgentPrincipal, Caller } from "./context.js";
 
 const challenge = {
   "WWW-Authenticate":
@@ -46,15 +46,14 @@ export function authenticator(
     if ((kind !== "basic" && kind !== "bearer") || !encoded) {
       throw rejected("Unsupported authorization scheme: use HTTP Basic (or Bearer for agents)");
     }
-    let ctx: RequestContext;
+    let caller: Caller;
     if (kind === "bearer") {
       const identity = await agents.verify(encoded, clocks);
       if (!identity) throw rejected("Invalid or expired agent access token");
-      ctx = {
+      caller = {
         platformId: identity.platformId,
         tokenId: identity.agent.agentId,
         agent: identity.agent,
-        clock: await clocks.forPlatform(identity.platformId),
         log: lazyChild(log, {
           traceId: res.locals.traceId,
           platformId: identity.platformId,
@@ -67,14 +66,13 @@ export function authenticator(
       if (colon <= 0) throw rejected("Malformed Basic credentials: expected <token id>:<secret>");
       const identity = await verifier.verify(decoded.slice(0, colon), decoded.slice(colon + 1));
       if (!identity) throw rejected("Invalid API token id or secret");
-      ctx = {
+      caller = {
         platformId: identity.platformId,
         tokenId: identity.tokenId,
-        clock: await clocks.forPlatform(identity.platformId),
         log: lazyChild(log, { traceId: res.locals.traceId, platformId: identity.platformId }),
       };
     }
-    res.locals.ctx = ctx;
+    res.locals.caller = caller;
     next();
   };
 }
@@ -96,8 +94,8 @@ function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
   });
 }
 
-function callerOf(req: Request): RequestContext | undefined {
-  return req.res?.locals.ctx as RequestContext | undefined;
+function callerOf(req: Request): Caller | undefined {
+  return req.res?.locals.caller as Caller | undefined;
 }
 
 /**

@@ -42,10 +42,24 @@ export interface Services {
   log: Logger;
 }
 
+/**
+ * The caller as authentication finds it, before the platform's clock is read:
+ * that read waits until the request is known to be valid and routed (see
+ * operationDispatcher).
+ */
+export type Caller = Omit<RequestContext, "clock">;
+
 export function contextOf(res: Response): RequestContext {
   const ctx = res.locals.ctx as RequestContext | undefined;
   if (!ctx) throw new Error("request reached a handler without authentication");
   return ctx;
+}
+
+/** The authenticated caller, for a handler that reads the platform clock itself. */
+export function callerOf(res: Response): Caller {
+  const caller = res.locals.caller as Caller | undefined;
+  if (!caller) throw new Error("request reached a handler without authentication");
+  return caller;
 }
 
 /** Request parts as express-openapi-validator left them: validated and coerced. */

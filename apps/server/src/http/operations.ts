@@ -1,4 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
+import type { PlatformClocks } from "../platform/platform-clock.js";
+import { callerOf, type RequestContext } from "./context.js";
 
 // API handlers are found by the operation express-openapi-validator matched
 // (req.openapi.expressRoute), in one map lookup. Express's router would walk
@@ -8,30 +10,49 @@ import type { NextFunction, Request, Response } from "express";
 
 export type OperationHandler = (req: Request, res: Response) => unknown;
 
+export interface OperationOptions {
+  /**
+   * The handler reads the platform's sandbox clock itself, with data it
+   * reads anyway (callerOf instead of contextOf): one read fewer on a hot
+   * path. Otherwise the dispatcher reads it and the handler gets contextOf.
+   */
+  readsClockItself?: boolean;
+}
+
+interface Operation {
+  handler: OperationHandler;
+  readsClockItself: boolean;
+}
+
 /** One API area's handlers, by method and path as in openapi.yaml (Express `:param` syntax). */
 export class OperationRoutes {
-  readonly handlers = new Map<string, OperationHandler>();
+  readonly handlers = new Map<string, Operation>();
 
-  get(path: string, handler: OperationHandler): this {
-    return this.add("GET", path, handler);
+  get(path: string, handler: OperationHandler, options?: OperationOptions): this {
+    return this.add("GET", path, handler, options);
   }
-  post(path: string, handler: OperationHandler): this {
-    return this.add("POST", path, handler);
+  post(path: string, handler: OperationHandler, options?: OperationOptions): this {
+    return this.add("POST", path, handler, options);
   }
-  patch(path: string, handler: OperationHandler): this {
-    return this.add("PATCH", path, handler);
+  patch(path: string, handler: OperationHandler, options?: OperationOptions): this {
+    return this.add("PATCH", path, handler, options);
   }
-  put(path: string, handler: OperationHandler): this {
-    return this.add("PUT", path, handler);
+  put(path: string, handler: OperationHandler, options?: OperationOptions): this {
+    return this.add("PUT", path, handler, options);
   }
-  delete(path: string, handler: OperationHandler): this {
-    return this.add("DELETE", path, handler);
+  delete(path: string, handler: OperationHandler, options?: OperationOptions): this {
+    return this.add("DELETE", path, handler, options);
   }
 
-  private add(method: string, path: string, handler: OperationHandler): this {
+  private add(
+    method: string,
+    path: string,
+    handler: OperationHandler,
+    options: OperationOptions = {},
+  ): this {
     const key = `${method} ${path}`;
     if (this.handlers.has(key)) throw new Error(`two handlers for ${key}`);
-    this.handlers.set(key, handler);
+    this.handlers.set(key, { handler, readsClockItself: options.readsClockItself ?? false });
     return this;
   }
 }
@@ -49,28 +70,39 @@ function matchedOperation(req: Request): MatchedOperation | undefined {
 
 /**
  * Middleware, mounted after the validator, that runs the handler of the
- * operation it matched; requests with no handler go on to `next`.
+ * operation it matched; requests with no handler go on to `next`. It gives
+ * the handler its RequestContext: the authenticated caller with the
+ * platform's sandbox clock, read now that the request is known to be valid.
  */
-export function operationDispatcher(areas: readonly OperationRoutes[], basePath: string) {
-  const table = new Map<string, OperationHandler>();
+export function operationDispatcher(
+  areas: readonly OperationRoutes[],
+  basePath: string,
+  clocks: PlatformClocks,
+) {
+  const table = new Map<string, Operation>();
   for (const area of areas) {
-    for (const [key, handler] of area.handlers) {
+    for (const [key, entry] of area.handlers) {
       if (table.has(key)) throw new Error(`two areas handle ${key}`);
-      table.set(key, handler);
+      table.set(key, entry);
     }
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const operation = matchedOperation(req);
     const route = operation?.expressRoute;
     const relative = route?.startsWith(basePath) ? route.slice(basePath.length) : route;
-    const handler = relative === undefined ? undefined : table.get(`${req.method} ${relative}`);
-    if (handler === undefined) {
+    const entry = relative === undefined ? undefined : table.get(`${req.method} ${relative}`);
+    if (entry === undefined) {
       next();
       return;
     }
     // Express resets req.params for each middleware layer: give the handler
     // the parameters of the operation's own path.
     req.params = operation?.pathParams ?? {};
-    await handler(req, res);
+    if (!entry.readsClockItself) {
+      const caller = callerOf(res);
+      const ctx: RequestContext = { ...caller, clock: await clocks.forPlatform(caller.platformId) };
+      res.locals.ctx = ctx;
+    }
+    await entry.handler(req, res);
   };
 }

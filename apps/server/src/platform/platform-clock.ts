@@ -29,7 +29,12 @@ export class PlatformClocks {
 
   /** A clock for one request: the offset is read once, real time keeps running. */
   async forPlatform(platformId: string): Promise<Clock> {
-    const offsetMs = (await this.offsetSeconds(platformId)) * 1000;
+    return this.withOffset(await this.offsetSeconds(platformId));
+  }
+
+  /** The clock of a platform whose offset the caller read (with other data it needed). */
+  withOffset(offsetSeconds: number): Clock {
+    const offsetMs = offsetSeconds * 1000;
     const base = this.base;
     return { now: () => new Date(base.now().getTime() + offsetMs) };
   }

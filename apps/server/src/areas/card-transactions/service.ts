@@ -4,7 +4,7 @@ import type { Tx } from "../../db/client.js";
 import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
-import type { RequestContext, Services } from "../../http/context.js";
+import type { Caller, RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
   decodeCursor,
@@ -16,6 +16,7 @@ import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
 import type { SqlDriver } from "../../db/sql.js";
 import type { SqlRunner } from "../../db/sql-runner.js";
+import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CardService } from "../cards/service.js";
 import { CARD_PULL_JOB, type AuthorizationPlan, type CardPullJobPayload } from "./authorization.js";
 import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
@@ -150,6 +151,7 @@ export class CardTransactionService {
     private readonly cards: CardService,
     private readonly sql: SqlDriver,
     private readonly writer: SqlRunner,
+    private readonly clocks: PlatformClocks,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -186,11 +188,11 @@ export class CardTransactionService {
    * as direct SQL (authorization.ts): it is the hot path.
    */
   async authorize(
-    ctx: RequestContext,
+    caller: Caller,
     cardId: string,
     input: SimulateAuthorization,
   ): Promise<CardTransaction> {
-    const card = await this.cardForAuthorization(ctx, cardId);
+    const { card, ctx } = await this.cardForAuthorization(caller, cardId);
     if (input.currency.code !== card.currency) {
       throw new ApiError(
         400,
@@ -223,15 +225,28 @@ export class CardTransactionService {
     return toCardTransaction(await this.writer.run("cardAuthorization", plan));
   }
 
-  /** The card as the authorization needs it, read directly (hot path). */
-  private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
+  /**
+   * The card as the authorization needs it and the platform's clock, in one
+   * direct read (hot path; see OperationOptions.readsClockItself).
+   */
+  private async cardForAuthorization(
+    caller: Caller,
+    cardId: string,
+  ): Promise<{ card: CardForUse; ctx: RequestContext }> {
     const row = (await this.sql.one(
-      `SELECT "id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance" FROM "Card" WHERE "id" = ? AND "platformId" = ?`,
-      [cardId, ctx.platformId],
-    )) as (CardForUse & { pendingIssuance: string | null }) | undefined;
+      `SELECT c."id", c."cardholderId", c."state", c."currency", c."fundingSources", c."pendingIssuance", p."clockOffsetSeconds" FROM "Card" c JOIN "Platform" p ON p."id" = c."platformId" WHERE c."id" = ? AND c."platformId" = ?`,
+      [cardId, caller.platformId],
+    )) as
+      | (CardForUse & { pendingIssuance: string | null; clockOffsetSeconds: number | bigint })
+      | undefined;
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
+    const ctx: RequestContext = {
+      ...caller,
+      clock: this.clocks.withOffset(Number(row.clockOffsetSeconds)),
+    };
     // An issuance step may be due: the card service applies it first.
-    return row.pendingIssuance === null ? row : this.cards.getRow(ctx, cardId);
+    const card = row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
+    return { card, ctx };
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
