@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
-import { signWebhookBody } from "@sandbox/crypto";
+import { webhookSignature } from "./webhook-signer.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { WebhookConfig } from "../config.js";
 import type { Db, Tx } from "../db/client.js";
@@ -342,7 +342,7 @@ export class WebhookDispatcher {
       return;
     }
 
-    const signature = signWebhookBody(claim.payload, platform.webhookPrivateKey);
+    const signature = webhookSignature(claim.payload, platform.webhookPrivateKey);
     const startedAt = realTime.now();
     const attemptedAt = new Date(clock.now().getTime() + platform.clockOffsetSeconds * 1000);
     const started = performance.now();
