@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import type { Schemas } from "@sandbox/client";
+import { cardFundingSourceOutcome } from "@sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
 
 // Shared steps of the card tests, all through the public API (plus the
@@ -32,6 +33,12 @@ export async function newAccount(
     body: { customerId, currency, type: "STANDARD" },
   });
   if (!data) throw new Error(`account: ${JSON.stringify(error)}`);
+  // Ids are random, and the sandbox's funding-source table refuses some
+  // endings (FACTS: 002, 003): about one account in 2,000. A fixture that
+  // needs an ordinary account takes another, as a partner's set-up would.
+  if (cardFundingSourceOutcome(data.id).outcome.kind !== "ELIGIBLE") {
+    return newAccount(sandbox, customerId, fund, currency);
+  }
   if (fund > 0) {
     const funded = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
       params: { path: { accountId: data.id } },
