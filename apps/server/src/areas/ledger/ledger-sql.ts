@@ -6,7 +6,7 @@ import { ledgerEntryRow, type Posting } from "./ledger.js";
 // debit is one conditional UPDATE (no read-then-write), and every balance
 // change writes the entry that explains it, in the same step.
 
-const DEBIT = `UPDATE "InternalAccount" SET "balance" = "balance" - ?, "updatedAt" = ? WHERE "id" = ? AND "balance" >= ? RETURNING "balance"`;
+const DEBIT = `UPDATE "InternalAccount" SET "balance" = "balance" - ?, "updatedAt" = ? WHERE "id" = ? AND "platformId" = ? AND "balance" >= ? RETURNING "balance"`;
 const CREDIT = `UPDATE "InternalAccount" SET "balance" = "balance" + ?, "updatedAt" = ? WHERE "id" = ? RETURNING "balance"`;
 
 function balanceOf(row: unknown): bigint | null {
@@ -17,8 +17,8 @@ function balanceOf(row: unknown): bigint | null {
 /**
  * A debit only if the balance covers it, with its ledger entry and whatever
  * else must be written with it (`rows`), as one guarded step: nothing is
- * written unless the balance covers the amount. The step yields the balance
- * after, or undefined.
+ * written unless the account is the platform's and its balance covers the
+ * amount. The step yields the balance after, or undefined.
  */
 export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
   if (p.amount <= 0n) throw new Error("debit amount must be positive");
@@ -27,7 +27,7 @@ export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
   return {
     kind: "guarded",
     sql: DEBIT,
-    params: [p.amount, p.at, p.accountId, p.amount],
+    params: [p.amount, p.at, p.accountId, p.platformId, p.amount],
     inserts: [
       ...rows,
       { table: "LedgerEntry", row: entry, fromGuard: { balanceAfter: "balance" } },
