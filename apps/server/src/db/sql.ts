@@ -321,14 +321,11 @@ function guardedStatement(
     const source = guardSql === undefined ? "" : ` FROM "guard"`;
     return `INSERT INTO "${insert.table}" (${names}) SELECT ${expressions.join(", ")}${source}`;
   });
-  if (guardSql === undefined) {
-    const last = selects.pop();
-    if (last === undefined) throw new Error("insertAll needs at least one row");
-    parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
-    return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
-  }
+  // The statement proper: the guard's row, or else the last insert.
+  const last = guardSql === undefined ? selects.pop() : `SELECT * FROM "guard"`;
+  if (last === undefined) throw new Error("insertAll needs at least one row");
   parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
-  return { sql: `WITH ${parts.join(", ")} SELECT * FROM "guard"`, values };
+  return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
 }
 
 class PostgresDriver implements SqlDriver {

@@ -4,7 +4,7 @@ import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
 import { outboxRow } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
-import { creditSteps, debitedBalance, guardedDebit } from "../ledger/ledger-sql.js";
+import { balanceOf, creditSteps, guardedDebit } from "../ledger/ledger-sql.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
   EVENT_OF_STATUS,
@@ -150,7 +150,7 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       }
       const posting = { platformId, accountId: source, amount, at, reference: id };
       const debited = yield guardedDebit({ ...posting, kind: "CARD_AUTHORIZATION" }, records);
-      if (debitedBalance(debited) === null) continue;
+      if (balanceOf(debited) === null) continue;
       if (!failsAtOnce(pull)) return row;
       return yield* failPullAtOnce(row, pullId, pull, posting, announce);
     }

@@ -9,7 +9,8 @@ import { ledgerEntryRow, type Posting } from "./ledger.js";
 const DEBIT = `UPDATE "InternalAccount" SET "balance" = "balance" - ?, "updatedAt" = ? WHERE "id" = ? AND "platformId" = ? AND "balance" >= ? RETURNING "balance"`;
 const CREDIT = `UPDATE "InternalAccount" SET "balance" = "balance" + ?, "updatedAt" = ? WHERE "id" = ? RETURNING "balance"`;
 
-function balanceOf(row: unknown): bigint | null {
+/** The balance an UPDATE ... RETURNING "balance" returned, or null when it matched no row. */
+export function balanceOf(row: unknown): bigint | null {
   if (row === undefined || row === null) return null;
   return BigInt((row as { balance: bigint | string | number }).balance);
 }
@@ -33,11 +34,6 @@ export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
       { table: "LedgerEntry", row: entry, fromGuard: { balanceAfter: "balance" } },
     ],
   };
-}
-
-/** The balance a guarded debit returned, or null when it wrote nothing. */
-export function debitedBalance(result: unknown): bigint | null {
-  return balanceOf(result);
 }
 
 export function* creditSteps(p: Posting): SqlProgram<bigint> {
