@@ -64,6 +64,20 @@ export const DEFAULT_OIDC_ISSUERS = [
   "https://oidc.sandbox.localhost",
 ];
 
+/**
+ * A setting the sandbox cannot run with. main.ts prints its message as one
+ * line and exits with code 1: the variable, the value (unless it is a
+ * secret) and what is allowed.
+ */
+export class ConfigError extends Error {
+  constructor(variable: string, value: string | undefined, problem: string) {
+    super(`${variable}${value === undefined ? "" : `=${JSON.stringify(value)}`}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
 export const API_VERSION = "2025-10-13";
 export const API_BASE_PATH = `/${API_VERSION}`;
 export const DEFAULT_DATABASE_URL = "file:./data/sandbox.db";
@@ -73,7 +87,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0) {
-    throw new Error(`${name} must be a positive integer, got ${raw}`);
+    throw new ConfigError(name, raw, "must be a whole number greater than 0");
   }
   return value;
 }
@@ -83,7 +97,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number):
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`${name} must be a positive number, got ${raw}`);
+    throw new ConfigError(name, raw, "must be a number greater than 0");
   }
   return value;
 }
@@ -96,7 +110,11 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
   // signing and recording it, or a second process could send it again.
   const leaseMs = positiveInt(env, "WEBHOOK_LEASE_MS", timeoutMs + 30_000);
   if (leaseMs <= timeoutMs) {
-    throw new Error("WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS");
+    throw new ConfigError(
+      "WEBHOOK_LEASE_MS",
+      String(leaseMs),
+      `must be greater than WEBHOOK_TIMEOUT_MS (${timeoutMs})`,
+    );
   }
   return {
     timeoutMs,
@@ -116,9 +134,13 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
   };
 }
 
-function bool(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === "") return fallback;
-  return ["1", "true", "yes", "on"].includes(value.toLowerCase());
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.toLowerCase();
+  if (value === "true" || value === "1") return true;
+  if (value === "false" || value === "0") return false;
+  throw new ConfigError(name, raw, "must be true, false, 1 or 0");
 }
 
 function list(value: string | undefined, fallback: string[]): string[] {
@@ -135,21 +157,26 @@ function list(value: string | undefined, fallback: string[]): string[] {
  */
 function oidcKeySets(raw: string | undefined): Record<string, OidcKeySet> {
   if (raw === undefined || raw.trim() === "") return {};
+  const shape = "must be a JSON object from issuer to key-set URL or JWKS";
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new Error("OIDC_JWKS must be a JSON object of issuer → key-set URL or JWKS");
+    throw new ConfigError("OIDC_JWKS", raw, shape);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error("OIDC_JWKS must be a JSON object of issuer → key-set URL or JWKS");
+    throw new ConfigError("OIDC_JWKS", raw, shape);
   }
   const sets: Record<string, OidcKeySet> = {};
   for (const [issuer, value] of Object.entries(parsed)) {
     if (typeof value === "string") {
-      const url = new URL(value);
-      if (url.protocol !== "https:" && url.protocol !== "http:") {
-        throw new Error(`OIDC_JWKS: the key-set URL of ${issuer} must be http(s)`);
+      const url = URL.canParse(value) ? new URL(value) : undefined;
+      if (url?.protocol !== "https:" && url?.protocol !== "http:") {
+        throw new ConfigError(
+          "OIDC_JWKS",
+          raw,
+          `the key-set URL of ${issuer} must be an http(s) URL`,
+        );
       }
       sets[issuer] = { url: url.toString() };
     } else if (
@@ -159,7 +186,11 @@ function oidcKeySets(raw: string | undefined): Record<string, OidcKeySet> {
     ) {
       sets[issuer] = { jwks: value as { keys: Record<string, unknown>[] } };
     } else {
-      throw new Error(`OIDC_JWKS: ${issuer} needs a key-set URL or a JWKS object with "keys"`);
+      throw new ConfigError(
+        "OIDC_JWKS",
+        raw,
+        `${issuer} needs a key-set URL or a JWKS object with "keys"`,
+      );
     }
   }
   return sets;
@@ -177,22 +208,39 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
     passkeyOrigins: list(env.PASSKEY_ORIGIN, ["http://localhost:3000"]),
     oidcIssuers: issuers,
     oidcKeySets: keySets,
-    legacyShortcuts: bool(env.SANDBOX_LEGACY_SHORTCUTS, true),
+    legacyShortcuts: bool(env, "SANDBOX_LEGACY_SHORTCUTS", true),
   };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`PORT must be an integer between 0 and 65535, got ${env.PORT}`);
+  const rawPort = env.PORT ?? "";
+  const port = rawPort === "" ? 3000 : Number(rawPort);
+  if (!/^\d+$/.test(rawPort || "0") || port > 65535) {
+    throw new ConfigError(
+      "PORT",
+      rawPort,
+      "must be a whole number from 0 to 65535 (0 picks a free port)",
+    );
   }
   const tokenId = env.SANDBOX_TOKEN_ID || undefined;
   const tokenSecret = env.SANDBOX_TOKEN_SECRET || undefined;
   if ((tokenId === undefined) !== (tokenSecret === undefined)) {
-    throw new Error("SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET must be set together");
+    throw new ConfigError(
+      tokenId === undefined ? "SANDBOX_TOKEN_ID" : "SANDBOX_TOKEN_SECRET",
+      undefined,
+      "SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET must be set together",
+    );
   }
   if (tokenId !== undefined && tokenId.includes(":")) {
-    throw new Error("SANDBOX_TOKEN_ID must not contain ':' (it is the Basic auth user name)");
+    throw new ConfigError(
+      "SANDBOX_TOKEN_ID",
+      tokenId,
+      "it must not contain ':' (it is the Basic auth user name)",
+    );
+  }
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError("LOG_LEVEL", logLevel, `must be one of ${LOG_LEVELS.join(", ")}`);
   }
   return {
     port,
@@ -201,11 +249,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     sandboxTokenId: tokenId,
     sandboxTokenSecret: tokenSecret,
-    logLevel: env.LOG_LEVEL ?? "info",
+    logLevel,
     // Response validation catches contract drift; it costs time per response,
     // so production-like deployments may turn it off.
-    validateResponses: bool(env.VALIDATE_RESPONSES, env.NODE_ENV !== "production"),
-    sqliteWriterThread: bool(env.SQLITE_WRITER_THREAD, true),
+    validateResponses: bool(env, "VALIDATE_RESPONSES", env.NODE_ENV !== "production"),
+    sqliteWriterThread: bool(env, "SQLITE_WRITER_THREAD", true),
     jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
     jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
     auth: loadAuthConfig(env),

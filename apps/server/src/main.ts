@@ -1,9 +1,21 @@
 #!/usr/bin/env node
-import { loadConfig } from "./config.js";
-import { startServer } from "./server.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { startServer, type RunningServer } from "./server.js";
 
-const config = loadConfig();
-const running = await startServer(config);
+// A setting the sandbox cannot run with is one line naming it, and exit code
+// 1: not a stack trace. Anything else is a bug, reported with its stack.
+async function start(): Promise<RunningServer> {
+  try {
+    return await startServer(loadConfig());
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`Configuration error: ${err.message}\n`);
+    // Exits even with database connections or threads already open.
+    process.exit(1);
+  }
+}
+
+const running = await start();
 const { bootstrap } = running;
 
 // The banner goes to stdout, not the log stream: it is for the person who

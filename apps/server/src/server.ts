@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
 import { cardRoutes } from "./areas/cards/routes.js";
@@ -15,7 +15,7 @@ import { platformRoutes } from "./areas/platform/routes.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
 import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { AgentService } from "./areas/agents/service.js";
-import { agentRoutes } from "./areas/agents/routes.js";
+import { agentRoutes, withoutDeviceCode } from "./areas/agents/routes.js";
 import { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import { QuotePayments } from "./areas/quotes/payment.js";
@@ -46,7 +46,7 @@ import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
 import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
-import { API_BASE_PATH, type Config } from "./config.js";
+import { API_BASE_PATH, ConfigError, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
 import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
@@ -59,6 +59,58 @@ import { createLogger, type Logger } from "./logger.js";
 import { ApiTokenVerifier } from "./platform/api-tokens.js";
 import { bootstrapPlatform, type BootstrapResult } from "./platform/bootstrap.js";
 import { PlatformClocks } from "./platform/platform-clock.js";
+
+/** Listens, or says which setting stops it (a port in use, an address not of this machine). */
+async function listen(app: RequestListener, port: number, host: string): Promise<Server> {
+  const server = createServer(app);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "EADDRINUSE") {
+      throw new ConfigError(
+        "PORT",
+        String(port),
+        `already in use on ${host}; choose another, or 0 for a free one`,
+      );
+    }
+    if (code === "EACCES") {
+      throw new ConfigError(
+        "PORT",
+        String(port),
+        `this process may not listen on it (EACCES); use a port above 1023`,
+      );
+    }
+    if (
+      code === "EADDRNOTAVAIL" ||
+      code === "ENOTFOUND" ||
+      code === "EAI_AGAIN" ||
+      code === "EINVAL"
+    ) {
+      throw new ConfigError(
+        "HOST",
+        host,
+        `cannot listen there (${code}); use an address of this machine such as 127.0.0.1, or 0.0.0.0 for all`,
+      );
+    }
+    throw err;
+  }
+  return server;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:3000 */
@@ -104,7 +156,7 @@ export async function startServer(
           log.error({ err }, "SQLite checkpoint thread failed"),
         )
       : inlineSqlRunner(sql);
-  const bootstrap = await bootstrapPlatform(db, clock, config);
+  const bootstrap = await bootstrapPlatform(db, target.provider, clock, config);
 
   const services: Services = { db, clock, log };
   const clocks = new PlatformClocks(db, clock, sql);
@@ -177,7 +229,7 @@ export async function startServer(
 
   const app = createApp({
     log,
-    tokens: new ApiTokenVerifier(db),
+    tokens: new ApiTokenVerifier(sql),
     agentTokens: agents,
     clocks,
     validateResponses: config.validateResponses,
@@ -201,13 +253,19 @@ export async function startServer(
       cardSimulationRoutes(cardTransactions),
     ],
     pages: [revealPageRoutes(cards, log)],
-    logPath: withoutRevealToken,
+    // A read of a table the sandbox needs: answers only when the database is
+    // reachable and migrated. Bounded, so a hung connection is reported too.
+    checkHealth: async () => {
+      await withTimeout(
+        sql.one(`SELECT "id" FROM "Platform" LIMIT 1`, []),
+        2_000,
+        "no answer in 2 s",
+      );
+    },
+    logPath: (path) => withoutDeviceCode(withoutRevealToken(path)),
   });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once("error", reject);
-  });
+  const server = await listen(app, config.port, config.host);
   jobs.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;

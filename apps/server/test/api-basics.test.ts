@@ -48,8 +48,9 @@ describe.each(databases)("API basics on %s", (kind) => {
     const res = await sandbox.rawFetch("/no-such-thing");
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    // A known path with another method is a 405 (operations-and-health.test.ts).
     const wrongMethod = await sandbox.rawFetch("/customers", { method: "DELETE" });
-    expect(wrongMethod.status).toBe(404);
+    expect(wrongMethod.status).toBe(405);
   });
 
   it("answers malformed JSON with 400 INVALID_INPUT", async () => {

@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { DatabaseTarget } from "./client.js";
-import { pgPoolConfig } from "./client.js";
+import type { DatabaseTarget, Provider, Tx } from "./client.js";
+import { displayUrl, pgPoolConfig } from "./client.js";
+import { ConfigError } from "../config.js";
 
 // Applies the checked-in SQL migrations at start-up. `prisma migrate deploy`
 // cannot run against PostgreSQL on our machines, so the server does it itself,
@@ -13,6 +14,22 @@ import { pgPoolConfig } from "./client.js";
 
 const MIGRATIONS_TABLE = "_sandbox_migrations";
 const LOCK_KEY = 734_120_551;
+
+/**
+ * Inside a transaction, waits for the lock that migrations hold, so start-up
+ * work that must happen once (the first platform) is serialised across
+ * processes. On PostgreSQL it is the same advisory lock, released at commit.
+ * On SQLite a write statement that changes nothing takes the database's write
+ * lock first: a second process then waits (busy timeout) instead of reading
+ * and failing at its first write.
+ */
+export async function takeStartupLock(tx: Tx, provider: Provider): Promise<void> {
+  if (provider === "postgresql") {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
+  } else {
+    await tx.$executeRawUnsafe(`UPDATE "${MIGRATIONS_TABLE}" SET name = name WHERE 0`);
+  }
+}
 
 export interface Migration {
   name: string;
@@ -34,6 +51,13 @@ export function loadMigrations(provider: DatabaseTarget["provider"]): Migration[
     .map((name) => ({ name, sql: readFileSync(join(dir, name, "migration.sql"), "utf8") }));
 }
 
+/** The database named by DATABASE_URL cannot be reached or opened: a setting to fix. */
+function cannotOpen(url: string, err: unknown): ConfigError {
+  const e = err as { code?: string; message?: string };
+  const cause = [e.code, e.message].filter((part) => part).join(": ");
+  return new ConfigError("DATABASE_URL", displayUrl(url), `cannot open the database (${cause})`);
+}
+
 export async function migrate(target: DatabaseTarget): Promise<string[]> {
   const migrations = loadMigrations(target.provider);
   return target.provider === "sqlite"
@@ -42,7 +66,14 @@ export async function migrate(target: DatabaseTarget): Promise<string[]> {
 }
 
 function migrateSqlite(file: string, migrations: Migration[]): string[] {
-  const db = new Database(file, { timeout: 10_000 });
+  let db: Database.Database;
+  try {
+    // The default path (./data/sandbox.db) is in a folder git does not keep.
+    mkdirSync(dirname(file), { recursive: true });
+    db = new Database(file, { timeout: 10_000 });
+  } catch (err) {
+    throw cannotOpen(`file:${file}`, err);
+  }
   try {
     // WAL lets readers run beside the writer; it is a property of the file.
     db.pragma("journal_mode = WAL");
@@ -75,11 +106,17 @@ function migrateSqlite(file: string, migrations: Migration[]): string[] {
 
 async function migratePostgres(target: DatabaseTarget, migrations: Migration[]): Promise<string[]> {
   const client = new pg.Client(pgPoolConfig(target));
-  await client.connect();
   try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
+    await client.connect();
+  } catch (err) {
+    throw cannotOpen(target.location, err);
+  }
+  try {
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
     try {
+      // Under the lock: two CREATE SCHEMA IF NOT EXISTS at once can still
+      // collide on PostgreSQL's catalog (a unique violation).
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)`,
       );

@@ -25,6 +25,8 @@ export interface AppOptions {
   routers: OperationRoutes[];
   /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
   pages?: Router[];
+  /** Throws when the database cannot be used (GET /healthz). */
+  checkHealth: () => Promise<void>;
   /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
   logPath?: (path: string) => string;
 }
@@ -58,7 +60,13 @@ export function createApp(options: AppOptions): Express {
             method: req.method,
             path: logPath(req.url.split("?")[0] ?? ""),
           }),
-          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+          // The error code (never the message or body) says why a request was refused.
+          res: (res: { statusCode: number; raw: express.Response }) => {
+            const code = res.raw.locals.errorCode as string | undefined;
+            return code === undefined
+              ? { statusCode: res.statusCode }
+              : { statusCode: res.statusCode, code };
+          },
         },
       }),
     );
@@ -90,8 +98,14 @@ export function createApp(options: AppOptions): Express {
   app.use(API_BASE_PATH, api);
   // After the API: most requests are API requests, and Express tries each
   // of these paths in turn before reaching a later mount.
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
+  app.get("/healthz", async (_req, res) => {
+    try {
+      await options.checkHealth();
+      res.json({ status: "ok" });
+    } catch (err) {
+      log.warn({ err }, "health check failed");
+      res.status(503).json({ status: "unavailable", reason: `database: ${messageOf(err)}` });
+    }
   });
   app.get("/openapi.yaml", (_req, res) => {
     res.type("application/yaml").sendFile(openApiPath);
@@ -108,6 +122,10 @@ export function createApp(options: AppOptions): Express {
   });
   for (const router of options.pages ?? []) app.use(router);
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
-  app.use(errorHandler(log));
+  app.use(errorHandler(log, logPath));
   return app;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -10,6 +10,7 @@ interface ValidatorIssue {
 
 interface HttpishError {
   status?: number;
+  headers?: Record<string, string>;
   statusCode?: number;
   type?: string;
   errors?: ValidatorIssue[];
@@ -38,8 +39,18 @@ export function toApiError(err: unknown): ApiError | undefined {
 
   // express-openapi-validator request errors carry `errors`.
   if (Array.isArray(e.errors) && status !== undefined && status < 500) {
-    if (status === 404 || status === 405) {
+    if (status === 404) {
       return new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
+    }
+    // The path is an operation's, the method is not: say which methods are.
+    if (status === 405) {
+      const allow = e.headers?.Allow ?? "";
+      return new ApiError(
+        405,
+        "METHOD_NOT_ALLOWED",
+        `${e.message ?? "Method not allowed"} on this path; allowed: ${allow}`,
+        { headers: { Allow: allow } },
+      );
     }
     // The credentials were valid (the authenticator ran first) but this
     // operation's `security` does not list their scheme.
@@ -65,14 +76,18 @@ export function toApiError(err: unknown): ApiError | undefined {
   return undefined;
 }
 
-export function errorHandler(log: Logger) {
+/**
+ * @param logPath rewrites a path before it is logged (the access log's rule:
+ * secrets carried in paths never reach the logs).
+ */
+export function errorHandler(log: Logger, logPath: (path: string) => string) {
   // Express recognises error handlers by their four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let apiError = toApiError(err);
     if (!apiError) {
       // Response-validation failures land here too: a contract bug, logged in full.
       log.error(
-        { err, traceId: res.locals.traceId, method: req.method, path: req.path },
+        { err, traceId: res.locals.traceId, method: req.method, path: logPath(req.path) },
         "unexpected error",
       );
       apiError = new ApiError(
@@ -83,6 +98,8 @@ export function errorHandler(log: Logger) {
     } else if (apiError.status >= 500) {
       log.error({ err, traceId: res.locals.traceId }, "server error");
     }
+    // The access log shows why a request was refused (http/app.ts).
+    res.locals.errorCode = apiError.code;
     if (res.headersSent) {
       res.end();
       return;

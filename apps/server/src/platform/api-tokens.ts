@@ -6,7 +6,8 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import { promisify } from "node:util";
-import type { Db } from "../db/client.js";
+import type { Db, Tx } from "../db/client.js";
+import type { SqlDriver } from "../db/sql.js";
 import type { Clock } from "../clock.js";
 
 const scrypt = promisify(scryptCb) as (
@@ -17,15 +18,23 @@ const scrypt = promisify(scryptCb) as (
 
 // Secrets are stored as scrypt hashes. scrypt is slow on purpose, so a
 // successful check is remembered in memory by a fast digest of the presented
-// secret; a wrong secret never matches the memo and pays the full cost.
-const MEMO_TTL_MS = 5 * 60_000;
+// secret, together with the stored hash it matched. The row is still read on
+// every request: a changed or deleted token stops working at once, in every
+// process, because the stored hash no longer matches the one remembered. A
+// wrong secret never matches the memo and pays the full cost.
+const MEMO_LIMIT = 10_000;
 
 export interface TokenIdentity {
   tokenId: string;
   platformId: string;
 }
 
-export async function hashSecret(secret: string): Promise<{ salt: string; hash: string }> {
+export interface HashedSecret {
+  salt: string;
+  hash: string;
+}
+
+export async function hashSecret(secret: string): Promise<HashedSecret> {
   const salt = randomBytes(16);
   const hash = await scrypt(secret, salt, 32);
   return { salt: salt.toString("hex"), hash: hash.toString("hex") };
@@ -35,40 +44,65 @@ export function generateCredentials(): { tokenId: string; secret: string } {
   return { tokenId: randomUUID(), secret: randomBytes(32).toString("base64url") };
 }
 
+/** Stores a token whose secret is already hashed. */
+export async function storeApiToken(
+  db: Db | Tx,
+  clock: Clock,
+  platformId: string,
+  tokenId: string,
+  hashed: HashedSecret,
+): Promise<void> {
+  await db.apiToken.create({
+    data: {
+      id: tokenId,
+      platformId,
+      secretSalt: hashed.salt,
+      secretHash: hashed.hash,
+      createdAt: clock.now(),
+    },
+  });
+}
+
 export async function createApiToken(
-  db: Db,
+  db: Db | Tx,
   clock: Clock,
   platformId: string,
   tokenId: string,
   secret: string,
 ): Promise<void> {
-  const { salt, hash } = await hashSecret(secret);
-  await db.apiToken.create({
-    data: { id: tokenId, platformId, secretSalt: salt, secretHash: hash, createdAt: clock.now() },
-  });
+  await storeApiToken(db, clock, platformId, tokenId, await hashSecret(secret));
+}
+
+interface TokenRow {
+  platformId: string;
+  secretSalt: string;
+  secretHash: string;
 }
 
 export class ApiTokenVerifier {
-  private readonly memo = new Map<string, { identity: TokenIdentity; expiresAt: number }>();
+  /** Digest of (token id, presented secret) → the stored hash it was checked against. */
+  private readonly memo = new Map<string, string>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sql: SqlDriver) {}
 
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
+    const row = (await this.sql.one(
+      `SELECT "platformId", "secretSalt", "secretHash" FROM "ApiToken" WHERE "id" = ?`,
+      [tokenId],
+    )) as TokenRow | undefined;
     const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
-    const hit = this.memo.get(digest);
-    const now = Date.now();
-    if (hit && hit.expiresAt > now) return hit.identity;
+    if (row && this.memo.get(digest) === row.secretHash) {
+      return { tokenId, platformId: row.platformId };
+    }
 
-    const row = await this.db.apiToken.findUnique({ where: { id: tokenId } });
     // Hash even for an unknown token so timing does not reveal which ids exist.
     const salt = row ? Buffer.from(row.secretSalt, "hex") : randomBytes(16);
     const expected = row ? Buffer.from(row.secretHash, "hex") : randomBytes(32);
     const actual = await scrypt(secret, salt, 32);
     if (!row || !timingSafeEqual(actual, expected)) return undefined;
 
-    const identity = { tokenId: row.id, platformId: row.platformId };
-    if (this.memo.size > 10_000) this.memo.clear();
-    this.memo.set(digest, { identity, expiresAt: now + MEMO_TTL_MS });
-    return identity;
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+    this.memo.set(digest, row.secretHash);
+    return { tokenId, platformId: row.platformId };
   }
 }

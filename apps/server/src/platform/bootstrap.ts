@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
-import type { Db } from "../db/client.js";
+import type { Db, Provider, Tx } from "../db/client.js";
+import { takeStartupLock } from "../db/migrate.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { newId } from "../ids.js";
-import { createApiToken, generateCredentials, hashSecret } from "./api-tokens.js";
+import { generateCredentials, hashSecret, storeApiToken } from "./api-tokens.js";
 
 export interface BootstrapResult {
   platformId: string;
@@ -21,7 +22,7 @@ export function newP256PrivateKeyHex(): string {
   return Buffer.from(d, "base64url").toString("hex").padStart(64, "0");
 }
 
-export async function createPlatform(db: Db, clock: Clock, name: string): Promise<string> {
+export async function createPlatform(db: Db | Tx, clock: Clock, name: string): Promise<string> {
   const now = clock.now();
   const id = newId("Platform");
   await db.platform.create({
@@ -41,32 +42,50 @@ export async function createPlatform(db: Db, clock: Clock, name: string): Promis
  * Makes sure a sandbox platform and an API token exist. Credentials given by
  * environment are used as they are (created, or re-hashed if the secret
  * changed); otherwise the first start creates a token and returns it once.
+ *
+ * Several processes may start at once on a fresh database: the whole
+ * find-or-create runs in one transaction under the migrations' lock, so the
+ * first one creates and the others find what it created.
  */
 export async function bootstrapPlatform(
   db: Db,
+  provider: Provider,
   clock: Clock,
   config: Config,
 ): Promise<BootstrapResult> {
-  const existing = await db.platform.findFirst({ orderBy: { createdAt: "asc" } });
-  const platformId = existing?.id ?? (await createPlatform(db, clock, "Sandbox platform"));
+  const fromEnvironment =
+    config.sandboxTokenId && config.sandboxTokenSecret
+      ? { tokenId: config.sandboxTokenId, secret: config.sandboxTokenSecret }
+      : undefined;
+  // Both hashes are made before the lock is taken: scrypt is slow on purpose.
+  const generated = generateCredentials();
+  const hashed = await hashSecret(fromEnvironment?.secret ?? generated.secret);
 
-  if (config.sandboxTokenId && config.sandboxTokenSecret) {
-    const token = await db.apiToken.findUnique({ where: { id: config.sandboxTokenId } });
-    if (!token) {
-      await createApiToken(db, clock, platformId, config.sandboxTokenId, config.sandboxTokenSecret);
-    } else {
-      const { salt, hash } = await hashSecret(config.sandboxTokenSecret);
-      await db.apiToken.update({
-        where: { id: token.id },
-        data: { secretSalt: salt, secretHash: hash },
-      });
-    }
-    return { platformId: token?.platformId ?? platformId, credentialsFromEnvironment: true };
-  }
+  return db.$transaction(
+    async (tx) => {
+      await takeStartupLock(tx, provider);
+      const existing = await tx.platform.findFirst({ orderBy: { createdAt: "asc" } });
+      const platformId = existing?.id ?? (await createPlatform(tx, clock, "Sandbox platform"));
 
-  const anyToken = await db.apiToken.findFirst({ where: { platformId } });
-  if (anyToken) return { platformId, credentialsFromEnvironment: false };
-  const credentials = generateCredentials();
-  await createApiToken(db, clock, platformId, credentials.tokenId, credentials.secret);
-  return { platformId, newCredentials: credentials, credentialsFromEnvironment: false };
+      if (fromEnvironment) {
+        const token = await tx.apiToken.findUnique({ where: { id: fromEnvironment.tokenId } });
+        if (!token) {
+          await storeApiToken(tx, clock, platformId, fromEnvironment.tokenId, hashed);
+        } else {
+          await tx.apiToken.update({
+            where: { id: token.id },
+            data: { secretSalt: hashed.salt, secretHash: hashed.hash },
+          });
+        }
+        return { platformId: token?.platformId ?? platformId, credentialsFromEnvironment: true };
+      }
+
+      const anyToken = await tx.apiToken.findFirst({ where: { platformId } });
+      if (anyToken) return { platformId, credentialsFromEnvironment: false };
+      await storeApiToken(tx, clock, platformId, generated.tokenId, hashed);
+      return { platformId, newCredentials: generated, credentialsFromEnvironment: false };
+    },
+    // Other processes may hold the lock while they migrate.
+    { maxWait: 30_000, timeout: 60_000 },
+  );
 }

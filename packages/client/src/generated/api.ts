@@ -1088,6 +1088,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health check
+         * @description Sandbox only. An operational endpoint outside the versioned API, for process supervisors, load balancers and CI scripts that wait for the sandbox to be ready. It needs no credentials and answers 200 only when the sandbox can read its database; otherwise 503 with the reason.
+         */
+        get: operations["getSandboxHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "CARD.STATE_CHANGE": {
@@ -3162,6 +3182,16 @@ export interface components {
         WebhookDeliveryAccepted: {
             /** @description Id of the event queued for delivery. */
             eventId: components["schemas"]["WebhookId"];
+        };
+        /** @description Sandbox only: whether the sandbox can serve requests. */
+        SandboxHealth: {
+            /**
+             * @description `ok` when the database answers; `unavailable` otherwise.
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
+            /** @description Why the sandbox is unavailable (present only with `unavailable`). */
+            reason?: string;
         };
         /** @description Sandbox only: the platform clock. */
         SandboxClock: {
@@ -6475,6 +6505,46 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getSandboxHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox is up and its database answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxHealth"];
+                };
+            };
+            /** @description The sandbox is running but cannot use its database. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "unavailable",
+                     *       "reason": "database: connect ECONNREFUSED 127.0.0.1:5432"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxHealth"];
+                };
+            };
         };
     };
     onCardStateChange: {

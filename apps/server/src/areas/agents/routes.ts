@@ -3,6 +3,14 @@ import { bodyOf, contextOf } from "../../http/context.js";
 import { param } from "../../http/route-helpers.js";
 import type { AgentCreate, AgentService } from "./service.js";
 
+// The device code in this path is a one-time credential: logs show the path
+// without it, whatever the outcome of the redemption.
+const DEVICE_CODE_PATH = /(\/agents\/device-codes\/)[^/]+/;
+
+export function withoutDeviceCode(path: string): string {
+  return path.replace(DEVICE_CODE_PATH, "$1[code]");
+}
+
 export function agentRoutes(agents: AgentService): OperationRoutes {
   const router = new OperationRoutes();
   router.post("/agents", async (req, res) => {
