@@ -5,4 +5,6 @@ import { fileURLToPath } from "node:url";
 const serverRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const repoRoot = join(serverRoot, "..", "..");
 export const openApiPath = join(repoRoot, "openapi.yaml");
-export const docsReferencePath = join(repoRoot, "docs", "dist", "reference.html");
+/** The built API reference: its page, script and Redoc's bundle. */
+export const docsDistPath = join(repoRoot, "docs", "dist");
+export const docsReferencePath = join(docsDistPath, "reference.html");

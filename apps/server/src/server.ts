@@ -233,6 +233,7 @@ export async function startServer(
     agentTokens: agents,
     clocks,
     validateResponses: config.validateResponses,
+    apiBaseUrl: () => `${origin}${API_BASE_PATH}`,
     routers: [
       customerRoutes(customers),
       verificationRoutes(verifications),

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 
@@ -139,10 +140,13 @@ describe.each(databases)("API basics on %s", (kind) => {
     expect((await cursor.json()).code).toBe("INVALID_INPUT");
   });
 
-  it("serves the spec and the rendered reference", async () => {
+  it("serves the spec, naming this sandbox as its server, and the rendered reference", async () => {
     const spec = await fetch(`${sandbox.server.origin}/openapi.yaml`);
     expect(spec.status).toBe(200);
-    expect(await spec.text()).toMatch(/^openapi: 3\.1/m);
+    const text = await spec.text();
+    expect(text).toMatch(/^openapi: 3\.1/m);
+    expect(text).toContain(`servers:\n  - url: "${sandbox.server.baseUrl}"\n`);
+    expect(text).not.toContain("url: http://localhost:3000/");
     const docs = await fetch(`${sandbox.server.origin}/docs`);
     expect(docs.status).toBe(200);
     const html = await docs.text();
@@ -155,3 +159,27 @@ describe.each(databases)("API basics on %s", (kind) => {
     expect(res.headers.get("x-trace-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe("the served spec behind a proxy", () => {
+  it("names PUBLIC_BASE_URL as its server", async () => {
+    // The server's origin is then the proxy's, so it listens on a port chosen here.
+    const port = await freePort();
+    const sandbox = await startSandbox("sqlite", {
+      env: { PORT: String(port), PUBLIC_BASE_URL: "https://sandbox.example.test/" },
+    });
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${port}/openapi.yaml`)).text();
+      expect(text).toContain('servers:\n  - url: "https://sandbox.example.test/2025-10-13"\n');
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
 import express, { type Express, type Router } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { pinoHttp } from "pino-http";
 import { API_BASE_PATH } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { docsReferencePath, openApiPath } from "../paths.js";
+import { openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
+import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type OperationRoutes } from "./operations.js";
@@ -21,6 +21,8 @@ export interface AppOptions {
   agentTokens: AgentTokenVerifier;
   clocks: PlatformClocks;
   validateResponses: boolean;
+  /** The API's base URL, known once the server listens: the served spec names it. */
+  apiBaseUrl: () => string;
   /** Each API area's handlers, found by the operation the validator matched. */
   routers: OperationRoutes[];
   /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
@@ -107,16 +109,7 @@ export function createApp(options: AppOptions): Express {
       res.status(503).json({ status: "unavailable", reason: `database: ${messageOf(err)}` });
     }
   });
-  app.get("/openapi.yaml", (_req, res) => {
-    res.type("application/yaml").sendFile(openApiPath);
-  });
-  app.get(["/docs", "/docs/"], (_req, res) => {
-    if (!existsSync(docsReferencePath)) {
-      res.status(503).type("text/plain").send("API reference not built yet: run `npm run build`.");
-      return;
-    }
-    res.sendFile(docsReferencePath);
-  });
+  app.use(docsRoutes(options.apiBaseUrl));
   app.get("/", (_req, res) => {
     res.redirect("/docs");
   });
