@@ -14,6 +14,7 @@ import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type OperationRoutes } from "./operations.js";
 import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
+import { refuseUnstorableUrl } from "./storable-strings.js";
 
 export interface AppOptions {
   log: Logger;
@@ -77,11 +78,15 @@ export function createApp(options: AppOptions): Express {
   memoiseValidatorRouteMatching();
   const api = express.Router();
   api.use(jsonBody(1024 * 1024));
+  api.use(refuseUnstorableUrl);
   api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: openApiPath,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      // Bodies are JSON and keep their types: `"name": false` is an error, not
+      // "false". Path and query parameters, strings on the wire, are coerced
+      // by the validator whatever this option says.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
       validateResponses: options.validateResponses ? { removeAdditional: false } : false,
       // Credentials are checked by the authenticator above, before validation;
       // these handlers only apply each operation's `security` (BasicAuth

@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from "express";
+import { findUnstorableString, unstorableStringError } from "./storable-strings.js";
 
 // Request bodies: almost every API request is a small UTF-8 JSON document
 // with a Content-Length. For those, reading the chunks and calling JSON.parse
@@ -8,6 +9,9 @@ import express, { type NextFunction, type Request, type Response } from "express
 // (another charset, a compressed or chunked body, one over the limit) goes to
 // express.json, which answers exactly as before. Errors carry body-parser's
 // `type`, so the error handler turns both into the same Error objects.
+//
+// Both paths also refuse strings that a database cannot store (NUL, unpaired
+// surrogates; see storable-strings.ts) with 400 INVALID_INPUT naming the field.
 
 const PLAIN_JSON = /^application\/json(?:\s*;\s*charset="?utf-8"?)?\s*$/i;
 
@@ -15,8 +19,36 @@ function bodyError(message: string, type: string): Error {
   return Object.assign(new Error(message), { status: 400, statusCode: 400, type });
 }
 
+/**
+ * body-parser passes a decoder's own error on with a 400 status but no
+ * `type` (a body sent as gzip that is not gzip): give it one, so that it is
+ * answered as bad input like every other body error.
+ */
+function typed(err: unknown, req: Request): unknown {
+  if (typeof err !== "object" || err === null || (err as { type?: unknown }).type !== undefined) {
+    return err;
+  }
+  const encoding = req.headers["content-encoding"] ?? "identity";
+  const reason = (err as { message?: unknown }).message;
+  return bodyError(
+    `Request body could not be decoded as Content-Encoding ${encoding}${typeof reason === "string" ? `: ${reason}` : ""}`,
+    "encoding.invalid",
+  );
+}
+
 export function jsonBody(limitBytes: number) {
-  const general = express.json({ limit: limitBytes });
+  const parse = express.json({ limit: limitBytes });
+  // Not the hot path: the body may come in another charset, so every string is checked.
+  const general = (req: Request, res: Response, next: NextFunction): void => {
+    parse(req, res, (err?: unknown) => {
+      if (err !== undefined) {
+        next(typed(err, req));
+        return;
+      }
+      const found = findUnstorableString(req.body);
+      next(found ? unstorableStringError(found) : undefined);
+    });
+  };
   return (req: Request, res: Response, next: NextFunction): void => {
     const headers = req.headers;
     const type = headers["content-type"];
@@ -66,6 +98,15 @@ export function jsonBody(limitBytes: number) {
       } catch (err) {
         next(bodyError((err as Error).message, "entity.parse.failed"));
         return;
+      }
+      // Decoded UTF-8 text holds neither NUL (JSON.parse refuses raw control
+      // characters) nor unpaired surrogates: only a \u escape yields them.
+      if (text.includes("\\u")) {
+        const found = findUnstorableString(req.body);
+        if (found) {
+          next(unstorableStringError(found));
+          return;
+        }
       }
       next();
     });

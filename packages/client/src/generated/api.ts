@@ -803,7 +803,7 @@ export interface paths {
         put?: never;
         /**
          * Fund an internal account
-         * @description Sandbox only. Adds money to any internal account instantly, recorded as a FUNDING transaction.
+         * @description Sandbox only. Adds money to any internal account instantly, recorded as a FUNDING transaction. A fund that would take the balance above 9007199254740991 (2^53 - 1) is 400 `AMOUNT_OUT_OF_RANGE`, and nothing is recorded.
          */
         post: operations["sandboxFundInternalAccount"];
         delete?: never;
@@ -1500,7 +1500,7 @@ export interface components {
         PhoneNumber: string;
         /**
          * Format: int64
-         * @description Amount in minor units of the currency (for example cents for USD).
+         * @description Amount in minor units of the currency (for example cents for USD). At most 2^53 - 1, the largest integer a JSON number carries exactly: an operation whose result would take an amount or a balance past it is refused with 400 `AMOUNT_OUT_OF_RANGE`.
          * @example 12500
          */
         Amount: number;
@@ -1557,7 +1557,7 @@ export interface components {
              *     | `INVALID_PUBKEY_FORMAT` | A public key is not in the expected format. |
              *     | `MISSING_REQUIRED_UMA_PARAMETERS` | Required UMA protocol parameters are missing. |
              *     | `SENDER_NOT_ACCEPTED` | The receiver does not accept payments from this sender. |
-             *     | `AMOUNT_OUT_OF_RANGE` | The amount is outside the allowed range (including an agent policy limit). |
+             *     | `AMOUNT_OUT_OF_RANGE` | The amount is outside the allowed range (including an agent policy limit), or the operation would take an amount or a balance above 9007199254740991 (2^53 - 1); nothing was written. |
              *     | `INVALID_CURRENCY` | The currency is not supported here or does not match the account. |
              *     | `INVALID_TIMESTAMP` | A protocol timestamp is invalid. |
              *     | `INVALID_NONCE` | A protocol nonce is invalid or was reused. |

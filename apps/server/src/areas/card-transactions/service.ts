@@ -18,6 +18,7 @@ import type { SqlDriver } from "../../db/sql.js";
 import type { SqlRunner } from "../../db/sql-runner.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CardService } from "../cards/service.js";
+import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import { CARD_PULL_JOB, type AuthorizationPlan, type CardPullJobPayload } from "./authorization.js";
 import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
 import { pullEffect } from "./pull-resolution.js";
@@ -84,6 +85,28 @@ function progressOf(row: Row): Progress {
     refundCount: row.refundCount,
     refundTotal: row.refundTotal,
   };
+}
+
+/** The progress amounts that the transaction's views carry: each must stay in the API's range. */
+const CARRIED_AMOUNTS = [
+  "authorizedAmount",
+  "heldAmount",
+  "settledAmount",
+  "refundedAmount",
+  "pullTotal",
+  "settlementTotal",
+  "refundTotal",
+] as const satisfies readonly (keyof Progress)[];
+
+/** Refuses a change whose totals would leave the range (the view could not be answered). */
+function requireAmountsInRange(next: Progress): void {
+  for (const field of CARRIED_AMOUNTS) {
+    if (!inAmountRange(next[field])) {
+      throw amountOutOfRange(`This change would take the transaction's ${field} out of range`, {
+        field,
+      });
+    }
+  }
 }
 
 function targetOf(row: Row, at: Date): MoveTarget {
@@ -439,6 +462,7 @@ export class CardTransactionService {
           const next = progressOf(row);
           const children = await op(tx, row, next);
           if (children === "skip") throw new Skip();
+          requireAmountsInRange(next);
           if (children.length > 0) {
             await tx.cardTransactionEvent.createMany({
               data: children.map((child) => ({

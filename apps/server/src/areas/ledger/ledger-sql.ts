@@ -1,13 +1,15 @@
 import type { SqlInsert, SqlProgram, SqlStep } from "../../db/sql.js";
-import { ledgerEntryRow, type Posting } from "./ledger.js";
+import { MAX_AMOUNT } from "./amount-range.js";
+import { balanceOutOfRange, ledgerEntryRow, type Posting } from "./ledger.js";
 
 // The ledger's credit and debit as steps of a direct-SQL transaction (see
 // db/sql.ts), for hot paths that bypass Prisma. Same rules as ledger.ts: the
-// debit is one conditional UPDATE (no read-then-write), and every balance
-// change writes the entry that explains it, in the same step.
+// debit and the credit are each one conditional UPDATE (no read-then-write:
+// the balance stays between 0 and MAX_AMOUNT), and every balance change
+// writes the entry that explains it, in the same step.
 
 const DEBIT = `UPDATE "InternalAccount" SET "balance" = "balance" - ?, "updatedAt" = ? WHERE "id" = ? AND "platformId" = ? AND "balance" >= ? RETURNING "balance"`;
-const CREDIT = `UPDATE "InternalAccount" SET "balance" = "balance" + ?, "updatedAt" = ? WHERE "id" = ? RETURNING "balance"`;
+const CREDIT = `UPDATE "InternalAccount" SET "balance" = "balance" + ?, "updatedAt" = ? WHERE "id" = ? AND "balance" <= ? RETURNING "balance"`;
 
 /** The balance an UPDATE ... RETURNING "balance" returned, or null when it matched no row. */
 export function balanceOf(row: unknown): bigint | null {
@@ -39,9 +41,14 @@ export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
 export function* creditSteps(p: Posting): SqlProgram<bigint> {
   if (p.amount <= 0n) throw new Error("credit amount must be positive");
   const after = balanceOf(
-    yield { kind: "one", sql: CREDIT, params: [p.amount, p.at, p.accountId] },
+    yield {
+      kind: "one",
+      sql: CREDIT,
+      params: [p.amount, p.at, p.accountId, MAX_AMOUNT - p.amount],
+    },
   );
-  if (after === null) throw new Error(`account ${p.accountId} not found`);
+  // The account exists (these credits give back what the same program took).
+  if (after === null) throw balanceOutOfRange(p);
   yield { kind: "insert", table: "LedgerEntry", row: ledgerEntryRow(p, p.amount, after) };
   return after;
 }

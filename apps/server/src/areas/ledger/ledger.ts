@@ -1,8 +1,11 @@
 import type { Tx } from "../../db/client.js";
 import { newId } from "../../ids.js";
+import { amountOutOfRange, MAX_AMOUNT } from "./amount-range.js";
 
 // A balance changes only here, and only together with the ledger entry that
-// explains it. Callers run these inside a transaction.
+// explains it. Callers run these inside a transaction. Both directions are
+// guarded in the UPDATE itself: a debit never takes a balance below zero, a
+// credit never takes it above MAX_AMOUNT (the API's range).
 
 export interface Posting {
   platformId: string;
@@ -43,12 +46,29 @@ async function record(tx: Tx, p: Posting, signed: bigint): Promise<bigint> {
   return account.balance;
 }
 
+/**
+ * A thrown refusal of a credit that would take the balance above MAX_AMOUNT:
+ * 400 AMOUNT_OUT_OF_RANGE, and the caller's transaction writes nothing.
+ */
+export function balanceOutOfRange(p: Posting) {
+  return amountOutOfRange(
+    `Internal account ${p.accountId} cannot take ${p.amount} more: its balance would exceed ${MAX_AMOUNT}`,
+    { internalAccountId: p.accountId, amount: Number(p.amount) },
+  );
+}
+
+/** Credits only if the balance stays in range: a conditional update, not read-then-write. */
 export async function credit(tx: Tx, p: Posting): Promise<bigint> {
   if (p.amount <= 0n) throw new Error("credit amount must be positive");
-  await tx.internalAccount.update({
-    where: { id: p.accountId },
+  const { count } = await tx.internalAccount.updateMany({
+    where: { id: p.accountId, balance: { lte: MAX_AMOUNT - p.amount } },
     data: { balance: { increment: p.amount }, updatedAt: p.at },
   });
+  if (count !== 1) {
+    const exists = await tx.internalAccount.count({ where: { id: p.accountId } });
+    if (exists === 0) throw new Error(`account ${p.accountId} not found`);
+    throw balanceOutOfRange(p);
+  }
   return record(tx, p, p.amount);
 }
 

@@ -8,6 +8,7 @@ import { scheduleJob } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
+import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
 import type { UmaDirectory } from "../uma/directory.js";
 import { quoteAmounts, rateAsNumber, rateFor, SUPPORTED_CURRENCIES } from "./exchange-rates.js";
@@ -105,6 +106,12 @@ export class QuoteService {
         "AMOUNT_OUT_OF_RANGE",
         `The amount does not cover the fee of ${rate.feeAmount} ${sendingCurrency}`,
       );
+    }
+    // A conversion can take the other side past what the API carries.
+    for (const [field, value] of Object.entries(amounts)) {
+      if (!inAmountRange(value)) {
+        throw amountOutOfRange(`The quote's ${field} would be ${value}, out of range`, { field });
+      }
     }
     enforceAgentLimit(ctx, amounts.sendingAmount);
 

@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { activeCard, authorize } from "./card-fixtures.js";
+import {
+  balanceOf,
+  createAccount,
+  createBankAccount,
+  createCustomer,
+  expectLedgersBalanced,
+} from "./money-helpers.js";
+
+// Amounts and balances stay within openapi.yaml's range (0 to 2^53 - 1): a
+// write whose result would leave one outside it is refused with 400
+// AMOUNT_OUT_OF_RANGE before anything is written, so every later read of the
+// record still fits its schema.
+
+const MAX = Number.MAX_SAFE_INTEGER; // 9007199254740991, the spec's maximum
+
+describe.each(databases)("amount range on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let customerId: string;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+    customerId = (await createCustomer(sandbox.client)).id;
+  });
+  afterEach(async () => {
+    await expectLedgersBalanced(sandbox.server.db);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  function fund(accountId: string, amount: number) {
+    return sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
+      params: { path: { accountId } },
+      body: { amount },
+    });
+  }
+
+  async function expectOutOfRange(res: { response: Response; error?: unknown }) {
+    expect(res.response.status).toBe(400);
+    expect(res.error).toMatchObject({ status: 400, code: "AMOUNT_OUT_OF_RANGE" });
+  }
+
+  async function transactionCount(accountId: string) {
+    return sandbox.server.db.transaction.count({ where: { internalAccountId: accountId } });
+  }
+
+  it("refuses a second fund of 9007199254740990 and keeps the account readable", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD");
+    const first = await fund(account.id, MAX - 1);
+    expect(first.response.status).toBe(200);
+    expect(first.data?.balance).toBe(MAX - 1);
+
+    await expectOutOfRange(await fund(account.id, MAX - 1));
+    expect(await transactionCount(account.id)).toBe(1);
+
+    const read = await sandbox.client.GET("/internal-accounts/{id}", {
+      params: { path: { id: account.id } },
+    });
+    expect(read.response.status).toBe(200);
+    expect(read.data?.balance).toBe(MAX - 1);
+    const list = await sandbox.client.GET("/internal-accounts", {
+      params: { query: { customerId } },
+    });
+    expect(list.response.status).toBe(200);
+    expect(list.data?.data.find((a) => a.id === account.id)?.balance).toBe(MAX - 1);
+
+    // Up to the maximum itself is still fine.
+    const last = await fund(account.id, 1);
+    expect(last.data?.balance).toBe(MAX);
+    await expectOutOfRange(await fund(account.id, 1));
+    expect(await balanceOf(sandbox.client, account.id)).toBe(MAX);
+  });
+
+  it("refuses a transfer in or an incoming UMA payment that would overflow the balance", async () => {
+    const username = `full.${randomUUID().slice(0, 8)}`;
+    const receiver = await createCustomer(sandbox.client, { platformCustomerId: username });
+    const account = await createAccount(sandbox.client, receiver.id, "USD", MAX - 100);
+    const bank = await createBankAccount(sandbox.client, receiver.id, "789");
+
+    await expectOutOfRange(
+      await sandbox.client.POST("/transfer-in", {
+        body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 101 },
+      }),
+    );
+    await expectOutOfRange(
+      await sandbox.client.POST("/sandbox/uma/receive", {
+        body: {
+          senderUmaAddress: "$success.usd@sandbox.uma.money",
+          receiverUmaAddress: `$${username}@bank.example`,
+          receivingCurrencyCode: "USD",
+          receivingCurrencyAmount: 101,
+        },
+      }),
+    );
+    expect(await balanceOf(sandbox.client, account.id)).toBe(MAX - 100);
+    expect(await transactionCount(account.id)).toBe(1); // the funding only
+  });
+
+  it("refuses a quote whose converted amount would exceed the maximum", async () => {
+    const source = await createAccount(sandbox.client, customerId, "USD");
+    const eur = await createBankAccount(sandbox.client, customerId, "789", "EUR");
+    const quotesBefore = await sandbox.server.db.quote.count();
+    // Receiving the maximum in EUR costs more than the maximum in USD.
+    await expectOutOfRange(
+      await sandbox.client.POST("/quotes", {
+        body: {
+          source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: source.id },
+          destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: eur.id },
+          lockedCurrencySide: "RECEIVING",
+          lockedCurrencyAmount: MAX,
+        },
+      }),
+    );
+    expect(await sandbox.server.db.quote.count()).toBe(quotesBefore);
+
+    // Sending the maximum in EUR buys more than the maximum in USD.
+    const eurSource = await createAccount(sandbox.client, customerId, "EUR");
+    const usd = await createBankAccount(sandbox.client, customerId, "789", "USD");
+    await expectOutOfRange(
+      await sandbox.client.POST("/quotes", {
+        body: {
+          source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: eurSource.id },
+          destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: usd.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: MAX,
+        },
+      }),
+    );
+    expect(await sandbox.server.db.quote.count()).toBe(quotesBefore);
+  });
+
+  it("refuses card changes that would overflow a total or the funding balance", async () => {
+    const { card, accountId } = await activeCard(sandbox, MAX);
+    const held = await authorize(sandbox, card.id, MAX);
+    expect(await balanceOf(sandbox.client, accountId)).toBe(0);
+    expect((await fund(accountId, MAX)).response.status).toBe(200);
+
+    // An increment would take authorizedAmount to twice the maximum.
+    await expectOutOfRange(
+      await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/increment", {
+        params: { path: { cardId: card.id } },
+        body: { cardTransactionId: held.id, amount: MAX },
+      }),
+    );
+    // A reversal would give back the hold onto a full balance.
+    await expectOutOfRange(
+      await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/reversal", {
+        params: { path: { cardId: card.id } },
+        body: { cardTransactionId: held.id },
+      }),
+    );
+    expect(await balanceOf(sandbox.client, accountId)).toBe(MAX);
+
+    const read = await sandbox.client.GET("/card-transactions/{id}", {
+      params: { path: { id: held.id } },
+    });
+    expect(read.response.status).toBe(200);
+    expect(read.data).toMatchObject({ status: "AUTHORIZED", authorizedAmount: MAX });
+    const list = await sandbox.client.GET("/card-transactions", {
+      params: { query: { cardId: card.id } },
+    });
+    expect(list.response.status).toBe(200);
+  });
+});
