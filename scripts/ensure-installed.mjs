@@ -30,6 +30,11 @@ function fingerprint() {
 const wanted = fingerprint();
 const current = existsSync(stampPath) ? readFileSync(stampPath, "utf8").trim() : undefined;
 if (current === wanted) process.exit(0);
+// --check: only say whether an install is due (exit 1), without installing.
+if (process.argv.includes("--check")) {
+  console.error("node_modules does not match package-lock.json: run `npm ci`");
+  process.exit(1);
+}
 
 console.log(
   current === undefined

@@ -130,6 +130,15 @@ describe("a first run from a fresh clone", () => {
 
 describe("the README's start command, once installed", () => {
   it("reaches its banner without the package registry", async () => {
+    // The start would reinstall (and need the registry) if the lock file
+    // changed since the last install; that is not what this test is about.
+    const installed = await run(process.execPath, ["scripts/ensure-installed.mjs", "--check"], {
+      cwd: repoRoot,
+    }).then(
+      () => true,
+      () => false,
+    );
+    expect(installed, "node_modules is stale: run `npm ci` before this test").toBe(true);
     const dir = mkdtempSync(join(tmpdir(), "sandbox-offline-"));
     // A registry that accepts connections and never answers, like a network
     // that is down: any request to it would hang the start.
