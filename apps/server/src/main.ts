@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { constants } from "node:os";
 import { loadConfig } from "./config.js";
+import { writeLine } from "./logger.js";
 import { startServer } from "./server.js";
 
 const config = loadConfig();
@@ -33,14 +35,31 @@ if (bootstrap.newCredentials) {
     "                 SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET, or delete ./data",
   );
 }
-process.stdout.write(`${lines.join("\n")}\n\n`);
+writeLine(process.stdout, `${lines.join("\n")}\n\n`);
 
+// A stop is bounded: CI jobs and process supervisors wait for this exit.
+// Past the deadline the process says what the stop was still waiting for
+// (on stderr too, in case nobody reads stdout any more) and exits non-zero;
+// a second signal exits at once.
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    if (stopping) {
+      writeLine(process.stderr, `${signal} again while shutting down: exiting now\n`);
+      process.exit(128 + constants.signals[signal]);
+    }
     stopping = true;
     running.log.info({ signal }, "shutting down");
+    setTimeout(() => {
+      const waitingFor = running.waitingFor() ?? "nothing (it was about to exit)";
+      const timeoutMs = config.shutdownTimeoutMs;
+      running.log.error({ waitingFor, timeoutMs }, "shutdown timed out");
+      writeLine(
+        process.stderr,
+        `shutdown timed out after ${timeoutMs} ms, still waiting for ${waitingFor}\n`,
+      );
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     running.close().then(
       () => process.exit(0),
       (err: unknown) => {
