@@ -14,6 +14,8 @@ export interface Config {
   /** Job worker poll interval and first retry delay. */
   jobPollMs: number;
   jobRetryBaseMs: number;
+  /** How long a stop may take before the process gives up waiting and exits non-zero. */
+  shutdownTimeoutMs: number;
   auth: AuthConfig;
   webhooks: WebhookConfig;
 }
@@ -256,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteWriterThread: bool(env, "SQLITE_WRITER_THREAD", true),
     jobPollMs: positiveInt(env, "JOB_POLL_MS", 250),
     jobRetryBaseMs: positiveInt(env, "JOB_RETRY_BASE_MS", 1000),
+    shutdownTimeoutMs: positiveInt(env, "SHUTDOWN_TIMEOUT_MS", 10_000),
     auth: loadAuthConfig(env),
     webhooks: loadWebhookConfig(env),
   };

@@ -1,21 +1,24 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from "./config.js";
+import { constants } from "node:os";
+import { ConfigError, loadConfig, type Config } from "./config.js";
+import { writeLine } from "./logger.js";
 import { startServer, type RunningServer } from "./server.js";
 
 // A setting the sandbox cannot run with is one line naming it, and exit code
 // 1: not a stack trace. Anything else is a bug, reported with its stack.
-async function start(): Promise<RunningServer> {
+async function start(): Promise<{ config: Config; running: RunningServer }> {
   try {
-    return await startServer(loadConfig());
+    const config = loadConfig();
+    return { config, running: await startServer(config) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`Configuration error: ${err.message}\n`);
+    writeLine(process.stderr, `Configuration error: ${err.message}\n`);
     // Exits even with database connections or threads already open.
     process.exit(1);
   }
 }
 
-const running = await start();
+const { config, running } = await start();
 const { bootstrap } = running;
 
 // The banner goes to stdout, not the log stream: it is for the person who
@@ -45,14 +48,31 @@ if (bootstrap.newCredentials) {
     "                 SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET, or delete ./data",
   );
 }
-process.stdout.write(`${lines.join("\n")}\n\n`);
+writeLine(process.stdout, `${lines.join("\n")}\n\n`);
 
+// A stop is bounded: CI jobs and process supervisors wait for this exit.
+// Past the deadline the process says what the stop was still waiting for
+// (on stderr too, in case nobody reads stdout any more) and exits non-zero;
+// a second signal exits at once.
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    if (stopping) {
+      writeLine(process.stderr, `${signal} again while shutting down: exiting now\n`);
+      process.exit(128 + constants.signals[signal]);
+    }
     stopping = true;
     running.log.info({ signal }, "shutting down");
+    setTimeout(() => {
+      const waitingFor = running.waitingFor() ?? "nothing (it was about to exit)";
+      const timeoutMs = config.shutdownTimeoutMs;
+      running.log.error({ waitingFor, timeoutMs }, "shutdown timed out");
+      writeLine(
+        process.stderr,
+        `shutdown timed out after ${timeoutMs} ms, still waiting for ${waitingFor}\n`,
+      );
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     running.close().then(
       () => process.exit(0),
       (err: unknown) => {

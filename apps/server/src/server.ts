@@ -55,6 +55,7 @@ import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
+import { RequestDrain } from "./http/request-drain.js";
 import { createLogger, type Logger } from "./logger.js";
 import { ApiTokenVerifier } from "./platform/api-tokens.js";
 import { bootstrapPlatform, type BootstrapResult } from "./platform/bootstrap.js";
@@ -121,7 +122,13 @@ export interface RunningServer {
   db: Db;
   log: Logger;
   jobs: JobWorker;
+  /**
+   * Stops taking requests, lets those in flight finish, then stops the
+   * workers and closes the databases, in that order.
+   */
   close(): Promise<void>;
+  /** The step a close under way is waiting for; undefined when none is. */
+  waitingFor(): string | undefined;
 }
 
 export interface StartOptions {
@@ -267,11 +274,13 @@ export async function startServer(
   });
 
   const server = await listen(app, config.port, config.host);
+  const requests = new RequestDrain(server);
   jobs.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   origin ||= `http://${host}:${port}`;
   dispatcher.start();
+  let stopStep: string | undefined;
 
   return {
     origin,
@@ -280,18 +289,22 @@ export async function startServer(
     db,
     log,
     jobs,
+    waitingFor: () => (stopStep === "requests" ? requests.describe() : stopStep),
     async close() {
-      await jobs.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      const step = async (name: string, work: () => Promise<unknown>) => {
+        stopStep = name;
+        await work();
+      };
+      // Requests first: their handlers may still be writing.
+      await step("requests", () => requests.close());
+      await step("the job worker's current poll", () => jobs.stop());
       // Before the database goes: interrupted deliveries are recorded.
-      await dispatcher.stop();
+      await step("webhook deliveries", () => dispatcher.stop());
       // Transactions already handed to the writer finish before it stops.
-      await writer.close();
-      await db.$disconnect();
-      await sql.close();
+      await step("the SQL writer", () => writer.close());
+      await step("the Prisma client", () => db.$disconnect());
+      await step("the SQL driver", () => sql.close());
+      stopStep = undefined;
     },
   };
 }

@@ -121,11 +121,10 @@ class SqliteDriver implements SqlDriver {
   constructor(file: string, options: SqliteDriverOptions = {}) {
     this.gatherMs = options.gatherMs ?? 0;
     this.completeCheckpointEvery = options.completeCheckpointEvery ?? 0;
-    this.db = new Database(file);
+    // Setting up may wait for another process that is starting on the same
+    // file (its migration or first checkpoint holds the lock for a moment).
+    this.db = new Database(file, { timeout: 10_000 });
     this.db.defaultSafeIntegers(true);
-    // Never wait synchronously for a lock another connection of this process
-    // may hold across an await; contention is retried asynchronously instead.
-    this.db.pragma("busy_timeout = 0");
     // In WAL mode NORMAL skips the fsync on each commit (the WAL is synced at
     // checkpoints): a commit survives a crash of the process, though not
     // necessarily a power cut. That is the right trade for a sandbox whose hot
@@ -143,6 +142,10 @@ class SqliteDriver implements SqlDriver {
     // Another thread copies the WAL into the database file (see
     // SqliteDriverOptions): none of that copying, nor its fsyncs, on commit.
     if (this.completeCheckpointEvery > 0) this.db.pragma("wal_autocheckpoint = 0");
+    // From here on, never wait synchronously for a lock another connection of
+    // this process may hold across an await; contention is retried
+    // asynchronously instead.
+    this.db.pragma("busy_timeout = 0");
     this.runner = this.db.transaction((program: () => SqlProgram<unknown>) => {
       const steps = program();
       let input: unknown;
