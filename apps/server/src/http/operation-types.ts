@@ -27,7 +27,7 @@ export type OperationId = Exclude<PathOperationId, (typeof OUTSIDE_VERSIONED_API
 type ParametersOf<Op extends OperationId> = operations[Op]["parameters"];
 
 /** A parameter group the operation does not declare is an empty object. */
-type Group<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+type Group<T> = [NonNullable<T>] extends [never] ? Record<never, never> : NonNullable<T>;
 
 type KeysOf<T> = [NonNullable<T>] extends [never] ? never : keyof NonNullable<T>;
 
