@@ -1,50 +1,35 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
-import { cardRoutes } from "./areas/cards/routes.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
-import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
 import { CustomerService } from "./areas/customers/service.js";
-import { customerRoutes } from "./areas/customers/routes.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
-import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import { PlatformService } from "./areas/platform/service.js";
-import { platformRoutes } from "./areas/platform/routes.js";
-import { sandboxRoutes } from "./areas/sandbox/routes.js";
 import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { AgentService } from "./areas/agents/service.js";
-import { agentRoutes, withoutDeviceCode } from "./areas/agents/routes.js";
+import { withoutDeviceCode } from "./areas/agents/routes.js";
 import { ExternalAccountService } from "./areas/external-accounts/service.js";
-import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import { QuotePayments } from "./areas/quotes/payment.js";
 import { QuoteService } from "./areas/quotes/service.js";
-import { quoteRoutes } from "./areas/quotes/routes.js";
 import type { SignedRequestGuard } from "./areas/quotes/signed-request-guard.js";
 import { TransactionService } from "./areas/transactions/service.js";
-import { transactionRoutes } from "./areas/transactions/routes.js";
 import { TransferService } from "./areas/transfers/service.js";
-import { transferRoutes } from "./areas/transfers/routes.js";
 import { UmaDirectory } from "./areas/uma/directory.js";
 import { VerificationService } from "./areas/verifications/service.js";
-import { verificationRoutes } from "./areas/verifications/routes.js";
 import { SandboxClockService } from "./areas/sandbox-clock/service.js";
-import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import { JobHandlers } from "./jobs/registry.js";
 import { defaultJobWorkerOptions, JobWorker } from "./jobs/worker.js";
 import { CredentialService } from "./areas/auth/credentials.js";
 import { LoginService } from "./areas/auth/login.js";
 import { OidcVerifier } from "./areas/auth/oidc.js";
 import { PasskeyVerifier } from "./areas/auth/passkey.js";
-import { authRoutes } from "./areas/auth/routes.js";
 import { SessionService } from "./areas/auth/sessions.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
-import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
 import { SignedRequests } from "./signing/signed-requests.js";
 import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
-import { webhookRoutes } from "./areas/webhooks/routes.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, ConfigError, type Config } from "./config.js";
 import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
@@ -52,6 +37,7 @@ import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
 import { migrate } from "./db/migrate.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
+import { apiHandlers } from "./api-handlers.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
@@ -241,25 +227,27 @@ export async function startServer(
     clocks,
     validateResponses: config.validateResponses,
     apiBaseUrl: () => `${origin}${API_BASE_PATH}`,
-    routers: [
-      customerRoutes(customers),
-      verificationRoutes(verifications),
-      internalAccountRoutes(accounts),
-      externalAccountRoutes(externalAccounts),
-      transferRoutes(transfers, idempotency),
-      transactionRoutes(transactions),
-      quoteRoutes(quotes, idempotency),
-      agentRoutes(agents),
-      sandboxRoutes(accounts, quotes, umaReceive),
-      sandboxClockRoutes(sandboxClock),
-      platformRoutes(new PlatformService(services)),
-      walletRoutes(wallets),
-      authRoutes(credentials, login, sessions),
-      webhookRoutes(webhooks),
-      cardRoutes(cards),
-      cardTransactionRoutes(cardTransactions),
-      cardSimulationRoutes(cardTransactions),
-    ],
+    operations: apiHandlers({
+      agents,
+      cards,
+      cardTransactions,
+      credentials,
+      customers,
+      externalAccounts,
+      idempotency,
+      internalAccounts: accounts,
+      login,
+      platform: new PlatformService(services),
+      quotes,
+      sandboxClock,
+      sessions,
+      transactions,
+      transfers,
+      umaReceive,
+      verifications,
+      wallets,
+      webhooks,
+    }),
     pages: [revealPageRoutes(cards, log)],
     // A read of a table the sandbox needs: answers only when the database is
     // reachable and migrated. Bounded, so a hung connection is reported too.

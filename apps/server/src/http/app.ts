@@ -12,7 +12,7 @@ import { authenticator, securityHandlers, type AgentTokenVerifier } from "./auth
 import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
-import { operationDispatcher, type OperationRoutes } from "./operations.js";
+import { operationDispatcher, type ApiHandlers } from "./operations.js";
 import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
 import { refuseUnstorableUrl } from "./storable-strings.js";
 
@@ -24,8 +24,8 @@ export interface AppOptions {
   validateResponses: boolean;
   /** The API's base URL, known once the server listens: the served spec names it. */
   apiBaseUrl: () => string;
-  /** Each API area's handlers, found by the operation the validator matched. */
-  routers: OperationRoutes[];
+  /** A handler for every API operation, found by the operationId the validator matched. */
+  operations: ApiHandlers;
   /** Pages outside the versioned API, without Basic auth (e.g. card reveal). */
   pages?: Router[];
   /** Throws when the database cannot be used (GET /healthz). */
@@ -95,7 +95,7 @@ export function createApp(options: AppOptions): Express {
       validateFormats: true,
     }),
   );
-  api.use(operationDispatcher(options.routers, API_BASE_PATH, options.clocks));
+  api.use(operationDispatcher(options.operations, options.clocks));
   api.use(() => {
     throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
   });

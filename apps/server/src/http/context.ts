@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/client.js";
@@ -49,20 +49,9 @@ export interface Services {
  */
 export type Caller = Omit<RequestContext, "clock">;
 
-export function contextOf(res: Response): RequestContext {
-  const ctx = res.locals.ctx as RequestContext | undefined;
-  if (!ctx) throw new Error("request reached a handler without authentication");
-  return ctx;
-}
-
-/** The authenticated caller, for a handler that reads the platform clock itself. */
+/** The authenticated caller, as the authenticator left it for the dispatcher. */
 export function callerOf(res: Response): Caller {
   const caller = res.locals.caller as Caller | undefined;
   if (!caller) throw new Error("request reached a handler without authentication");
   return caller;
-}
-
-/** Request parts as express-openapi-validator left them: validated and coerced. */
-export function bodyOf<T>(req: Request): T {
-  return req.body as T;
 }

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import type { Request, Response } from "express";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { ApiError } from "../errors.js";
-import { contextOf } from "./context.js";
+import type { RequestContext } from "./context.js";
 
 // Idempotency-Key support for any POST operation, as the most trusted payments
 // APIs do it: the first response (status and body) is kept and replayed for
@@ -198,37 +197,37 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
+/** The parameters compared between requests with the same key. */
+export interface IdempotentRequest {
+  operationId: string;
+  key: string;
+  params: unknown;
+  body: unknown;
+  ctx: RequestContext;
+}
+
 /**
- * A route handler that honours `Idempotency-Key`. The parameters compared
+ * Runs an operation under its Idempotency-Key. The parameters compared
  * between requests are the operation, its path parameters, its body and who
  * calls (the platform, or which agent).
  */
-export function idempotentRoute(
+export async function runIdempotent(
   store: IdempotencyStore,
-  operation: string,
-  handler: (req: Request, res: Response) => Promise<IdempotentResult>,
-) {
-  return async (req: Request, res: Response): Promise<void> => {
-    const key = req.header("Idempotency-Key");
-    if (key === undefined) {
-      const result = await handler(req, res);
-      res.status(result.status).json(result.body);
-      return;
-    }
-    const ctx = contextOf(res);
-    const requestHash = createHash("sha256")
-      .update(
-        JSON.stringify(
-          canonical({
-            operation,
-            params: req.params,
-            body: req.body ?? null,
-            caller: ctx.agent?.agentId ?? "platform",
-          }),
-        ),
-      )
-      .digest("hex");
-    const result = await store.run(ctx.platformId, key, requestHash, () => handler(req, res));
-    res.status(result.status).json(result.body);
-  };
+  request: IdempotentRequest,
+  execute: () => Promise<IdempotentResult>,
+): Promise<IdempotentResult> {
+  const { ctx } = request;
+  const requestHash = createHash("sha256")
+    .update(
+      JSON.stringify(
+        canonical({
+          operation: request.operationId,
+          params: request.params,
+          body: request.body ?? null,
+          caller: ctx.agent?.agentId ?? "platform",
+        }),
+      ),
+    )
+    .digest("hex");
+  return store.run(ctx.platformId, request.key, requestHash, execute);
 }

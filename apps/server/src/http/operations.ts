@@ -1,71 +1,154 @@
 import type { NextFunction, Request, Response } from "express";
 import type { PlatformClocks } from "../platform/platform-clock.js";
-import { callerOf, type RequestContext } from "./context.js";
+import { callerOf, type Caller, type RequestContext } from "./context.js";
+import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
+import type {
+  IdempotentOperationId,
+  Input,
+  OperationId,
+  Reply,
+  RequestHeaderName,
+  SuccessStatus,
+} from "./operation-types.js";
 
-// API handlers are found by the operation express-openapi-validator matched
-// (req.openapi.expressRoute), in one map lookup. Express's router would walk
-// every area's routes, in order, matching each path pattern again: on the
+// Operations are the unit: each area exports a handler per operationId, typed
+// from the generated `operations`, and server.ts joins them into one
+// ApiHandlers object, so a missing handler, a misspelt operation or a wrong
+// input or reply type does not compile. The dispatcher finds a request's
+// handler by the operationId the validator matched, in one map lookup
+// (Express's router would walk every area's path patterns again: on the
 // card-authorization hot path that walk cost as much as all of request
-// validation. Pages outside the API still use Express routers.
+// validation). Pages outside the API still use Express routers.
 
-export type OperationHandler = (req: Request, res: Response) => unknown;
+/** Turns the operation's validated input into a service call and returns its typed reply. */
+export type Handler<Op extends OperationId> = (
+  input: Input<Op>,
+  ctx: RequestContext,
+) => Promise<Reply<Op>> | Reply<Op>;
 
-export interface OperationOptions {
-  /**
-   * The handler reads the platform's sandbox clock itself, with data it
-   * reads anyway (callerOf instead of contextOf): one read fewer on a hot
-   * path. Otherwise the dispatcher reads it and the handler gets contextOf.
-   */
-  readsClockItself?: boolean;
+/**
+ * A handler that reads the platform's sandbox clock itself, with data it
+ * reads anyway: one read fewer on a hot path. It gets the caller without
+ * the clock.
+ */
+export interface ClockReadingOperation<Op extends OperationId> {
+  readonly readsClockItself: true;
+  readonly handler: (input: Input<Op>, caller: Caller) => Promise<Reply<Op>>;
 }
 
-interface Operation {
-  handler: OperationHandler;
+/** A handler that honours `Idempotency-Key` (see idempotency.ts). */
+export interface IdempotentOperation<Op extends OperationId> {
+  readonly idempotency: IdempotencyStore;
+  /** Replies that are not the operation's result: the key is released for a retry. */
+  readonly notFinal: readonly SuccessStatus<Op>[];
+  readonly handler: Handler<Op>;
+}
+
+export type OperationEntry<Op extends OperationId> =
+  Handler<Op> | ClockReadingOperation<Op> | IdempotentOperation<Op>;
+
+/** One area's handlers: exactly the operations named, each typed from openapi.yaml. */
+export type Handlers<Ids extends OperationId> = { [Op in Ids]: OperationEntry<Op> };
+
+/** A handler for every operation the API serves. */
+export type ApiHandlers = Handlers<OperationId>;
+
+export function readsClockItself<Op extends OperationId>(
+  handler: ClockReadingOperation<Op>["handler"],
+): ClockReadingOperation<Op> {
+  return { readsClockItself: true, handler };
+}
+
+/**
+ * Runs the handler once per Idempotency-Key (the header the operation
+ * declares); `notFinal` names replies that are not its result, such as the
+ * 202 challenge of a signed retry.
+ */
+export function idempotent<Op extends IdempotentOperationId>(
+  store: IdempotencyStore,
+  handler: Handler<Op>,
+  options: { notFinal?: readonly SuccessStatus<Op>[] } = {},
+): IdempotentOperation<Op> {
+  return { idempotency: store, notFinal: options.notFinal ?? [], handler };
+}
+
+/** Request headers that operations declare, read for their handlers. */
+const REQUEST_HEADERS = [
+  "Idempotency-Key",
+  "Service-Wallet-Signature",
+  "Request-Id",
+] as const satisfies readonly RequestHeaderName[];
+
+// A header added to openapi.yaml but missing above does not compile.
+type UnreadHeader = Exclude<RequestHeaderName, (typeof REQUEST_HEADERS)[number]>;
+const everyHeaderRead: [UnreadHeader] extends [never] ? true : UnreadHeader = true;
+void everyHeaderRead;
+
+/** The request as the validator left it, before it is given its operation's type. */
+interface ValidatedInput {
+  params: Record<string, string>;
+  query: unknown;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+interface SentReply {
+  status: number;
+  body?: unknown;
+}
+
+type ErasedHandler = (
+  input: ValidatedInput,
+  who: RequestContext | Caller,
+) => Promise<SentReply> | SentReply;
+
+interface Entry {
+  handler: ErasedHandler;
   readsClockItself: boolean;
+  idempotency?: { store: IdempotencyStore; notFinal: readonly number[] };
 }
 
-/** One API area's handlers, by method and path as in openapi.yaml (Express `:param` syntax). */
-export class OperationRoutes {
-  readonly handlers = new Map<string, Operation>();
+type ErasedEntry =
+  | ErasedHandler
+  | { readsClockItself: true; handler: ErasedHandler }
+  | { idempotency: IdempotencyStore; notFinal: readonly number[]; handler: ErasedHandler };
 
-  get(path: string, handler: OperationHandler, options?: OperationOptions): this {
-    return this.add("GET", path, handler, options);
-  }
-  post(path: string, handler: OperationHandler, options?: OperationOptions): this {
-    return this.add("POST", path, handler, options);
-  }
-  patch(path: string, handler: OperationHandler, options?: OperationOptions): this {
-    return this.add("PATCH", path, handler, options);
-  }
-  put(path: string, handler: OperationHandler, options?: OperationOptions): this {
-    return this.add("PUT", path, handler, options);
-  }
-  delete(path: string, handler: OperationHandler, options?: OperationOptions): this {
-    return this.add("DELETE", path, handler, options);
-  }
-
-  private add(
-    method: string,
-    path: string,
-    handler: OperationHandler,
-    options: OperationOptions = {},
-  ): this {
-    const key = `${method} ${path}`;
-    if (this.handlers.has(key)) throw new Error(`two handlers for ${key}`);
-    this.handlers.set(key, { handler, readsClockItself: options.readsClockItself ?? false });
-    return this;
-  }
+function entryOf(operation: ApiHandlers[OperationId]): Entry {
+  // The trust boundary, and the only cast between validator and handlers:
+  // express-openapi-validator has checked (and coerced, and filled the
+  // defaults of) each request's parameters, headers and body against the
+  // operation it matched, which is what the handler's Input<Op> describes;
+  // the response validator checks the reply on the way out.
+  const erased = operation as unknown as ErasedEntry;
+  if (typeof erased === "function") return { handler: erased, readsClockItself: false };
+  if ("readsClockItself" in erased) return { handler: erased.handler, readsClockItself: true };
+  return {
+    handler: erased.handler,
+    readsClockItself: false,
+    idempotency: { store: erased.idempotency, notFinal: erased.notFinal },
+  };
 }
 
 /** What the validator leaves on a request it matched to an operation. */
 interface MatchedOperation {
-  expressRoute?: string;
+  schema?: { operationId?: string };
   /** Path parameters, decoded (and validated). */
   pathParams?: Record<string, string>;
 }
 
-function matchedOperation(req: Request): MatchedOperation | undefined {
-  return (req as { openapi?: MatchedOperation }).openapi;
+function requestHeaders(req: Request): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REQUEST_HEADERS) {
+    const value = req.get(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+/** Writes a reply: JSON, or no body (204). */
+function send(res: Response, reply: SentReply): void {
+  if (reply.body === undefined) res.status(reply.status).end();
+  else res.status(reply.status).json(reply.body);
 }
 
 /**
@@ -74,35 +157,43 @@ function matchedOperation(req: Request): MatchedOperation | undefined {
  * the handler its RequestContext: the authenticated caller with the
  * platform's sandbox clock, read now that the request is known to be valid.
  */
-export function operationDispatcher(
-  areas: readonly OperationRoutes[],
-  basePath: string,
-  clocks: PlatformClocks,
-) {
-  const table = new Map<string, Operation>();
-  for (const area of areas) {
-    for (const [key, entry] of area.handlers) {
-      if (table.has(key)) throw new Error(`two areas handle ${key}`);
-      table.set(key, entry);
-    }
+export function operationDispatcher(handlers: ApiHandlers, clocks: PlatformClocks) {
+  const table = new Map<string, Entry>();
+  for (const [operationId, operation] of Object.entries<ApiHandlers[OperationId]>(handlers)) {
+    table.set(operationId, entryOf(operation));
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const operation = matchedOperation(req);
-    const route = operation?.expressRoute;
-    const relative = route?.startsWith(basePath) ? route.slice(basePath.length) : route;
-    const entry = relative === undefined ? undefined : table.get(`${req.method} ${relative}`);
-    if (entry === undefined) {
+    const matched = (req as { openapi?: MatchedOperation }).openapi;
+    const operationId = matched?.schema?.operationId;
+    const entry = operationId === undefined ? undefined : table.get(operationId);
+    if (operationId === undefined || entry === undefined) {
       next();
       return;
     }
-    // Express resets req.params for each middleware layer: give the handler
-    // the parameters of the operation's own path.
-    req.params = operation?.pathParams ?? {};
-    if (!entry.readsClockItself) {
-      const caller = callerOf(res);
-      const ctx: RequestContext = { ...caller, clock: await clocks.forPlatform(caller.platformId) };
-      res.locals.ctx = ctx;
+    const input: ValidatedInput = {
+      params: matched?.pathParams ?? {},
+      query: req.query,
+      headers: requestHeaders(req),
+      body: req.body,
+    };
+    const caller = callerOf(res);
+    if (entry.readsClockItself) {
+      send(res, await entry.handler(input, caller));
+      return;
     }
-    await entry.handler(req, res);
+    const ctx: RequestContext = { ...caller, clock: await clocks.forPlatform(caller.platformId) };
+    const key = input.headers["Idempotency-Key"];
+    const idempotency = entry.idempotency;
+    if (idempotency === undefined || key === undefined) {
+      send(res, await entry.handler(input, ctx));
+      return;
+    }
+    const request = { operationId, key, params: input.params, body: input.body, ctx };
+    const reply = await runIdempotent(idempotency.store, request, async () => {
+      const result = await entry.handler(input, ctx);
+      const final = !idempotency.notFinal.includes(result.status);
+      return { status: result.status, body: result.body, final };
+    });
+    send(res, reply);
   };
 }

@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { RequestHeaders } from "../http/operation-types.js";
 
 /** The two headers of a signed retry, as sent (absent or empty → undefined). */
 export interface WalletHeaders {
@@ -6,9 +6,15 @@ export interface WalletHeaders {
   requestId?: string;
 }
 
-export function walletHeaders(req: Request): WalletHeaders {
-  const signature = req.get("Service-Wallet-Signature")?.trim();
-  const requestId = req.get("Request-Id")?.trim();
+/** The signed-retry headers as the signed operations declare them in openapi.yaml. */
+export type SignedRetryHeaders = Pick<
+  RequestHeaders<"deleteAuthSession">,
+  "Service-Wallet-Signature" | "Request-Id"
+>;
+
+export function walletHeaders(headers: SignedRetryHeaders): WalletHeaders {
+  const signature = headers["Service-Wallet-Signature"]?.trim();
+  const requestId = headers["Request-Id"]?.trim();
   return {
     ...(signature ? { signature } : {}),
     ...(requestId ? { requestId } : {}),

@@ -1,3 +1,4 @@
+import type { Schemas } from "@sandbox/client";
 import { StampError, parseStamp, publicKeysEqual, verifyStamp } from "@sandbox/crypto";
 import { walletSignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
@@ -15,11 +16,17 @@ import {
 import { isFirstLeg, type WalletHeaders } from "./headers.js";
 
 /** The 202 body: SignedRequestChallenge, plus `type` for AuthSignedRequestChallenge. */
-export interface ChallengeBody {
-  payloadToSign: string;
-  requestId: string;
-  expiresAt: string;
-  type?: string;
+export type ChallengeBody = Schemas["SignedRequestChallenge"] & {
+  type?: Schemas["AuthMethodType"];
+};
+
+/** The 202 body of the auth operations, which names the credential type it concerns. */
+export type AuthChallengeBody = Schemas["AuthSignedRequestChallenge"];
+
+/** A challenge issued for an action with an `authType`, as the auth operations answer it. */
+export function authChallengeBody(body: ChallengeBody): AuthChallengeBody {
+  if (body.type === undefined) throw new Error("challenge was issued without its authType");
+  return { ...body, type: body.type };
 }
 
 /** A signed action as the service describes it, identically on both legs. */
@@ -67,7 +74,7 @@ export function toChallengeBody(row: ChallengeRow): ChallengeBody {
     payloadToSign: row.payload,
     requestId: row.id,
     expiresAt: row.expiresAt.toISOString(),
-    ...(row.authType !== null ? { type: row.authType } : {}),
+    ...(row.authType !== null ? { type: row.authType as Schemas["AuthMethodType"] } : {}),
   };
 }
 

@@ -1,7 +1,5 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
-import { param } from "../../http/route-helpers.js";
-import type { AgentCreate, AgentService } from "./service.js";
+import type { Handlers } from "../../http/operations.js";
+import type { AgentService } from "./service.js";
 
 // The device code in this path is a one-time credential: logs show the path
 // without it, whatever the outcome of the redemption.
@@ -11,13 +9,14 @@ export function withoutDeviceCode(path: string): string {
   return path.replace(DEVICE_CODE_PATH, "$1[code]");
 }
 
-export function agentRoutes(agents: AgentService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post("/agents", async (req, res) => {
-    res.status(201).json(await agents.create(contextOf(res), bodyOf<AgentCreate>(req)));
-  });
-  router.post("/agents/device-codes/:code/redeem", async (req, res) => {
-    res.json(await agents.redeem(contextOf(res), param(req, "code")));
-  });
-  return router;
+export function agentRoutes(
+  agents: AgentService,
+): Handlers<"createAgent" | "redeemAgentDeviceCode"> {
+  return {
+    createAgent: async ({ body }, ctx) => ({ status: 201, body: await agents.create(ctx, body) }),
+    redeemAgentDeviceCode: async ({ params }, ctx) => ({
+      status: 200,
+      body: await agents.redeem(ctx, params.code),
+    }),
+  };
 }

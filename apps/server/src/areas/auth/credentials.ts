@@ -5,6 +5,7 @@ import type {
   InternalAccount as AccountRow,
 } from "../../db/generated/sqlite/client.js";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -16,7 +17,12 @@ import {
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
-import type { Approval, ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import {
+  authChallengeBody,
+  type Approval,
+  type AuthChallengeBody,
+  type SignedRequests,
+} from "../../signing/signed-requests.js";
 import { toAuthMethod, type InternalAccountService } from "../internal-accounts/service.js";
 import type { OidcIdentity, OidcVerifier } from "./oidc.js";
 import { issueOtp } from "./otp.js";
@@ -26,11 +32,8 @@ export type AuthMethod = Schemas["AuthMethod"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
 export type CreateAuthCredentialRequest = Schemas["CreateAuthCredentialRequest"];
 
-export interface CredentialFilter {
-  accountId: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listAuthCredentials, as validated. */
+export type CredentialFilter = Query<"listAuthCredentials">;
 
 /** What a validated registration will store. */
 interface NewCredential {
@@ -92,7 +95,7 @@ export class CredentialService {
     ctx: RequestContext,
     headers: WalletHeaders,
     input: CreateAuthCredentialRequest,
-  ): Promise<{ status: 202; body: ChallengeBody } | { status: 201; body: AuthMethodCreated }> {
+  ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 201; body: AuthMethodCreated }> {
     const account = await this.wallet(ctx, input.accountId);
     const hasCredentials =
       (await this.services.db.authMethod.count({ where: { accountId: account.id } })) > 0;
@@ -116,7 +119,7 @@ export class CredentialService {
     // Checked on both legs: errors surface before the user is asked to sign.
     const prepared = await this.validate(account, input, checkedAt);
     if (hasCredentials && approval === undefined) {
-      return { status: 202, body: await this.signing.issue(ctx, action) };
+      return { status: 202, body: authChallengeBody(await this.signing.issue(ctx, action)) };
     }
 
     const now = ctx.clock.now();
@@ -204,7 +207,7 @@ export class CredentialService {
     ctx: RequestContext,
     id: string,
     headers: WalletHeaders,
-  ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
+  ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 204 }> {
     const method = await this.getRow(ctx, id);
     await this.requireAnother(method);
     const action = {
@@ -222,7 +225,9 @@ export class CredentialService {
         data: { revokedAt: now, updatedAt: now },
       });
     });
-    return result.kind === "CHALLENGE" ? { status: 202, body: result.body } : { status: 204 };
+    return result.kind === "CHALLENGE"
+      ? { status: 202, body: authChallengeBody(result.body) }
+      : { status: 204 };
   }
 
   private async requireAnother(method: AuthMethodRow): Promise<void> {

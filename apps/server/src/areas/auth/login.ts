@@ -14,7 +14,12 @@ import {
   requestIdRejected,
 } from "../../signing/challenges.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
-import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import {
+  authChallengeBody,
+  type AuthChallengeBody,
+  type ChallengeBody,
+  type SignedRequests,
+} from "../../signing/signed-requests.js";
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
@@ -113,7 +118,7 @@ export class LoginService {
     id: string,
     headers: WalletHeaders,
     input: VerifyAuthCredentialRequest,
-  ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: AuthSession }> {
+  ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 200; body: AuthSession }> {
     const method = await this.credentials.getRow(ctx, id);
     if (input.type !== method.type) {
       throw invalidInput(`This credential is ${method.type}; the body's type is ${input.type}`, {
@@ -143,7 +148,7 @@ export class LoginService {
       switch (input.type) {
         case "EMAIL_OTP":
         case "SMS_OTP":
-          return { status: 202, body: await this.startOtp(ctx, method, input) };
+          return { status: 202, body: authChallengeBody(await this.startOtp(ctx, method, input)) };
         case "OAUTH":
           return { status: 200, body: await this.oauth(ctx, method, input) };
         case "PASSKEY":

@@ -12,6 +12,7 @@ import type {
 } from "../../db/generated/sqlite/client.js";
 import type { Tx } from "../../db/client.js";
 import { invalidInput, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -23,13 +24,21 @@ import {
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import type { WalletHeaders } from "../../signing/headers.js";
-import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
+import {
+  authChallengeBody,
+  type AuthChallengeBody,
+  type ChallengeBody,
+  type SignedRequests,
+} from "../../signing/signed-requests.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 
 export type AuthSession = Schemas["AuthSession"];
 type AuthMethodType = Schemas["AuthMethodType"];
 
-export function toAuthSession(row: SessionRow, encryptedSessionSigningKey?: string): AuthSession {
+/** A session as GET /auth/sessions lists it: never with its signing key. */
+export type ListedSession = Schemas["AuthSessionList"]["data"][number];
+
+export function toListedSession(row: SessionRow): ListedSession {
   return {
     id: row.id,
     accountId: row.accountId,
@@ -39,6 +48,12 @@ export function toAuthSession(row: SessionRow, encryptedSessionSigningKey?: stri
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     expiresAt: row.expiresAt.toISOString(),
+  };
+}
+
+export function toAuthSession(row: SessionRow, encryptedSessionSigningKey?: string): AuthSession {
+  return {
+    ...toListedSession(row),
     ...(encryptedSessionSigningKey !== undefined ? { encryptedSessionSigningKey } : {}),
   };
 }
@@ -67,11 +82,8 @@ export async function sealNewSessionKey(clientPublicKey: string): Promise<Sealed
   };
 }
 
-export interface SessionFilter {
-  accountId: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listAuthSessions, as validated. */
+export type SessionFilter = Query<"listAuthSessions">;
 
 export class SessionService {
   constructor(
@@ -120,7 +132,7 @@ export class SessionService {
     return row;
   }
 
-  async list(ctx: RequestContext, filter: SessionFilter): Promise<Page<AuthSession>> {
+  async list(ctx: RequestContext, filter: SessionFilter): Promise<Page<ListedSession>> {
     await this.accounts.getRow(ctx, filter.accountId);
     const rows = await this.services.db.authSession.findMany({
       where: {
@@ -133,7 +145,7 @@ export class SessionService {
       orderBy: newestFirst,
       take: filter.limit + 1,
     });
-    return toPage(rows, filter.limit, (row) => toAuthSession(row));
+    return toPage(rows, filter.limit, toListedSession);
   }
 
   /** Signed retry: a fresh signing key for the session, sealed to `clientPublicKey`. */
@@ -175,7 +187,7 @@ export class SessionService {
     ctx: RequestContext,
     id: string,
     headers: WalletHeaders,
-  ): Promise<{ status: 202; body: ChallengeBody } | { status: 204 }> {
+  ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 204 }> {
     const session = await this.activeRow(ctx, id);
     const action = {
       activity: Activity.DELETE_SESSION,
@@ -191,6 +203,8 @@ export class SessionService {
       });
       if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
     });
-    return result.kind === "CHALLENGE" ? { status: 202, body: result.body } : { status: 204 };
+    return result.kind === "CHALLENGE"
+      ? { status: 202, body: authChallengeBody(result.body) }
+      : { status: 204 };
   }
 }

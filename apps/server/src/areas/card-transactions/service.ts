@@ -4,6 +4,7 @@ import type { Tx } from "../../db/client.js";
 import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
+import type { Query } from "../../http/operation-types.js";
 import type { Caller, RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -36,11 +37,8 @@ export type SimulateReturn = Schemas["SimulateCardReturnRequest"];
 export type SimulateIncrement = Schemas["SimulateCardIncrementRequest"];
 export type SimulateReversal = Schemas["SimulateCardReversalRequest"];
 
-export interface CardTransactionFilter {
-  cardId?: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listCardTransactions, as validated. */
+export type CardTransactionFilter = Query<"listCardTransactions">;
 
 // Changes to one transaction queue on its version; waiting for a connection
 // is better than failing them.

@@ -1,24 +1,20 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
-import { param, query } from "../../http/route-helpers.js";
-import type { CardCreate, CardFilter, CardService, CardUpdate } from "./service.js";
+import type { Handlers } from "../../http/operations.js";
+import type { CardService } from "./service.js";
 
-export function cardRoutes(cards: CardService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post("/cards", async (req, res) => {
-    res.status(201).json(await cards.create(contextOf(res), bodyOf<CardCreate>(req)));
-  });
-  router.get("/cards", async (req, res) => {
-    res.json(await cards.list(contextOf(res), query<CardFilter>(req)));
-  });
-  router.get("/cards/:id", async (req, res) => {
-    res.json(await cards.get(contextOf(res), param(req, "id")));
-  });
-  router.patch("/cards/:id", async (req, res) => {
-    res.json(await cards.update(contextOf(res), param(req, "id"), bodyOf<CardUpdate>(req)));
-  });
-  router.post("/cards/:id/reveal", async (req, res) => {
-    res.json(await cards.reveal(contextOf(res), param(req, "id")));
-  });
-  return router;
+export function cardRoutes(
+  cards: CardService,
+): Handlers<"createCard" | "listCards" | "getCard" | "updateCard" | "revealCard"> {
+  return {
+    createCard: async ({ body }, ctx) => ({ status: 201, body: await cards.create(ctx, body) }),
+    listCards: async ({ query }, ctx) => ({ status: 200, body: await cards.list(ctx, query) }),
+    getCard: async ({ params }, ctx) => ({ status: 200, body: await cards.get(ctx, params.id) }),
+    updateCard: async ({ params, body }, ctx) => ({
+      status: 200,
+      body: await cards.update(ctx, params.id, body),
+    }),
+    revealCard: async ({ params }, ctx) => ({
+      status: 200,
+      body: await cards.reveal(ctx, params.id),
+    }),
+  };
 }

@@ -4,6 +4,7 @@ import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-
 import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
 import { emitEvent } from "../../events/outbox.js";
 import { ApiError, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -24,18 +25,14 @@ import {
   type CardIssuanceJobPayload,
 } from "./issuance.js";
 import { testCardDetails, type TestCardDetails } from "./test-card-details.js";
-import { fundingSourcesOf, toCard, type Card, type CardState } from "./view.js";
+import { fundingSourcesOf, toCard, type Card } from "./view.js";
 
 export type CardCreate = Schemas["CardCreate"];
 export type CardUpdate = Schemas["CardUpdate"];
 export type CardReveal = Schemas["CardReveal"];
 
-export interface CardFilter {
-  cardholderId?: string;
-  state?: CardState;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listCards, as validated. */
+export type CardFilter = Query<"listCards">;
 
 /** Sandbox cards are Visa; the number itself is a test number (see test-card-details.ts). */
 const CARD_BRAND = "VISA";

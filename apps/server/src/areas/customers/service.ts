@@ -2,6 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { kycOutcome } from "@sandbox/sandbox-rules";
 import type { Customer as CustomerRow } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -18,13 +19,8 @@ export type Customer = Schemas["Customer"];
 export type CustomerCreate = Schemas["CustomerCreate"];
 type KycStatus = Schemas["KycStatus"];
 
-export interface CustomerFilter {
-  customerType?: Customer["customerType"];
-  kycStatus?: KycStatus;
-  platformCustomerId?: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listCustomers, as validated. */
+export type CustomerFilter = Query<"listCustomers">;
 
 export function toCustomer(row: CustomerRow): Customer {
   const common = {

@@ -2,6 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { beneficiaryVerificationOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
 import type { ExternalAccount as ExternalAccountRow } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
@@ -17,11 +18,8 @@ export type ExternalAccount = Schemas["ExternalAccount"];
 export type ExternalAccountCreate = Schemas["ExternalAccountCreate"];
 export type { ExternalAccountRow };
 
-export interface ExternalAccountFilter {
-  customerId?: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listExternalAccounts, as validated. */
+export type ExternalAccountFilter = Query<"listExternalAccounts">;
 
 /**
  * The account's primary identifier: what the receiving institution knows it

@@ -1,22 +1,21 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
-import { param, query } from "../../http/route-helpers.js";
-import type {
-  InternalAccountCreate,
-  InternalAccountFilter,
-  InternalAccountService,
-} from "./service.js";
+import type { Handlers } from "../../http/operations.js";
+import type { InternalAccountService } from "./service.js";
 
-export function internalAccountRoutes(accounts: InternalAccountService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post("/internal-accounts", async (req, res) => {
-    res.status(201).json(await accounts.create(contextOf(res), bodyOf<InternalAccountCreate>(req)));
-  });
-  router.get("/internal-accounts", async (req, res) => {
-    res.json(await accounts.list(contextOf(res), query<InternalAccountFilter>(req)));
-  });
-  router.get("/internal-accounts/:id", async (req, res) => {
-    res.json(await accounts.get(contextOf(res), param(req, "id")));
-  });
-  return router;
+export function internalAccountRoutes(
+  accounts: InternalAccountService,
+): Handlers<"createInternalAccount" | "listInternalAccounts" | "getInternalAccount"> {
+  return {
+    createInternalAccount: async ({ body }, ctx) => ({
+      status: 201,
+      body: await accounts.create(ctx, body),
+    }),
+    listInternalAccounts: async ({ query }, ctx) => ({
+      status: 200,
+      body: await accounts.list(ctx, query),
+    }),
+    getInternalAccount: async ({ params }, ctx) => ({
+      status: 200,
+      body: await accounts.get(ctx, params.id),
+    }),
+  };
 }

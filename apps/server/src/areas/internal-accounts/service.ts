@@ -4,6 +4,7 @@ import type {
   AuthMethod as AuthMethodRow,
 } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
+import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
@@ -21,13 +22,8 @@ export type InternalAccount = Schemas["InternalAccount"];
 export type InternalAccountCreate = Schemas["InternalAccountCreate"];
 type AuthMethod = Schemas["AuthMethod"];
 
-export interface InternalAccountFilter {
-  customerId?: string;
-  currency?: string;
-  type?: InternalAccount["type"];
-  limit: number;
-  cursor?: string;
-}
+/** The query of listInternalAccounts, as validated. */
+export type InternalAccountFilter = Query<"listInternalAccounts">;
 
 export function toInternalAccount(row: AccountRow): InternalAccount {
   return {

@@ -1,16 +1,15 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
+import type { Handlers } from "../../http/operations.js";
 import type { SandboxClockService } from "./service.js";
 
 /** Sandbox only: read and advance the platform's sandbox clock. */
-export function sandboxClockRoutes(clock: SandboxClockService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.get("/sandbox/clock", async (_req, res) => {
-    res.json(await clock.get(contextOf(res)));
-  });
-  router.post("/sandbox/clock/advance", async (req, res) => {
-    const { seconds } = bodyOf<{ seconds: number }>(req);
-    res.json(await clock.advance(contextOf(res), seconds));
-  });
-  return router;
+export function sandboxClockRoutes(
+  clock: SandboxClockService,
+): Handlers<"getSandboxClock" | "advanceSandboxClock"> {
+  return {
+    getSandboxClock: async (_input, ctx) => ({ status: 200, body: await clock.get(ctx) }),
+    advanceSandboxClock: async ({ body }, ctx) => ({
+      status: 200,
+      body: await clock.advance(ctx, body.seconds),
+    }),
+  };
 }

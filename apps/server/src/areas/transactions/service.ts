@@ -1,5 +1,6 @@
 import { ApiError, notFound } from "../../errors.js";
 import type { Tx } from "../../db/client.js";
+import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import {
   afterCursor,
@@ -13,20 +14,11 @@ import {
   toTransaction,
   type Transaction,
   type TransactionRow,
-  type TransactionStatus,
   type TransactionType,
 } from "./records.js";
 
-export interface TransactionFilter {
-  internalAccountId?: string;
-  customerId?: string;
-  type?: TransactionType;
-  status?: TransactionStatus;
-  createdAfter?: string;
-  createdBefore?: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listTransactions, as validated. */
+export type TransactionFilter = Query<"listTransactions">;
 
 /** Times of a state change: sandbox time for records, real time for scheduling jobs. */
 export interface ChangeTimes {

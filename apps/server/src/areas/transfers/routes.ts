@@ -1,26 +1,19 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
-import { idempotentRoute, type IdempotencyStore } from "../../http/idempotency.js";
-import type { TransferRequest, TransferService } from "./service.js";
+import { idempotent, type Handlers } from "../../http/operations.js";
+import type { IdempotencyStore } from "../../http/idempotency.js";
+import type { TransferService } from "./service.js";
 
 export function transferRoutes(
   transfers: TransferService,
   idempotency: IdempotencyStore,
-): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post(
-    "/transfer-in",
-    idempotentRoute(idempotency, "createTransferIn", async (req, res) => ({
+): Handlers<"createTransferIn" | "createTransferOut"> {
+  return {
+    createTransferIn: idempotent(idempotency, async ({ body }, ctx) => ({
       status: 201,
-      body: await transfers.create(contextOf(res), "TRANSFER_IN", bodyOf<TransferRequest>(req)),
+      body: await transfers.create(ctx, "TRANSFER_IN", body),
     })),
-  );
-  router.post(
-    "/transfer-out",
-    idempotentRoute(idempotency, "createTransferOut", async (req, res) => ({
+    createTransferOut: idempotent(idempotency, async ({ body }, ctx) => ({
       status: 201,
-      body: await transfers.create(contextOf(res), "TRANSFER_OUT", bodyOf<TransferRequest>(req)),
+      body: await transfers.create(ctx, "TRANSFER_OUT", body),
     })),
-  );
-  return router;
+  };
 }

@@ -1,13 +1,13 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { bodyOf, contextOf } from "../../http/context.js";
-import type { VerificationCreate, VerificationService } from "./service.js";
+import type { Handlers } from "../../http/operations.js";
+import type { VerificationService } from "./service.js";
 
-export function verificationRoutes(verifications: VerificationService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post("/verifications", async (req, res) => {
-    res
-      .status(201)
-      .json(await verifications.create(contextOf(res), bodyOf<VerificationCreate>(req)));
-  });
-  return router;
+export function verificationRoutes(
+  verifications: VerificationService,
+): Handlers<"createVerification"> {
+  return {
+    createVerification: async ({ body }, ctx) => ({
+      status: 201,
+      body: await verifications.create(ctx, body),
+    }),
+  };
 }

@@ -1,19 +1,19 @@
-import { OperationRoutes } from "../../http/operations.js";
-import { contextOf } from "../../http/context.js";
-import { param, query } from "../../http/route-helpers.js";
-import type { WebhookEventFilter, WebhookService } from "./service.js";
+import type { Handlers } from "../../http/operations.js";
+import type { WebhookService } from "./service.js";
 
 /** Sandbox webhook tools (x-sandbox-only in openapi.yaml). */
-export function webhookRoutes(webhooks: WebhookService): OperationRoutes {
-  const router = new OperationRoutes();
-  router.post("/sandbox/webhooks/test", async (_req, res) => {
-    res.status(202).json(await webhooks.sendTest(contextOf(res)));
-  });
-  router.get("/sandbox/webhooks/events", async (req, res) => {
-    res.json(await webhooks.list(contextOf(res), query<WebhookEventFilter>(req)));
-  });
-  router.post("/sandbox/webhooks/events/:eventId/replay", async (req, res) => {
-    res.status(202).json(await webhooks.replay(contextOf(res), param(req, "eventId")));
-  });
-  return router;
+export function webhookRoutes(
+  webhooks: WebhookService,
+): Handlers<"sendTestWebhook" | "listWebhookEvents" | "replayWebhookEvent"> {
+  return {
+    sendTestWebhook: async (_input, ctx) => ({ status: 202, body: await webhooks.sendTest(ctx) }),
+    listWebhookEvents: async ({ query }, ctx) => ({
+      status: 200,
+      body: await webhooks.list(ctx, query),
+    }),
+    replayWebhookEvent: async ({ params }, ctx) => ({
+      status: 202,
+      body: await webhooks.replay(ctx, params.eventId),
+    }),
+  };
 }

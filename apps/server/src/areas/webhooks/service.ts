@@ -5,6 +5,7 @@ import type {
 } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
+import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
   afterCursor,
@@ -20,12 +21,8 @@ export type WebhookDeliveryAccepted = Schemas["WebhookDeliveryAccepted"];
 type DeliveryStatus = Schemas["WebhookDeliveryStatus"];
 type Attempt = Schemas["WebhookDeliveryAttempt"];
 
-export interface WebhookEventFilter {
-  type?: Schemas["WebhookEventType"];
-  objectId?: string;
-  limit: number;
-  cursor?: string;
-}
+/** The query of listWebhookEvents, as validated. */
+export type WebhookEventFilter = Query<"listWebhookEvents">;
 
 function toAttempt(row: AttemptRow): Attempt {
   return {

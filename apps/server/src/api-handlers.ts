@@ -1,0 +1,104 @@
+import { agentRoutes } from "./areas/agents/routes.js";
+import type { AgentService } from "./areas/agents/service.js";
+import type { CredentialService } from "./areas/auth/credentials.js";
+import type { LoginService } from "./areas/auth/login.js";
+import { authRoutes } from "./areas/auth/routes.js";
+import type { SessionService } from "./areas/auth/sessions.js";
+import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
+import type { CardTransactionService } from "./areas/card-transactions/service.js";
+import { cardRoutes } from "./areas/cards/routes.js";
+import type { CardService } from "./areas/cards/service.js";
+import { customerRoutes } from "./areas/customers/routes.js";
+import type { CustomerService } from "./areas/customers/service.js";
+import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
+import type { ExternalAccountService } from "./areas/external-accounts/service.js";
+import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
+import type { InternalAccountService } from "./areas/internal-accounts/service.js";
+import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
+import type { WalletService } from "./areas/internal-accounts/wallet-service.js";
+import { platformRoutes } from "./areas/platform/routes.js";
+import type { PlatformService } from "./areas/platform/service.js";
+import { quoteRoutes } from "./areas/quotes/routes.js";
+import type { QuoteService } from "./areas/quotes/service.js";
+import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
+import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
+import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import type { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
+import { transactionRoutes } from "./areas/transactions/routes.js";
+import type { TransactionService } from "./areas/transactions/service.js";
+import { transferRoutes } from "./areas/transfers/routes.js";
+import type { TransferService } from "./areas/transfers/service.js";
+import { verificationRoutes } from "./areas/verifications/routes.js";
+import type { VerificationService } from "./areas/verifications/service.js";
+import { webhookRoutes } from "./areas/webhooks/routes.js";
+import type { WebhookService } from "./areas/webhooks/service.js";
+import type { IdempotencyStore } from "./http/idempotency.js";
+import type { ApiHandlers } from "./http/operations.js";
+
+/** The services the API's handlers call. */
+export interface ApiServices {
+  agents: AgentService;
+  cards: CardService;
+  cardTransactions: CardTransactionService;
+  credentials: CredentialService;
+  customers: CustomerService;
+  externalAccounts: ExternalAccountService;
+  idempotency: IdempotencyStore;
+  internalAccounts: InternalAccountService;
+  login: LoginService;
+  platform: PlatformService;
+  quotes: QuoteService;
+  sandboxClock: SandboxClockService;
+  sessions: SessionService;
+  transactions: TransactionService;
+  transfers: TransferService;
+  umaReceive: UmaReceiveService;
+  verifications: VerificationService;
+  wallets: WalletService;
+  webhooks: WebhookService;
+}
+
+type Joined<Areas> = (Areas extends unknown ? (area: Areas) => void : never) extends (
+  area: infer All,
+) => void
+  ? All
+  : never;
+
+/** The areas' handlers as one object; an operation claimed by two areas is refused. */
+function join<const Areas extends readonly object[]>(...areas: Areas): Joined<Areas[number]> {
+  const joined: Record<string, unknown> = {};
+  for (const area of areas) {
+    for (const [operationId, handler] of Object.entries(area)) {
+      if (operationId in joined) throw new Error(`two areas handle ${operationId}`);
+      joined[operationId] = handler;
+    }
+  }
+  // Object.entries forgets which keys each area has; the loop copied them all.
+  return joined as Joined<Areas[number]>;
+}
+
+/**
+ * Every API operation's handler. The declared type is the contract: an
+ * operation of openapi.yaml without a handler here does not compile.
+ */
+export function apiHandlers(s: ApiServices): ApiHandlers {
+  return join(
+    customerRoutes(s.customers),
+    verificationRoutes(s.verifications),
+    internalAccountRoutes(s.internalAccounts),
+    walletRoutes(s.wallets),
+    externalAccountRoutes(s.externalAccounts),
+    transferRoutes(s.transfers, s.idempotency),
+    transactionRoutes(s.transactions),
+    quoteRoutes(s.quotes, s.idempotency),
+    agentRoutes(s.agents),
+    cardRoutes(s.cards),
+    cardTransactionRoutes(s.cardTransactions),
+    cardSimulationRoutes(s.cardTransactions),
+    authRoutes(s.credentials, s.login, s.sessions),
+    sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),
+    sandboxClockRoutes(s.sandboxClock),
+    webhookRoutes(s.webhooks),
+    platformRoutes(s.platform),
+  );
+}

@@ -1,0 +1,112 @@
+// The handler contract, checked by the compiler (`tsc -p tsconfig.test.json`):
+// each `@ts-expect-error` below must be an error, or the check fails. Nothing
+// here runs.
+import type { Schemas } from "@sandbox/client";
+import type { RequestContext } from "../src/http/context.js";
+import type { IdempotencyStore } from "../src/http/idempotency.js";
+import type { Input, OperationId, Query, Reply } from "../src/http/operation-types.js";
+import {
+  idempotent,
+  readsClockItself,
+  type ApiHandlers,
+  type Handler,
+  type Handlers,
+} from "../src/http/operations.js";
+
+declare const ctx: RequestContext;
+declare const store: IdempotencyStore;
+declare const customer: Schemas["Customer"];
+declare const handlers: ApiHandlers;
+
+// An area's table names its operations: a handler for each, and nothing else.
+export const complete: Handlers<"getCustomer"> = {
+  getCustomer: () => ({ status: 200, body: customer }),
+};
+
+// @ts-expect-error a named operation without its handler
+export const missing: Handlers<"getCustomer" | "listCustomers"> = {
+  getCustomer: () => ({ status: 200, body: customer }),
+};
+
+export const misspelt: Handlers<"getCustomer"> = {
+  getCustomer: () => ({ status: 200, body: customer }),
+  // @ts-expect-error an operation the table does not name
+  getCustomers: () => ({ status: 200, body: customer }),
+};
+
+// @ts-expect-error not an operationId of openapi.yaml
+export type Unknown = Handlers<"getCustomers">;
+
+// The whole API: leaving one operation out does not compile.
+const { getCustomer: _left, ...rest } = handlers;
+// @ts-expect-error getCustomer is missing
+export const incomplete: ApiHandlers = rest;
+
+// Webhooks are in the generated `operations` but are not served.
+// @ts-expect-error a webhook, not a path operation
+export const webhook: OperationId = "onTestPing";
+// @ts-expect-error served by app.ts outside the versioned API
+export const health: OperationId = "getSandboxHealth";
+
+// Input comes typed from the spec: path parameters, query, headers, body.
+export const typedInput: Handler<"getCustomer"> = ({ params }) => {
+  const id: string = params.customerId;
+  // @ts-expect-error getCustomer has no `id` path parameter
+  void params.id;
+  return { status: 200, body: { ...customer, id } };
+};
+
+export function queryHasItsDefault(query: Query<"listCustomers">): number {
+  // The validator fills `limit` from its default: always a number.
+  return query.limit;
+}
+
+export function bodyIsTheSchema(input: Input<"createCustomer">): Schemas["CustomerCreate"] {
+  return input.body;
+}
+
+export function optionalBodyMayBeAbsent(input: Input<"createAuthCredentialChallenge">) {
+  // @ts-expect-error the request body of this operation is optional
+  return input.body.clientPublicKey;
+}
+
+export function declaredHeadersOnly(
+  transfer: Input<"createTransferIn">,
+  create: Input<"createCustomer">,
+): string | undefined {
+  // @ts-expect-error createCustomer declares no Idempotency-Key
+  void create.headers["Idempotency-Key"];
+  return transfer.headers["Idempotency-Key"];
+}
+
+// Replies are the documented success responses, with their bodies.
+export const created: Reply<"createCustomer"> = { status: 201, body: customer };
+// @ts-expect-error createCustomer answers 201, not 200
+export const wrongStatus: Reply<"createCustomer"> = { status: 200, body: customer };
+// @ts-expect-error the body must be a Customer
+export const wrongBody: Reply<"createCustomer"> = { status: 201, body: { id: "x" } };
+export const noContent: Reply<"deleteAuthSession"> = { status: 204 };
+// @ts-expect-error a 204 has no body
+export const bodyOn204: Reply<"deleteAuthSession"> = { status: 204, body: {} };
+
+// Only an operation that declares Idempotency-Key can be made idempotent.
+export const transferIn: Handlers<"createTransferIn"> = {
+  createTransferIn: idempotent(store, async () => {
+    throw new Error("not run");
+  }),
+};
+export const notIdempotent: Handlers<"createCustomer"> = {
+  // @ts-expect-error createCustomer declares no Idempotency-Key
+  createCustomer: idempotent(store, async () => ({ status: 201 as const, body: customer })),
+};
+
+// A clock-reading handler gets the caller, which has no clock.
+export const clockReading: Handlers<"getCustomer"> = {
+  getCustomer: readsClockItself(async (_input, caller) => {
+    // @ts-expect-error the caller carries no clock
+    void caller.clock;
+    return { status: 200, body: customer };
+  }),
+};
+
+void ctx;
