@@ -224,17 +224,22 @@ describe.runIf(databases.includes("postgresql"))("two servers on one PostgreSQL 
       sandboxes.push(b);
       const platformId = await platformOf(a);
       const due = new Date(Date.now() + 1500);
-      await a.server.db.$transaction(async (tx) => {
-        for (let i = 0; i < 200; i++) {
-          await scheduleJob(tx, {
-            platformId,
-            kind: "test.count",
-            payload: { i },
-            delaySeconds: 0,
-            now: due,
-          });
-        }
-      });
+      // Setup, not what is tested: 200 inserts may outlast Prisma's default
+      // 5 s transaction timeout on a busy machine.
+      await a.server.db.$transaction(
+        async (tx) => {
+          for (let i = 0; i < 200; i++) {
+            await scheduleJob(tx, {
+              platformId,
+              kind: "test.count",
+              payload: { i },
+              delaySeconds: 0,
+              now: due,
+            });
+          }
+        },
+        { timeout: 60_000 },
+      );
       await waitFor(
         async () => (await a.server.db.job.count({ where: { status: "DONE" } })) === 200,
         30_000,
