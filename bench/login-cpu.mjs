@@ -13,6 +13,10 @@
 //
 //   npm run build
 //   node bench/login-cpu.mjs [--iterations 300] [--logins 200] [--database sqlite|postgresql]
+//        [--main apps/server/dist/main.js] [--no-ops]
+//
+// --main runs another build of the server end to end (e.g. one of an older
+// commit, to compare under the same machine load); --no-ops skips part 1.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -29,6 +33,8 @@ const { values: args } = parseArgs({
     iterations: { type: "string", default: "300" },
     logins: { type: "string", default: "200" },
     database: { type: "string", default: "sqlite" },
+    main: { type: "string", default: "apps/server/dist/main.js" },
+    "no-ops": { type: "boolean", default: false },
     "postgres-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/test" },
   },
 });
@@ -57,6 +63,8 @@ const before = {
   label: "@sandbox/crypto (before)",
   ...portable,
   readStamp: portable.parseStamp,
+  createOtpTargetBundle: ({ target: pair, ...rest }) =>
+    portable.createOtpTargetBundle({ targetPublicKeyHex: pair.publicKeyUncompressedHex, ...rest }),
   verifyStamp: (_read, header, payload) => portable.verifyStamp(header, payload),
 };
 
@@ -107,14 +115,22 @@ const steps = [
     "sign the target bundle",
     (c) =>
       c.createOtpTargetBundle({
-        targetPublicKeyHex: target.publicKeyUncompressedHex,
+        target,
         organizationId: tokenInput.organizationId,
         userId: "InternalAccount:019a7f0e-0000-7000-8000-000000000002",
         signingPrivateKeyHex: enclave.privateKeyHex,
       }),
   ],
-  ["verify", "open the OTP bundle (HPKE)", (c) => c.openOtpBundle(encryptedOtpBundle, target.privateKeyHex)],
-  ["verify", "sign the verification token", (c) => c.issueVerificationToken(tokenInput, enclave.privateKeyHex)],
+  [
+    "verify",
+    "open the OTP bundle (HPKE)",
+    (c) => c.openOtpBundle(encryptedOtpBundle, target.privateKeyHex),
+  ],
+  [
+    "verify",
+    "sign the verification token",
+    (c) => c.issueVerificationToken(tokenInput, enclave.privateKeyHex),
+  ],
   ["verify", "binding digest (SHA-256)", (c) => c.sha256Hex(binding)],
   ["retry", "binding digest (SHA-256)", (c) => c.sha256Hex(binding)],
   [
@@ -122,7 +138,11 @@ const steps = [
     "read and verify the stamp",
     (c) => c.verifyStamp(c.readStamp(stamp), stamp, payloadToSign),
   ],
-  ["retry", "signer is the bound TEK", (c) => c.publicKeysEqual(tek.publicKeyHex, tek.publicKeyHex)],
+  [
+    "retry",
+    "signer is the bound TEK",
+    (c) => c.publicKeysEqual(tek.publicKeyHex, tek.publicKeyHex),
+  ],
   ["retry", "session key, compressed", (c) => c.compressPublicKey(tek.publicKeyHex)],
   [
     "other",
@@ -165,7 +185,9 @@ async function byOperation() {
   }
   const fmt = (us) => us.toFixed(0).padStart(8);
   console.log(`\nServer crypto by operation, CPU µs per call (${iterations} calls each)\n`);
-  console.log(`${"leg".padEnd(10)}${"operation".padEnd(52)}${impls.map((i) => i.label.padStart(28)).join("")}`);
+  console.log(
+    `${"leg".padEnd(10)}${"operation".padEnd(52)}${impls.map((i) => i.label.padStart(28)).join("")}`,
+  );
   for (const row of rows) {
     console.log(
       `${row.leg.padEnd(10)}${row.name.padEnd(52)}${row.cost.map((c) => fmt(c).padStart(28)).join("")}`,
@@ -176,7 +198,8 @@ async function byOperation() {
   console.log(
     `${"".padEnd(10)}${"OTP login, all legs".padEnd(52)}${total.map((c) => fmt(c).padStart(28)).join("")}`,
   );
-  if (!server) console.log("\n(apps/server/dist/crypto is not built: the node:crypto column is missing)");
+  if (!server)
+    console.log("\n(apps/server/dist/crypto is not built: the node:crypto column is missing)");
 }
 
 // ---------------------------------------------------------------------------
@@ -210,7 +233,9 @@ async function endToEnd() {
       : `file:${join(dir, "sandbox.db")}`;
   const tokenId = "bench-token";
   const secret = randomBytes(24).toString("base64url");
-  const child = spawn(process.execPath, ["apps/server/dist/main.js"], {
+  // e.g. BENCH_SERVER_NODE_ARGS=--cpu-prof to see where the server's time goes.
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, args.main], {
     cwd: root,
     env: {
       ...process.env,
@@ -244,10 +269,15 @@ async function endToEnd() {
       return { status: res.status, body: await res.json() };
     };
     const expectStatus = (res, status, what) => {
-      if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== status)
+        throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    const enclaveKey = expectStatus(await call("GET", "/config"), 200, "config").otpEnclavePublicKey;
+    const enclaveKey = expectStatus(
+      await call("GET", "/config"),
+      200,
+      "config",
+    ).otpEnclavePublicKey;
 
     const warmup = Math.min(20, logins);
     const methods = [];
@@ -307,7 +337,11 @@ async function endToEnd() {
       };
       used = process.cpuUsage(t1);
       clientCpu += used.user + used.system;
-      expectStatus(await call("POST", `/auth/credentials/${methodId}/verify`, body, headers), 200, "retry");
+      expectStatus(
+        await call("POST", `/auth/credentials/${methodId}/verify`, body, headers),
+        200,
+        "retry",
+      );
     };
 
     for (const methodId of methods.slice(0, warmup)) await login(methodId);
@@ -318,7 +352,7 @@ async function endToEnd() {
     const elapsed = performance.now() - started;
     const serverMs = cpuMs(child.pid) - serverBefore;
     console.log(
-      `\nEnd to end (${args.database}): ${logins} OTP logins one after another, 3 requests each\n` +
+      `\nEnd to end (${args.database}, ${args.main}): ${logins} OTP logins one after another, 3 requests each\n` +
         `  server CPU per login: ${(serverMs / logins).toFixed(2)} ms (user + system, /proc, 10 ms ticks)\n` +
         `  client crypto per login (this process): ${(clientCpu / logins / 1000).toFixed(2)} ms\n` +
         `  wall time per login: ${(elapsed / logins).toFixed(1)} ms`,
@@ -339,5 +373,5 @@ async function endToEnd() {
 }
 
 console.log(`Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}`);
-await byOperation();
+if (!args["no-ops"]) await byOperation();
 if (logins > 0) await endToEnd();

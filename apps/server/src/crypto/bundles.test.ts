@@ -18,9 +18,9 @@ const enclave = portable.generateP256KeyPair();
 const ORG = "Platform:019a7f0e-0000-7000-8000-000000000001";
 const USER = "InternalAccount:019a7f0e-0000-7000-8000-000000000002";
 
-function targetBundle(targetPublicKeyHex: string): string {
+function targetBundle(target: portable.P256KeyPair): string {
   return createOtpTargetBundle({
-    targetPublicKeyHex,
+    target,
     organizationId: ORG,
     userId: USER,
     signingPrivateKeyHex: enclave.privateKeyHex,
@@ -38,7 +38,7 @@ function sOf(derHex: string): bigint {
 describe("OTP target bundle signed with node:crypto", () => {
   it("is the portable bundle but for the signature, and the portable client verifies it", () => {
     const target = portable.generateP256KeyPair();
-    const ours = JSON.parse(targetBundle(target.publicKeyHex)) as Record<string, string>;
+    const ours = JSON.parse(targetBundle(target)) as Record<string, string>;
     const theirs = JSON.parse(
       portable.createOtpTargetBundle({
         targetPublicKeyHex: target.publicKeyHex,
@@ -60,7 +60,7 @@ describe("OTP target bundle signed with node:crypto", () => {
     const target = portable.generateP256KeyPair();
     const tek = portable.generateP256KeyPair();
     for (let i = 0; i < 24; i++) {
-      const bundle = targetBundle(target.publicKeyUncompressedHex);
+      const bundle = targetBundle(target);
       const { data, dataSignature } = JSON.parse(bundle) as Record<string, string>;
       expect(sOf(dataSignature as string) <= N / 2n).toBe(true);
       const signature = Buffer.from(dataSignature as string, "hex");
@@ -84,10 +84,7 @@ describe("OTP target bundle signed with node:crypto", () => {
     const target = portable.generateP256KeyPair();
     const other = portable.generateP256KeyPair();
     expect(() =>
-      portable.verifyOtpTargetBundle(
-        targetBundle(target.publicKeyHex),
-        other.publicKeyUncompressedHex,
-      ),
+      portable.verifyOtpTargetBundle(targetBundle(target), other.publicKeyUncompressedHex),
     ).toThrow(CryptoError);
   });
 });

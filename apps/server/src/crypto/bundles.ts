@@ -4,15 +4,11 @@ import {
   decodeOtpPayload,
   encodeOtpTargetBundle,
   encodeSessionKeyBundle,
+  type P256KeyPair,
 } from "@sandbox/crypto";
-import { signDer } from "./ecdsa.js";
+import { signDer, signingKey } from "./ecdsa.js";
 import { hpkeOpen, hpkeSeal } from "./hpke.js";
-import {
-  compressPoint,
-  ecdhWithPrivateKey,
-  publicKeyFromPrivateKey,
-  uncompressPublicKey,
-} from "./p256-keys.js";
+import { compressPoint, ecdhWithPrivateKey, uncompressPublicKey } from "./p256-keys.js";
 
 // The bundles the server makes and opens, in @sandbox/crypto's encodings
 // (shared with clients), with node:crypto's signatures and HPKE.
@@ -20,20 +16,22 @@ import {
 /**
  * The signed OTP target bundle (`otpEncryptionTargetBundle`): data names the
  * target key the client encrypts the code to, signed by the enclave key.
+ * `target` is a key pair generateP256KeyPair just made, so its public key
+ * needs no checking.
  */
 export function createOtpTargetBundle(params: {
-  targetPublicKeyHex: string;
+  target: P256KeyPair;
   organizationId: string;
   userId: string;
   signingPrivateKeyHex: string;
 }): string {
   return encodeOtpTargetBundle(
     {
-      targetPublic: uncompressPublicKey(params.targetPublicKeyHex),
+      targetPublic: params.target.publicKeyUncompressedHex,
       organizationId: params.organizationId,
       userId: params.userId,
     },
-    publicKeyFromPrivateKey(params.signingPrivateKeyHex, false),
+    signingKey(params.signingPrivateKeyHex).publicKey.toString("hex"),
     (dataBytes) => signDer(dataBytes, params.signingPrivateKeyHex),
   );
 }

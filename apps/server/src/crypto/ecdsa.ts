@@ -23,27 +23,34 @@ function jwkCoordinates(uncompressed: Buffer): { kty: "EC"; crv: "P-256"; x: str
   };
 }
 
+export interface SigningKey {
+  key: KeyObject;
+  /** Uncompressed SEC1 public key. */
+  publicKey: Buffer;
+}
+
 // Importing a key is the dearest step (~70 µs through JWK, ~400 µs through
 // PKCS#8); the keys the server signs with are a handful of platform keys.
-const signingKeys = new Map<string, KeyObject>();
+const signingKeys = new Map<string, SigningKey>();
 
-/** The KeyObject of a private key given as 64 hex chars (validated), cached. */
-export function signingKey(privateKeyHex: string): KeyObject {
-  let key = signingKeys.get(privateKeyHex);
-  if (!key) {
-    const ecdh = ecdhWithPrivateKey(privateKeyHex);
-    key = createPrivateKey({
+/** A private key given as 64 hex chars (validated) as a KeyObject, with its public key; cached. */
+export function signingKey(privateKeyHex: string): SigningKey {
+  let entry = signingKeys.get(privateKeyHex);
+  if (!entry) {
+    const publicKey = ecdhWithPrivateKey(privateKeyHex).getPublicKey();
+    const key = createPrivateKey({
       key: {
-        ...jwkCoordinates(ecdh.getPublicKey()),
+        ...jwkCoordinates(publicKey),
         d: Buffer.from(privateKeyHex, "hex").toString("base64url"),
       },
       format: "jwk",
     });
+    entry = { key, publicKey };
     // Bounded all the same: one or two keys per platform.
     if (signingKeys.size >= 1000) signingKeys.clear();
-    signingKeys.set(privateKeyHex, key);
+    signingKeys.set(privateKeyHex, entry);
   }
-  return key;
+  return entry;
 }
 
 /** The KeyObject of a public key given as its uncompressed SEC1 bytes (already validated). */
@@ -76,7 +83,10 @@ function derSignature(rs: Buffer): Buffer {
 
 /** ECDSA P-256 over SHA-256(message) as raw r‖s (64 bytes), low S: JWS ES256. */
 export function signCompact(message: Uint8Array, privateKeyHex: string): Buffer {
-  const rs = sign("sha256", message, { key: signingKey(privateKeyHex), dsaEncoding: "ieee-p1363" });
+  const rs = sign("sha256", message, {
+    key: signingKey(privateKeyHex).key,
+    dsaEncoding: "ieee-p1363",
+  });
   return lowS(rs);
 }
 

@@ -155,9 +155,14 @@ describe("HPKE on node:crypto against @sandbox/crypto (@hpke/core)", () => {
     ).toThrow(CryptoError);
     const offCurve = Buffer.from(sealed.encappedPublic);
     offCurve[64] = (offCurve[64] as number) ^ 1;
-    expect(() =>
-      hpkeOpen({ ...sealed, encappedPublic: offCurve, recipientPrivateKeyHex: key.privateKeyHex }),
-    ).toThrow(/not a valid P-256 point/);
+    const hybrid = Buffer.from(sealed.encappedPublic);
+    hybrid[0] = 0x06 | ((hybrid[64] as number) & 1);
+    const noPoint = Buffer.from(`02${"00".repeat(31)}01`, "hex");
+    for (const encappedPublic of [offCurve, hybrid, noPoint]) {
+      expect(() =>
+        hpkeOpen({ ...sealed, encappedPublic, recipientPrivateKeyHex: key.privateKeyHex }),
+      ).toThrow(CryptoError);
+    }
     expect(() => hpkeSeal(plaintext, `04${"11".repeat(64)}`)).toThrow(CryptoError);
   });
 });

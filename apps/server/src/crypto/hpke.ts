@@ -198,11 +198,15 @@ export function hpkeOpen(params: {
   recipientPrivateKeyHex: string;
 }): Buffer {
   const recipient = ecdhWithPrivateKey(params.recipientPrivateKeyHex);
-  let enc: Buffer;
-  try {
-    enc = uncompressedPoint(Buffer.from(params.encappedPublic).toString("hex"));
-  } catch (cause) {
-    throw new CryptoError("encapsulated key is not a valid P-256 point", { cause });
+  let enc: Buffer = Buffer.from(params.encappedPublic);
+  // Senders send it uncompressed; computeSecret checks such a point is on the
+  // curve. Any other form is checked and converted first.
+  if (enc.length !== 65 || enc[0] !== 0x04) {
+    try {
+      enc = uncompressedPoint(enc.toString("hex"));
+    } catch (cause) {
+      throw new CryptoError("encapsulated key is not a valid P-256 point", { cause });
+    }
   }
   try {
     const keys = setupBaseRecipient(enc, recipient, INFO);

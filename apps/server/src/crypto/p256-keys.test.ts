@@ -64,6 +64,7 @@ describe("P-256 keys on node:crypto", () => {
       );
       expect(compressPublicKey(pair.publicKeyUncompressedHex)).toBe(pair.publicKeyHex);
       expect(compressPublicKey(pair.publicKeyHex)).toBe(pair.publicKeyHex);
+      expect(compressPublicKey(pair.publicKeyHex.toUpperCase())).toBe(pair.publicKeyHex);
       expect(uncompressPublicKey(pair.publicKeyHex)).toBe(pair.publicKeyUncompressedHex);
     }
   });
@@ -89,6 +90,10 @@ describe("P-256 keys on node:crypto", () => {
     expect(publicKeysEqual(key.publicKeyHex, key.publicKeyUncompressedHex)).toBe(true);
     expect(publicKeysEqual(key.publicKeyHex, other.publicKeyHex)).toBe(false);
     expect(publicKeysEqual(key.publicKeyHex, flipLast(key.publicKeyUncompressedHex))).toBe(false);
+    expect(publicKeysEqual(key.publicKeyHex, key.publicKeyHex.toUpperCase())).toBe(true);
+    const notAPoint = `02${"00".repeat(31)}01`;
+    expect(publicKeysEqual(notAPoint, notAPoint)).toBe(false);
+    expect(portable.publicKeysEqual(notAPoint, notAPoint)).toBe(false);
   });
 
   it("refuses private keys outside 1..n-1 or not 64 hex chars", () => {

@@ -47,7 +47,9 @@ export function compressPoint(uncompressed: Buffer): Buffer {
 
 /** Compressed hex of a public key given in either form. */
 export function compressPublicKey(hex: string): string {
-  return compressPoint(uncompressedPoint(hex)).toString("hex");
+  const point = uncompressedPoint(hex);
+  // A valid compressed key is already the canonical compressed form.
+  return hex.length === 66 ? hex.toLowerCase() : compressPoint(point).toString("hex");
 }
 
 /** Uncompressed hex of a public key given in either form. */
@@ -73,6 +75,10 @@ export function isValidP256PublicKeyHex(hex: unknown, form?: PublicKeyForm): boo
 /** Compares two public keys as curve points; invalid keys are never equal. */
 export function publicKeysEqual(a: string, b: string): boolean {
   try {
+    // The same encoding (in either case) is the same point, if it is one.
+    if (typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase()) {
+      return uncompressedPoint(a).length > 0;
+    }
     return uncompressedPoint(a).equals(uncompressedPoint(b));
   } catch {
     return false;
@@ -111,10 +117,10 @@ export function publicKeyFromPrivateKey(privateKeyHex: string, compressed = true
 /** A fresh key pair from OpenSSL's CSPRNG, in @sandbox/crypto's P256KeyPair shape. */
 export function generateP256KeyPair(): P256KeyPair {
   const ecdh = createECDH(CURVE);
-  const uncompressed = ecdh.generateKeys();
+  ecdh.generateKeys();
   return {
     privateKeyHex: scalarBytes(ecdh.getPrivateKey()).toString("hex"),
-    publicKeyHex: ECDH.convertKey(uncompressed, CURVE, undefined, "hex", "compressed") as string,
-    publicKeyUncompressedHex: uncompressed.toString("hex"),
+    publicKeyHex: ecdh.getPublicKey("hex", "compressed"),
+    publicKeyUncompressedHex: ecdh.getPublicKey("hex", "uncompressed"),
   };
 }

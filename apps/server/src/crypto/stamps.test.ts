@@ -80,7 +80,12 @@ describe("stamps verified with node:crypto", () => {
     const { r, s } = rs(decode(header).signature);
     const high = s > N / 2n ? s : N - s;
     for (const signature of [der(r, high), der(r, N - high)]) {
-      for (const publicKey of [key.publicKeyHex, key.publicKeyUncompressedHex]) {
+      const forms = [
+        key.publicKeyHex,
+        key.publicKeyUncompressedHex,
+        key.publicKeyHex.toUpperCase(),
+      ];
+      for (const publicKey of forms) {
         const variant = encode({ publicKey, scheme: SCHEME, signature });
         expect(verifyStamp(variant, PAYLOAD)).toEqual({ publicKey: key.publicKeyHex });
         expect(portable.verifyStamp(variant, PAYLOAD)).toEqual({ publicKey: key.publicKeyHex });

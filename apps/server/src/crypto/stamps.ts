@@ -36,5 +36,10 @@ export function verifyStamp(stamp: string | ReadStamp, payload: string): { publi
   if (!verifyDer(signature, Buffer.from(payload, "utf8"), verifyingKey(read.point))) {
     throw new StampError("INVALID", "stamp signature does not match the payload");
   }
-  return { publicKey: compressPoint(read.point).toString("hex") };
+  // Clients send compressed keys, already the canonical form.
+  const compressed =
+    read.publicKey.length === 66
+      ? read.publicKey.toLowerCase()
+      : compressPoint(read.point).toString("hex");
+  return { publicKey: compressed };
 }
