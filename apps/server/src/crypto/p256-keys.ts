@@ -77,7 +77,8 @@ export function publicKeysEqual(a: string, b: string): boolean {
   try {
     // The same encoding (in either case) is the same point, if it is one.
     if (typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase()) {
-      return uncompressedPoint(a).length > 0;
+      uncompressedPoint(a);
+      return true;
     }
     return uncompressedPoint(a).equals(uncompressedPoint(b));
   } catch {
