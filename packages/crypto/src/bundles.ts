@@ -26,15 +26,31 @@ export async function sealSessionKeyBundle(
 ): Promise<string> {
   const plaintext = parsePrivateKey(sessionPrivateKeyHex);
   const { encappedPublic, ciphertext } = await hpkeSeal({ plaintext, recipientPublicKeyHex });
-  const compressed = p256.Point.fromBytes(encappedPublic).toBytes(true);
-  return bs58check.encode(concatBytes(compressed, ciphertext));
+  return encodeSessionKeyBundle(p256.Point.fromBytes(encappedPublic).toBytes(true), ciphertext);
 }
 
-/** Opens a session key bundle; returns the 32-byte private key as hex. */
-export async function openSessionKeyBundle(
-  bundle: string,
-  recipientPrivateKeyHex: string,
-): Promise<string> {
+/**
+ * The bundle's encoding around a seal made elsewhere (the server seals with
+ * node:crypto): base58check(compressed encapped key (33) || ciphertext+tag (48)).
+ */
+export function encodeSessionKeyBundle(
+  compressedEncappedPublic: Uint8Array,
+  ciphertext: Uint8Array,
+): string {
+  if (compressedEncappedPublic.length !== COMPRESSED_KEY_BYTES) {
+    throw new CryptoError(`encapped key must be ${COMPRESSED_KEY_BYTES} bytes (compressed)`);
+  }
+  if (ciphertext.length !== SESSION_CIPHERTEXT_BYTES) {
+    throw new CryptoError(`session key ciphertext must be ${SESSION_CIPHERTEXT_BYTES} bytes`);
+  }
+  return bs58check.encode(concatBytes(compressedEncappedPublic, ciphertext));
+}
+
+/** Splits a session key bundle into its compressed encapped key and ciphertext, unopened. */
+export function decodeSessionKeyBundle(bundle: string): {
+  encappedPublic: Uint8Array;
+  ciphertext: Uint8Array;
+} {
   let payload: Uint8Array;
   try {
     payload = bs58check.decode(bundle);
@@ -46,9 +62,19 @@ export async function openSessionKeyBundle(
       `session key bundle must be ${SESSION_BUNDLE_BYTES} bytes, got ${payload.length}`,
     );
   }
-  const plaintext = await hpkeOpen({
+  return {
     encappedPublic: payload.subarray(0, COMPRESSED_KEY_BYTES),
     ciphertext: payload.subarray(COMPRESSED_KEY_BYTES),
+  };
+}
+
+/** Opens a session key bundle; returns the 32-byte private key as hex. */
+export async function openSessionKeyBundle(
+  bundle: string,
+  recipientPrivateKeyHex: string,
+): Promise<string> {
+  const plaintext = await hpkeOpen({
+    ...decodeSessionKeyBundle(bundle),
     recipientPrivateKeyHex,
   });
   return bytesToHex(plaintext);
@@ -103,12 +129,36 @@ export function createOtpTargetBundle(params: {
     organizationId: params.organizationId,
     userId: params.userId,
   };
-  const dataBytes = utf8(JSON.stringify(data));
+  return encodeOtpTargetBundle(
+    data,
+    publicKeyFromPrivateKey(params.signingPrivateKeyHex, false),
+    (dataBytes) => signDer(dataBytes, params.signingPrivateKeyHex),
+  );
+}
+
+/**
+ * The bundle's encoding around a signature made elsewhere (the server signs
+ * with node:crypto). `data.targetPublic` and `enclavePublicKeyHex` must be
+ * uncompressed hex already; `sign` returns the DER signature of the bytes.
+ */
+export function encodeOtpTargetBundle(
+  data: OtpTargetData,
+  enclavePublicKeyHex: string,
+  sign: (dataBytes: Uint8Array) => Uint8Array,
+): string {
+  // Members in this order: the data is signed as these exact bytes.
+  const dataBytes = utf8(
+    JSON.stringify({
+      targetPublic: data.targetPublic,
+      organizationId: data.organizationId,
+      userId: data.userId,
+    }),
+  );
   return JSON.stringify({
     version: OTP_TARGET_BUNDLE_VERSION,
     data: bytesToHex(dataBytes),
-    dataSignature: bytesToHex(signDer(dataBytes, params.signingPrivateKeyHex)),
-    enclaveQuorumPublic: publicKeyFromPrivateKey(params.signingPrivateKeyHex, false),
+    dataSignature: bytesToHex(sign(dataBytes)),
+    enclaveQuorumPublic: enclavePublicKeyHex,
   });
 }
 
@@ -185,6 +235,34 @@ export async function sealOtpBundle(params: {
 }
 
 /**
+ * Decodes an encrypted OTP bundle's JSON {encappedPublic, ciphertext} (hex)
+ * without opening it (the server opens with node:crypto).
+ */
+export function decodeEncryptedOtpBundle(bundle: string): {
+  encappedPublic: Uint8Array;
+  ciphertext: Uint8Array;
+} {
+  const outer = parseJsonObject(bundle, "encrypted OTP bundle");
+  const encappedHex = requireString(outer, "encappedPublic", "encrypted OTP bundle");
+  const ciphertextHex = requireString(outer, "ciphertext", "encrypted OTP bundle");
+  if (!isHex(encappedHex)) throw new CryptoError("encrypted OTP bundle encappedPublic is not hex");
+  if (!isHex(ciphertextHex)) throw new CryptoError("encrypted OTP bundle ciphertext is not hex");
+  return { encappedPublic: hexToBytes(encappedHex), ciphertext: hexToBytes(ciphertextHex) };
+}
+
+/**
+ * Reads the opened payload {"otp_code","public_key"}. The key is returned as
+ * sent; the caller checks that it is a curve point.
+ */
+export function decodeOtpPayload(plaintext: Uint8Array): { otpCode: string; publicKey: string } {
+  const inner = parseJsonObject(utf8Decode(plaintext), "decrypted OTP payload");
+  return {
+    otpCode: requireString(inner, "otp_code", "decrypted OTP payload"),
+    publicKey: requireString(inner, "public_key", "decrypted OTP payload"),
+  };
+}
+
+/**
  * Opens an encrypted OTP bundle with the target private key. Returns the
  * code and the client's TEK exactly as the client sent it (compressed or
  * uncompressed; it is checked to be a valid P-256 key).
@@ -193,24 +271,13 @@ export async function openOtpBundle(
   bundle: string,
   targetPrivateKeyHex: string,
 ): Promise<{ otpCode: string; publicKey: string }> {
-  const outer = parseJsonObject(bundle, "encrypted OTP bundle");
-  const encappedHex = requireString(outer, "encappedPublic", "encrypted OTP bundle");
-  const ciphertextHex = requireString(outer, "ciphertext", "encrypted OTP bundle");
-  if (!isHex(encappedHex)) throw new CryptoError("encrypted OTP bundle encappedPublic is not hex");
-  if (!isHex(ciphertextHex)) throw new CryptoError("encrypted OTP bundle ciphertext is not hex");
-
-  const plaintext = await hpkeOpen({
-    encappedPublic: hexToBytes(encappedHex),
-    ciphertext: hexToBytes(ciphertextHex),
-    recipientPrivateKeyHex: targetPrivateKeyHex,
-  });
-  const inner = parseJsonObject(utf8Decode(plaintext), "decrypted OTP payload");
-  const otpCode = requireString(inner, "otp_code", "decrypted OTP payload");
-  const publicKey = requireString(inner, "public_key", "decrypted OTP payload");
+  const sealed = decodeEncryptedOtpBundle(bundle);
+  const plaintext = await hpkeOpen({ ...sealed, recipientPrivateKeyHex: targetPrivateKeyHex });
+  const payload = decodeOtpPayload(plaintext);
   try {
-    parsePublicKey(publicKey);
+    parsePublicKey(payload.publicKey);
   } catch (cause) {
     throw new CryptoError("decrypted OTP payload public_key is not a P-256 public key", { cause });
   }
-  return { otpCode, publicKey };
+  return payload;
 }

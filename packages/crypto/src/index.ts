@@ -22,7 +22,7 @@ export {
 } from "./keys.js";
 export type { P256KeyPair, PublicKeyForm } from "./keys.js";
 
-export { STAMP_SCHEME, createStamp, parseStamp, verifyStamp } from "./stamp.js";
+export { STAMP_SCHEME, createStamp, decodeStamp, parseStamp, verifyStamp } from "./stamp.js";
 export type { ParsedStamp } from "./stamp.js";
 
 export { HPKE_INFO, hpkeOpen, hpkeSeal } from "./hpke.js";
@@ -31,6 +31,11 @@ export type { HpkeSealed } from "./hpke.js";
 export {
   OTP_TARGET_BUNDLE_VERSION,
   createOtpTargetBundle,
+  decodeEncryptedOtpBundle,
+  decodeOtpPayload,
+  decodeSessionKeyBundle,
+  encodeOtpTargetBundle,
+  encodeSessionKeyBundle,
   openOtpBundle,
   openSessionKeyBundle,
   sealOtpBundle,
@@ -42,6 +47,7 @@ export type { OtpTargetData } from "./bundles.js";
 export {
   isVerificationTokenExpired,
   issueVerificationToken,
+  verificationTokenSigningInput,
   verifyVerificationToken,
 } from "./token.js";
 export type { VerificationTokenClaims, VerificationTokenInput, VerificationType } from "./token.js";

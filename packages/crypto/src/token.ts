@@ -33,11 +33,11 @@ export interface VerificationTokenInput {
 
 const HEADER = { alg: "ES256", typ: "JWT" } as const;
 
-/** Issues the ES256 JWT (raw r||s signature) binding an OTP success to the TEK. */
-export function issueVerificationToken(
-  input: VerificationTokenInput,
-  signingPrivateKeyHex: string,
-): string {
+/**
+ * The token's `header.payload` (base64url JSON of each), after checking the
+ * input: what the ES256 signature covers. The server signs it with node:crypto.
+ */
+export function verificationTokenSigningInput(input: VerificationTokenInput): string {
   if (!VERIFICATION_TYPES.includes(input.verificationType)) {
     throw new CryptoError(`unknown verification type ${JSON.stringify(input.verificationType)}`);
   }
@@ -52,7 +52,15 @@ export function issueVerificationToken(
     public_key: input.publicKey,
     exp: String(input.expiresAtMs),
   };
-  const signingInput = `${base64urlEncode(JSON.stringify(HEADER))}.${base64urlEncode(JSON.stringify(claims))}`;
+  return `${base64urlEncode(JSON.stringify(HEADER))}.${base64urlEncode(JSON.stringify(claims))}`;
+}
+
+/** Issues the ES256 JWT (raw r||s signature) binding an OTP success to the TEK. */
+export function issueVerificationToken(
+  input: VerificationTokenInput,
+  signingPrivateKeyHex: string,
+): string {
+  const signingInput = verificationTokenSigningInput(input);
   return `${signingInput}.${base64urlEncode(signCompact(utf8(signingInput), signingPrivateKeyHex))}`;
 }
 

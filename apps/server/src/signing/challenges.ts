@@ -1,5 +1,5 @@
-import { sha256Hex } from "@sandbox/crypto";
 import type { SignedChallenge } from "../db/generated/sqlite/client.js";
+import { sha256Hex } from "../crypto/sha256.js";
 import type { Db, Tx } from "../db/client.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";

@@ -1,7 +1,9 @@
 import type { Schemas } from "@sandbox/client";
-import { StampError, parseStamp, publicKeysEqual, verifyStamp } from "@sandbox/crypto";
+import { StampError } from "@sandbox/crypto";
 import { walletSignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
+import { publicKeysEqual } from "../crypto/p256-keys.js";
+import { readStamp, verifyStamp, type ReadStamp } from "../crypto/stamps.js";
 import type { Tx } from "../db/client.js";
 import { ApiError } from "../errors.js";
 import type { RequestContext, Services } from "../http/context.js";
@@ -156,9 +158,12 @@ export class SignedRequests {
     const legacy =
       this.config.legacyShortcuts &&
       walletSignatureOutcome(signature).outcome.kind === "LEGACY_ACCEPT";
+    // Read once: the key is checked here (401 MALFORMED before any lookup) and
+    // the signature below.
+    let stamp: ReadStamp | undefined;
     if (!legacy) {
       try {
-        parseStamp(signature);
+        stamp = readStamp(signature);
       } catch (err) {
         throw walletError(
           "WALLET_SIGNATURE_MALFORMED",
@@ -192,11 +197,11 @@ export class SignedRequests {
       );
     }
     const approval: Approval = { challenge, issuedAt: challenge.createdAt };
-    if (legacy) return approval;
+    if (stamp === undefined) return approval;
 
     let signer: string;
     try {
-      signer = verifyStamp(signature, challenge.payload).publicKey;
+      signer = verifyStamp(stamp, challenge.payload).publicKey;
     } catch (err) {
       if (err instanceof StampError && err.kind === "MALFORMED") {
         throw walletError(

@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
-import { sha256Hex } from "@sandbox/crypto";
 import { passkeySignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
+import { sha256Hex } from "../../crypto/sha256.js";
 import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
 import { ApiError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

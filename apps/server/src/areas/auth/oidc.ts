@@ -1,4 +1,4 @@
-import { base64urlDecode, sha256Hex } from "@sandbox/crypto";
+import { base64urlDecode } from "@sandbox/crypto";
 import {
   OIDC_CLOCK_SKEW_SECONDS,
   OIDC_TOKEN_MAX_AGE_SECONDS,
@@ -12,6 +12,7 @@ import {
   type JSONWebKeySet,
 } from "jose";
 import type { AuthConfig } from "../../config.js";
+import { sha256Hex } from "../../crypto/sha256.js";
 import { ApiError, invalidInput } from "../../errors.js";
 
 /** The identity an OAUTH credential is registered with. */

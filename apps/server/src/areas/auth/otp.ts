@@ -1,12 +1,9 @@
 import { randomUUID } from "node:crypto";
-import {
-  CryptoError,
-  createOtpTargetBundle,
-  generateP256KeyPair,
-  issueVerificationToken,
-  openOtpBundle,
-} from "@sandbox/crypto";
+import { CryptoError } from "@sandbox/crypto";
 import { otpOutcome } from "@sandbox/sandbox-rules";
+import { createOtpTargetBundle, openOtpBundle } from "../../crypto/bundles.js";
+import { generateP256KeyPair } from "../../crypto/p256-keys.js";
+import { issueVerificationToken } from "../../crypto/verification-token.js";
 import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
 import type { Db, Tx } from "../../db/client.js";
 import { ApiError, invalidInput } from "../../errors.js";
@@ -35,7 +32,7 @@ export async function issueOtp(
 ): Promise<string> {
   const target = generateP256KeyPair();
   const bundle = createOtpTargetBundle({
-    targetPublicKeyHex: target.publicKeyUncompressedHex,
+    target,
     organizationId: method.platformId,
     userId: method.accountId,
     signingPrivateKeyHex: await enclaveKey(db, method.platformId),
@@ -90,7 +87,7 @@ export async function acceptOtp(
 
   let opened: { otpCode: string; publicKey: string };
   try {
-    opened = await openOtpBundle(encryptedOtpBundle, targetKey);
+    opened = openOtpBundle(encryptedOtpBundle, targetKey);
   } catch (err) {
     if (err instanceof CryptoError) {
       throw otpRejected("encryptedOtpBundle does not open with the latest OTP target key");

@@ -1,11 +1,11 @@
 import type { Schemas } from "@sandbox/client";
+import type { AuthConfig } from "../../config.js";
+import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import {
   compressPublicKey,
   generateP256KeyPair,
   isValidP256PublicKeyHex,
-  sealSessionKeyBundle,
-} from "@sandbox/crypto";
-import type { AuthConfig } from "../../config.js";
+} from "../../crypto/p256-keys.js";
 import type {
   AuthMethod as AuthMethodRow,
   AuthSession as SessionRow,
@@ -78,7 +78,7 @@ export async function sealNewSessionKey(clientPublicKey: string): Promise<Sealed
   const key = generateP256KeyPair();
   return {
     publicKey: key.publicKeyHex,
-    encryptedSessionSigningKey: await sealSessionKeyBundle(key.privateKeyHex, clientPublicKey),
+    encryptedSessionSigningKey: sealSessionKeyBundle(key.privateKeyHex, clientPublicKey),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Schemas } from "@sandbox/client";
-import { generateP256KeyPair, sealSessionKeyBundle } from "@sandbox/crypto";
+import { sealSessionKeyBundle } from "../../crypto/bundles.js";
+import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import type { InternalAccount as AccountRow } from "../../db/generated/sqlite/client.js";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -82,7 +83,7 @@ export class WalletService {
       status: 200,
       body: {
         accountId: account.id,
-        exportBundle: await sealSessionKeyBundle(result.value, clientPublicKey),
+        exportBundle: sealSessionKeyBundle(result.value, clientPublicKey),
       },
     };
   }

@@ -1,5 +1,6 @@
 import type { Schemas } from "@sandbox/client";
-import { publicKeyFromPrivateKey, publicKeyToSpkiPem } from "@sandbox/crypto";
+import { publicKeyToSpkiPem } from "@sandbox/crypto";
+import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import type { Platform as PlatformRow } from "../../db/generated/sqlite/client.js";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

@@ -1,0 +1,45 @@
+import { StampError, decodeStamp, type ParsedStamp } from "@sandbox/crypto";
+import { verifyDer, verifyingKey } from "./ecdsa.js";
+import { compressPoint, uncompressedPoint } from "./p256-keys.js";
+
+// Wallet stamps (`Service-Wallet-Signature`) on the server: the header is
+// decoded by @sandbox/crypto's decodeStamp, shared with every client; the
+// curve work (is the key a point, does the signature verify) is OpenSSL's.
+// Errors are the portable verifier's: StampError MALFORMED for a header that
+// is not a well-formed P-256 stamp, INVALID for a signature that does not
+// verify over the payload.
+
+export interface ReadStamp extends ParsedStamp {
+  /** The signer's key, uncompressed SEC1 bytes. */
+  point: Buffer;
+}
+
+/** Decodes a stamp header and checks its key is a P-256 point; does not check the signature. */
+export function readStamp(header: string): ReadStamp {
+  const stamp = decodeStamp(header);
+  try {
+    return { ...stamp, point: uncompressedPoint(stamp.publicKey) };
+  } catch (cause) {
+    throw new StampError("MALFORMED", "stamp.publicKey is not a P-256 public key", { cause });
+  }
+}
+
+/**
+ * Verifies a stamp over the exact payload string that was signed. Accepts
+ * high-S signatures and either key form. Returns the signer's compressed
+ * public key (lowercase hex) for credential lookup.
+ */
+export function verifyStamp(stamp: string | ReadStamp, payload: string): { publicKey: string } {
+  const read = typeof stamp === "string" ? readStamp(stamp) : stamp;
+  if (typeof payload !== "string") throw new StampError("INVALID", "payload must be a string");
+  const signature = Buffer.from(read.signature, "hex");
+  if (!verifyDer(signature, Buffer.from(payload, "utf8"), verifyingKey(read.point))) {
+    throw new StampError("INVALID", "stamp signature does not match the payload");
+  }
+  // Clients send compressed keys, already the canonical form.
+  const compressed =
+    read.publicKey.length === 66
+      ? read.publicKey.toLowerCase()
+      : compressPoint(read.point).toString("hex");
+  return { publicKey: compressed };
+}

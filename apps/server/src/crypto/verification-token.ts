@@ -1,0 +1,17 @@
+import { verificationTokenSigningInput, type VerificationTokenInput } from "@sandbox/crypto";
+import { signCompact } from "./ecdsa.js";
+
+/**
+ * Issues the OTP verification token (ES256 JWT, raw r‖s signature, low S):
+ * the claims are @sandbox/crypto's, the signature node:crypto's. Verifiers
+ * (@sandbox/crypto, @turnkey/crypto, jose) accept it as they accept the
+ * portable issuer's; only the signature bytes differ (random nonces).
+ */
+export function issueVerificationToken(
+  input: VerificationTokenInput,
+  signingPrivateKeyHex: string,
+): string {
+  const signingInput = verificationTokenSigningInput(input);
+  const signature = signCompact(Buffer.from(signingInput, "utf8"), signingPrivateKeyHex);
+  return `${signingInput}.${signature.toString("base64url")}`;
+}
