@@ -6,7 +6,7 @@
 //   npm run build                      (the server runs from apps/server/dist)
 //   node bench/card-authorizations.mjs [--rounds 4] [--duration 10] [--warmup 5]
 //        [--connections 50] [--database sqlite|postgresql] [--validate-responses]
-//        [--no-prism] [--trace latency-by-second.tsv] [--webhooks]
+//        [--no-prism] [--trace latency-by-second.tsv] [--webhooks [--drain 60]]
 //
 // Both servers run as their own processes, side by side; the load goes to one
 // at a time, in rounds that alternate between them (sandbox first in odd
@@ -20,6 +20,12 @@
 // is a real authorization: a guarded debit of the funding source, the card
 // transaction, its pull and its outbox event. Afterwards the script checks
 // that the balance fell by exactly the approved amount.
+//
+// With --webhooks the sandbox's platform has a webhook URL on a local
+// receiver (in this process) that answers 200 at once. After the load the
+// script waits until no event is pending (at most --drain seconds), then
+// reports whether every event in the database was delivered, duplicates, and
+// the time from each event (its envelope's timestamp) to its arrival.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -30,6 +36,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import Database from "better-sqlite3";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -46,6 +53,8 @@ const { values: args } = parseArgs({
     // Deliver every event to a local receiver while the load runs, as a
     // partner with a webhook endpoint would have it.
     webhooks: { type: "boolean", default: false },
+    // With --webhooks: how long to wait after the load for the last deliveries.
+    drain: { type: "string", default: "60" },
     "postgres-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/test" },
   },
 });
@@ -282,29 +291,81 @@ async function startSandboxTarget() {
       target,
       balanceCheck,
       stop: cleanUp,
-      deliveries: () => receiver?.count(),
+      webhooks: receiver && {
+        stats: () => receiver.stats(),
+        events: () => eventCounts(databaseUrl, schema),
+      },
     };
   } catch (err) {
     await cleanUp();
     throw err;
   }
 }
-/** A webhook endpoint that answers 200 at once and counts what it receives. */
+/**
+ * A webhook endpoint that answers 200 at once. It records each event's id and
+ * the time from the event (its envelope's `timestamp`: the sandbox clock,
+ * which is the server's own here) to the delivery's arrival.
+ */
 async function startWebhookReceiver() {
+  const latencies = [];
+  const seen = new Set();
   let received = 0;
+  let duplicates = 0;
+  let lastArrival = 0;
   const server = createHttpServer((req, res) => {
-    req.resume();
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
+      const arrivedAt = Date.now();
       received++;
+      lastArrival = arrivedAt;
+      const { id, timestamp } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      if (seen.has(id)) duplicates++;
+      else {
+        seen.add(id);
+        latencies.push(arrivedAt - Date.parse(timestamp));
+      }
       res.writeHead(200).end();
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}/webhooks`,
-    count: () => received,
+    stats: () => ({ received, distinct: seen.size, duplicates, lastArrival, latencies }),
     close: () => new Promise((resolve) => server.close(resolve)),
   };
+}
+
+/** Webhook events in the sandbox's database, by delivery status. */
+async function eventCounts(databaseUrl, schema) {
+  const rows =
+    args.database === "postgresql"
+      ? await (async () => {
+          const pg = (await import("pg")).default;
+          const client = new pg.Client({ connectionString: args["postgres-url"] });
+          await client.connect();
+          try {
+            const r = await client.query(
+              `SELECT status, COUNT(*)::int AS n FROM "${schema}"."WebhookEvent" GROUP BY status`,
+            );
+            return r.rows;
+          } finally {
+            await client.end();
+          }
+        })()
+      : (() => {
+          const db = new Database(databaseUrl.slice("file:".length), { readonly: true });
+          try {
+            return db
+              .prepare(`SELECT status, COUNT(*) AS n FROM "WebhookEvent" GROUP BY status`)
+              .all();
+          } finally {
+            db.close();
+          }
+        })();
+  const counts = { PENDING: 0, DELIVERED: 0, FAILED: 0 };
+  for (const { status, n } of rows) counts[status] = Number(n);
+  return { ...counts, total: counts.PENDING + counts.DELIVERED + counts.FAILED };
 }
 
 async function startPrismTarget() {
@@ -350,6 +411,33 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/**
+ * After the load: waits (up to --drain seconds) until no event is pending,
+ * then compares the database's events with what the receiver got.
+ */
+async function drainWebhooks(webhooks) {
+  const loadEnded = Date.now();
+  const deadline = loadEnded + Number(args.drain) * 1000;
+  let events = await webhooks.events();
+  while (events.PENDING > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    events = await webhooks.events();
+  }
+  const stats = webhooks.stats();
+  const sorted = [...stats.latencies].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return {
+    events,
+    received: stats.received,
+    distinct: stats.distinct,
+    duplicates: stats.duplicates,
+    everyEventDelivered:
+      events.PENDING === 0 && events.FAILED === 0 && stats.distinct === events.total,
+    lastDeliveryAfterLoadMs: Math.max(0, stats.lastArrival - loadEnded),
+    latencyMs: sorted.length === 0 ? undefined : { p50: at(0.5), p99: at(0.99), max: at(1) },
+  };
+}
+
 const sandbox = await startSandboxTarget();
 const prism = args["no-prism"]
   ? undefined
@@ -374,6 +462,7 @@ try {
     }
   }
   sandbox.balance = await sandbox.balanceCheck(served, rounds + 1);
+  if (sandbox.webhooks) sandbox.delivery = await drainWebhooks(sandbox.webhooks);
 } finally {
   await prism?.stop();
   await sandbox.stop();
@@ -410,7 +499,17 @@ for (const r of summary) {
   );
 }
 console.log(`\n${sandbox.target.label}: ${sandbox.balance}`);
-if (args.webhooks) {
-  console.log(`Webhook deliveries received during the run: ${sandbox.deliveries()}`);
+if (sandbox.delivery) {
+  const d = sandbox.delivery;
+  console.log(
+    `Webhooks: ${d.events.total} events in the database (${d.events.DELIVERED} DELIVERED, ${d.events.PENDING} PENDING, ${d.events.FAILED} FAILED); the receiver got ${d.distinct} distinct events in ${d.received} requests (${d.duplicates} duplicates); every event delivered: ${d.everyEventDelivered ? "yes" : "NO"}`,
+  );
+  if (d.latencyMs) {
+    console.log(
+      `Event to delivery (envelope timestamp to arrival): p50 ${d.latencyMs.p50} ms, p99 ${d.latencyMs.p99} ms, max ${d.latencyMs.max} ms; last delivery ${d.lastDeliveryAfterLoadMs} ms after the load ended`,
+    );
+  }
 }
-console.log(`\n${JSON.stringify({ perRound, summary })}`);
+console.log(
+  `\n${JSON.stringify({ perRound, summary, delivery: sandbox.delivery && { ...sandbox.delivery } })}`,
+);

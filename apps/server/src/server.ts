@@ -37,6 +37,7 @@ import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
 import { migrate } from "./db/migrate.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
+import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
@@ -186,7 +187,12 @@ export async function startServer(
     passkeys,
   );
   const wallets = new WalletService(services, accounts, signing);
-  const dispatcher = new WebhookDispatcher({ db, log, config: config.webhooks, clock });
+  const dispatcher = new WebhookDispatcher({
+    store: new OutboxStore(writer),
+    log,
+    config: config.webhooks,
+    clock,
+  });
   const webhooks = new WebhookService(services, () => dispatcher.nudge());
   const idempotency = new IdempotencyStore(db, clock, {
     ...defaultIdempotencyOptions,

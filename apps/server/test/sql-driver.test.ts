@@ -70,4 +70,37 @@ describe.each(databases)("direct SQL transactions on %s", (kind) => {
     const seen = await Promise.all(Array.from({ length: 50 }, () => sql.transaction(bump)));
     expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   });
+
+  it("returns every row of a read and of an UPDATE ... RETURNING", async () => {
+    const ids = await sql.all(`SELECT "id" FROM "Platform" WHERE "id" IN (?, ?, ?) ORDER BY "id"`, [
+      "p-a",
+      "p-b",
+      "p-c",
+    ]);
+    expect(ids.map((r) => r.id)).toEqual(["p-a", "p-c"]);
+    function* rename(): SqlProgram<unknown[]> {
+      return (yield {
+        kind: "all",
+        sql: `UPDATE "Platform" SET "name" = ? WHERE "id" IN (?, ?) RETURNING "id"`,
+        params: ["renamed", "p-a", "p-c"],
+      }) as unknown[];
+    }
+    expect(await sql.transaction(rename)).toHaveLength(2);
+  });
+
+  it("reads a stored time as the instant written, whatever the local time zone", async () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    try {
+      const row = await sql.one(`SELECT "createdAt" FROM "Platform" WHERE "id" = ?`, ["p-a"]);
+      const value = row!.createdAt;
+      // SQLite holds Prisma's ISO text; PostgreSQL's TIMESTAMP(3) holds UTC wall time.
+      expect(new Date(value instanceof Date ? value : String(value)).toISOString()).toBe(
+        at.toISOString(),
+      );
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
 });

@@ -36,6 +36,8 @@ export interface SqlInsert {
 export type SqlStep =
   /** First row, or undefined. */
   | { kind: "one"; sql: string; params: readonly SqlValue[] }
+  /** Every row (e.g. of an UPDATE ... RETURNING). */
+  | { kind: "all"; sql: string; params: readonly SqlValue[] }
   /** Number of rows changed. */
   | { kind: "run"; sql: string; params: readonly SqlValue[] }
   | ({ kind: "insert" } & SqlInsert)
@@ -69,6 +71,8 @@ export interface SqlDriver {
   readonly provider: Provider;
   /** One read outside any transaction. */
   one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined>;
+  /** One read outside any transaction: every row. */
+  all(sql: string, params: readonly SqlValue[]): Promise<SqlRow[]>;
   /** Runs the steps as one write transaction (unless `commit` says otherwise); `program` may be started again after contention. */
   transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R>;
   close(): Promise<void>;
@@ -188,6 +192,8 @@ class SqliteDriver implements SqlDriver {
     switch (step.kind) {
       case "one":
         return this.prepare(step.sql).get(...step.params.map(sqliteValue));
+      case "all":
+        return this.prepare(step.sql).all(...step.params.map(sqliteValue));
       case "run":
         return this.prepare(step.sql).run(...step.params.map(sqliteValue)).changes;
       case "insert":
@@ -217,9 +223,17 @@ class SqliteDriver implements SqlDriver {
   }
 
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
+    return this.read(() => this.prepare(sql).get(...params.map(sqliteValue)) as SqlRow | undefined);
+  }
+
+  async all(sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> {
+    return this.read(() => this.prepare(sql).all(...params.map(sqliteValue)) as SqlRow[]);
+  }
+
+  private async read<T>(query: () => T): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return this.prepare(sql).get(...params.map(sqliteValue)) as SqlRow | undefined;
+        return query();
       } catch (err) {
         if (!isBusy(err) || attempt >= 200) throw err;
         await pause(attempt);
@@ -343,7 +357,11 @@ class PostgresDriver implements SqlDriver {
     // reaches the disk. A crash of the machine may lose the last fraction of a
     // second of commits, never consistency; and a hot row's lock is not held
     // through a disk flush, which is what limits many authorizations on one card.
-    this.pool = new pg.Pool({ ...config, options: `${config.options} -c synchronous_commit=off` });
+    this.pool = new pg.Pool({
+      ...config,
+      options: `${config.options} -c synchronous_commit=off`,
+      types: { getTypeParser: utcTimestamps },
+    });
   }
 
   /**
@@ -365,6 +383,8 @@ class PostgresDriver implements SqlDriver {
     switch (step.kind) {
       case "one":
         return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rows[0];
+      case "all":
+        return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rows;
       case "run":
         return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rowCount;
       case "insert": {
@@ -388,6 +408,10 @@ class PostgresDriver implements SqlDriver {
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
     const result = await this.pool.query(this.statement(sql, params.map(pgValue)));
     return result.rows[0] as SqlRow | undefined;
+  }
+
+  async all(sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> {
+    return (await this.pool.query(this.statement(sql, params.map(pgValue)))).rows as SqlRow[];
   }
 
   async transaction<R>(
@@ -424,6 +448,15 @@ class PostgresDriver implements SqlDriver {
     await this.pool.end();
   }
 }
+
+/**
+ * Prisma stores DateTime as TIMESTAMP(3) holding UTC wall time (see pgValue);
+ * node-postgres would read such a value as local time.
+ */
+const utcTimestamps = ((oid: number, format?: "text" | "binary") =>
+  oid === pg.types.builtins.TIMESTAMP && format !== "binary"
+    ? (value: string) => new Date(`${value.replace(" ", "T")}Z`)
+    : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser;
 
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

@@ -4,10 +4,11 @@ import { performance } from "node:perf_hooks";
 import { webhookSignature } from "./webhook-signer.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { WebhookConfig } from "../config.js";
-import type { Db, Tx } from "../db/client.js";
 import type { Logger } from "../logger.js";
 import { onEventEmitted } from "./outbox.js";
+import type { AttemptRecord, ClaimedEvent, OutboxStore } from "./outbox-store.js";
 import { retryDelayMs, retryWindowOver } from "./retry.js";
+import { WebhookPoster, type PostResult } from "./webhook-post.js";
 
 // Delivers outbox events (see outbox.ts) to each platform's webhook URL.
 //
@@ -27,45 +28,28 @@ import { retryDelayMs, retryWindowOver } from "./retry.js";
 //   Every attempt is recorded.
 // - No URL: events wait as PENDING (the API shows NO_ENDPOINT) and are
 //   delivered, in order, once a URL is set.
+// - Cost: a poll is one transaction whose queries are bounded by the free
+//   slots, not by the backlog, and the attempts that finish together are
+//   recorded in one transaction, each with its event's new state
+//   (outbox-store.ts).
 
 const NUDGE_DELAY_MS = 5;
-const MAX_ERROR_LENGTH = 500;
+/**
+ * Due events read per platform beyond its free slots, so that a few found
+ * blocked (not their object's turn) or taken by another process do not leave
+ * slots empty until the next poll.
+ */
+const READ_AHEAD = 4;
 
-interface Claim {
-  id: string;
-  platformId: string;
-  objectId: string;
-  seq: bigint;
-  payload: string;
-  attemptCount: number;
-  replayCount: number;
-  firstAttemptAt: Date | null;
+/** Its platform as read by the poll that claimed it: a URL change applies from the next attempt. */
+interface Claim extends ClaimedEvent {
   token: string;
-  /** Read when claimed, so a URL change applies from the next attempt. */
-  platform:
-    | {
-        webhookUrl: string | null;
-        webhookPrivateKey: string;
-        clockOffsetSeconds: number;
-      }
-    | undefined;
 }
 
-interface Candidate {
-  id: string;
-  platformId: string;
-  objectId: string;
-  seq: bigint;
-  nextAttemptAt: Date;
-}
-
-type Outcome =
-  | { kind: "response"; httpStatus: number }
-  | { kind: "error"; error: string }
-  | { kind: "interrupted"; error: string };
+type Outcome = PostResult;
 
 export interface DispatcherOptions {
-  db: Db;
+  store: OutboxStore;
   log: Logger;
   config: WebhookConfig;
   /**
@@ -80,8 +64,10 @@ const realTime: Clock = systemClock;
 
 export class WebhookDispatcher {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly inFlight = new Map<string, { platformId: string; done: Promise<void> }>();
-  private readonly stopping = new AbortController();
+  /** Requests in flight (the pool's slots), by event id: their platform. */
+  private readonly inFlight = new Map<string, string>();
+  /** Deliveries not yet recorded, requests in flight included. */
+  private readonly unsettled = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private timerDue = Number.POSITIVE_INFINITY;
   private tickRunning: Promise<void> | undefined;
@@ -89,8 +75,18 @@ export class WebhookDispatcher {
   private started = false;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  /** Attempts waiting to be recorded together (see record()). */
+  private unrecorded: {
+    record: AttemptRecord;
+    recorded: () => void;
+    failed: (e: unknown) => void;
+  }[] = [];
 
-  constructor(private readonly options: DispatcherOptions) {}
+  private readonly poster: WebhookPoster;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.poster = new WebhookPoster(options.config.timeoutMs);
+  }
 
   start(): void {
     if (this.started) return;
@@ -114,9 +110,10 @@ export class WebhookDispatcher {
     this.unsubscribe?.();
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.stopping.abort();
+    this.poster.interrupt();
     await this.tickRunning;
-    await Promise.allSettled([...this.inFlight.values()].map((d) => d.done));
+    await Promise.allSettled(this.unsettled);
+    this.poster.close();
   }
 
   private schedule(delayMs: number): void {
@@ -161,184 +158,64 @@ export class WebhookDispatcher {
    * slots are full, a finishing delivery triggers the next look.
    */
   private async claimAndStart(): Promise<boolean> {
-    const { db, config } = this.options;
-    // Platforms that reached their cap are left out of the query, so events
-    // of other platforms are found even behind a long backlog of theirs.
-    for (let round = 0; round < 4; round++) {
-      const free = config.concurrency - this.inFlight.size;
-      if (free <= 0 || this.stopped) return false;
-      const perPlatform = this.inFlightPerPlatform();
-      const saturated = [...perPlatform].filter(([, n]) => n >= config.platformConcurrency);
-      const platforms = await db.platform.findMany({
-        where: {
-          webhookUrl: { not: null },
-          ...(saturated.length > 0 ? { id: { notIn: saturated.map(([id]) => id) } } : {}),
-        },
-        select: { id: true },
-      });
-      if (platforms.length === 0) return false;
-
-      const now = realTime.now();
-      const candidates: Candidate[] = await db.webhookEvent.findMany({
-        where: {
-          status: "PENDING",
-          nextAttemptAt: { lte: now },
-          OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }],
-          platformId: { in: platforms.map((p) => p.id) },
-        },
-        orderBy: [{ seq: "asc" }],
-        take: free * 4,
-        select: { id: true, platformId: true, objectId: true, seq: true, nextAttemptAt: true },
-      });
-      if (candidates.length === 0) return false;
-
-      const heads = await this.eligible(candidates, now);
-      const chosen: Candidate[] = [];
-      let skippedForCap = false;
-      for (const candidate of heads) {
-        if (chosen.length >= free) break;
-        const count = perPlatform.get(candidate.platformId) ?? 0;
-        if (count >= config.platformConcurrency) {
-          skippedForCap = true;
-          continue;
-        }
-        perPlatform.set(candidate.platformId, count + 1);
-        chosen.push(candidate);
-      }
-      for (const claim of await this.claim(chosen, now)) this.startDelivery(claim);
-      if (!skippedForCap) {
-        return candidates.length === free * 4 && this.inFlight.size < config.concurrency;
-      }
-    }
-    return false;
+    const { store, config } = this.options;
+    const free = config.concurrency - this.inFlight.size;
+    if (free <= 0 || this.stopped) return false;
+    const now = realTime.now();
+    const token = `${this.owner}:${randomUUID()}`;
+    const { claimed, mayBeMore } = await store.poll({
+      now,
+      leaseUntil: new Date(now.getTime() + config.leaseMs),
+      token,
+      free,
+      platformCap: config.platformConcurrency,
+      inFlight: this.inFlightPerPlatform(),
+      readAhead: READ_AHEAD,
+    });
+    for (const event of claimed) this.startDelivery({ ...event, token });
+    return mayBeMore && this.inFlight.size < config.concurrency;
   }
 
-  private inFlightPerPlatform(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const { platformId } of this.inFlight.values()) {
-      counts.set(platformId, (counts.get(platformId) ?? 0) + 1);
+  private inFlightPerPlatform(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const platformId of this.inFlight.values()) {
+      counts[platformId] = (counts[platformId] ?? 0) + 1;
     }
     return counts;
   }
 
-  /**
-   * The candidates that are first in line for their object. The others are
-   * put off until their predecessor can next finish, so they do not fill
-   * every poll.
-   */
-  private async eligible(candidates: Candidate[], now: Date): Promise<Candidate[]> {
-    const { db } = this.options;
-    const firstPending = await db.webhookEvent.groupBy({
-      by: ["platformId", "objectId"],
-      where: {
-        status: "PENDING",
-        OR: candidates.map((c) => ({ platformId: c.platformId, objectId: c.objectId })),
-      },
-      _min: { seq: true },
-    });
-    const key = (platformId: string, objectId: string) => `${platformId}\u0000${objectId}`;
-    const headSeq = new Map(
-      firstPending.map((g) => [key(g.platformId, g.objectId), g._min.seq ?? null]),
-    );
-    const ready: Candidate[] = [];
-    const blocked: Candidate[] = [];
-    for (const c of candidates) {
-      const first = headSeq.get(key(c.platformId, c.objectId));
-      if (first === undefined || first === null || first >= c.seq) ready.push(c);
-      else blocked.push(c);
-    }
-    if (blocked.length === 0) return ready;
-
-    const heads = await db.webhookEvent.findMany({
-      where: {
-        status: "PENDING",
-        OR: blocked.map((c) => ({
-          platformId: c.platformId,
-          objectId: c.objectId,
-          seq: headSeq.get(key(c.platformId, c.objectId)) ?? 0n,
-        })),
-      },
-      select: { platformId: true, objectId: true, nextAttemptAt: true, lockedUntil: true },
-    });
-    const headByObject = new Map(heads.map((h) => [key(h.platformId, h.objectId), h]));
-    for (const c of blocked) {
-      const head = headByObject.get(key(c.platformId, c.objectId));
-      if (!head) continue;
-      const until = Math.max(head.nextAttemptAt.getTime(), head.lockedUntil?.getTime() ?? 0);
-      if (until <= now.getTime()) continue;
-      // Optimistic: if the predecessor finished since this event was read,
-      // its wake changed nextAttemptAt and the put-off does not apply.
-      await db.webhookEvent.updateMany({
-        where: { id: c.id, status: "PENDING", nextAttemptAt: c.nextAttemptAt },
-        data: { nextAttemptAt: new Date(until) },
-      });
-    }
-    return ready;
-  }
-
-  /**
-   * Takes the candidates that no other process holds, in one conditional
-   * update: a row whose lease is live does not match, so of two processes
-   * racing for an event exactly one gets it. The batch token, stored as
-   * lockedBy, says which rows were won and fences every later write.
-   */
-  private async claim(candidates: Candidate[], now: Date): Promise<Claim[]> {
-    if (candidates.length === 0 || this.stopped) return [];
-    const { db, config } = this.options;
-    const token = `${this.owner}:${randomUUID()}`;
-    const ids = candidates.map((c) => c.id);
-    const { count } = await db.webhookEvent.updateMany({
-      where: {
-        id: { in: ids },
-        status: "PENDING",
-        nextAttemptAt: { lte: now },
-        OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }],
-      },
-      data: { lockedUntil: new Date(now.getTime() + config.leaseMs), lockedBy: token },
-    });
-    if (count === 0) return [];
-    const rows = await db.webhookEvent.findMany({
-      where: { id: { in: ids }, lockedBy: token },
-      orderBy: { seq: "asc" },
-      select: {
-        id: true,
-        platformId: true,
-        objectId: true,
-        seq: true,
-        payload: true,
-        attemptCount: true,
-        replayCount: true,
-        firstAttemptAt: true,
-      },
-    });
-    const platforms = await db.platform.findMany({
-      where: { id: { in: [...new Set(rows.map((r) => r.platformId))] } },
-      select: { id: true, webhookUrl: true, webhookPrivateKey: true, clockOffsetSeconds: true },
-    });
-    const byId = new Map(platforms.map((p) => [p.id, p]));
-    return rows.map((row) => ({ ...row, token, platform: byId.get(row.platformId) }));
-  }
-
   private startDelivery(claim: Claim): void {
+    this.inFlight.set(claim.id, claim.platformId);
     const done = this.deliver(claim)
       .catch((err: unknown) => {
         // The lease expires and another poll retries; nothing is lost.
         this.options.log.error({ err, eventId: claim.id }, "webhook delivery bookkeeping failed");
       })
       .finally(() => {
-        this.inFlight.delete(claim.id);
-        this.schedule(0);
+        this.freeSlot(claim.id);
+        this.unsettled.delete(done);
       });
-    this.inFlight.set(claim.id, { platformId: claim.platformId, done });
+    this.unsettled.add(done);
+  }
+
+  /**
+   * Once the receiver has answered, the slot goes to the next event: the
+   * attempt is still to be recorded, but the event stays leased until it is,
+   * so no poll can take it (nor, while it is pending, its successor).
+   */
+  private freeSlot(eventId: string): void {
+    if (!this.inFlight.delete(eventId)) return;
+    // Soon, not at once: the slots that free up meanwhile are refilled by
+    // the same poll.
+    this.schedule(NUDGE_DELAY_MS);
   }
 
   private async deliver(claim: Claim): Promise<void> {
-    const { db, clock, log } = this.options;
+    const { clock, log } = this.options;
     const { platform } = claim;
-    if (!platform?.webhookUrl || this.stopped) {
-      // URL removed since the poll (or shutting down): give the event back
-      // untouched; it waits for a URL.
-      await this.release(claim);
+    if (this.stopped) {
+      // Shutting down: give the event back untouched.
+      await this.options.store.release(claim.id, claim.token);
       return;
     }
 
@@ -346,21 +223,26 @@ export class WebhookDispatcher {
     const startedAt = realTime.now();
     const attemptedAt = new Date(clock.now().getTime() + platform.clockOffsetSeconds * 1000);
     const started = performance.now();
-    const outcome = await this.post(platform.webhookUrl, claim.payload, signature);
+    const outcome = await this.poster.post(platform.webhookUrl, claim.payload, {
+      "Content-Type": "application/json",
+      "X-Webhook-Signature": signature,
+      "User-Agent": "payments-sandbox-webhooks/1",
+    });
     const latencyMs = Math.max(0, Math.round(performance.now() - started));
+    this.freeSlot(claim.id);
 
-    await db.$transaction(async (tx) => {
-      await tx.webhookAttempt.create({
-        data: {
-          id: randomUUID(),
-          eventId: claim.id,
-          attemptedAt,
-          httpStatus: outcome.kind === "response" ? outcome.httpStatus : null,
-          latencyMs,
-          error: outcome.kind === "response" ? null : outcome.error,
-        },
-      });
-      await this.finish(tx, claim, outcome, startedAt);
+    await this.record({
+      ...this.nextState(claim, outcome, startedAt),
+      eventId: claim.id,
+      token: claim.token,
+      replayCount: claim.replayCount,
+      attempt: {
+        id: randomUUID(),
+        attemptedAt,
+        httpStatus: outcome.kind === "response" ? outcome.httpStatus : null,
+        latencyMs,
+        error: outcome.kind === "response" ? null : outcome.error,
+      },
     });
 
     if (outcome.kind !== "response" || outcome.httpStatus >= 300) {
@@ -380,132 +262,72 @@ export class WebhookDispatcher {
     }
   }
 
-  private async post(url: string, body: string, signature: string): Promise<Outcome> {
-    const { timeoutMs } = this.options.config;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          "X-Webhook-Signature": signature,
-          "User-Agent": "payments-sandbox-webhooks/1",
-        },
-        body,
-        // A redirect is the receiver's answer, not a place to send the event.
-        redirect: "manual",
-        signal: AbortSignal.any([timeout, this.stopping.signal]),
-      });
-      // Only the status matters; drop the body without waiting for it.
-      await res.body?.cancel().catch(() => undefined);
-      return { kind: "response", httpStatus: res.status };
-    } catch (err) {
-      if (this.stopping.signal.aborted && !timeout.aborted) {
-        return { kind: "interrupted", error: "interrupted: the server was stopping" };
-      }
-      if (timeout.aborted) return { kind: "error", error: `timed out after ${timeoutMs} ms` };
-      return { kind: "error", error: describeError(err) };
-    }
-  }
-
-  /** Moves the event on after an attempt, fenced by the claim's lease token. */
-  private async finish(tx: Tx, claim: Claim, outcome: Outcome, startedAt: Date): Promise<void> {
+  /**
+   * The event's state after an attempt. A 2xx is delivered; an interruption
+   * is due again at once, without counting as an attempt; anything else is
+   * retried with back-off until the retry window ends (FAILED).
+   */
+  private nextState(
+    claim: Claim,
+    outcome: Outcome,
+    startedAt: Date,
+  ): Pick<
+    AttemptRecord,
+    "status" | "firstAttemptAt" | "attemptCount" | "nextAttemptAt" | "deliveredAt" | "wake"
+  > {
     const { config } = this.options;
     const now = realTime.now();
-    const released = { lockedUntil: null, lockedBy: null };
-    // A replay during the attempt bumped replayCount: it asked for a new
-    // round, so this attempt must not close the event.
-    const owned = { id: claim.id, lockedBy: claim.token, replayCount: claim.replayCount };
     const firstAttemptAt = claim.firstAttemptAt ?? startedAt;
-
-    let finished = false;
-    let result: { count: number };
+    const wake = {
+      platformId: claim.platformId,
+      objectId: claim.objectId,
+      seq: claim.seq,
+      at: now,
+    };
     if (outcome.kind === "interrupted") {
-      result = await tx.webhookEvent.updateMany({
-        where: owned,
-        data: { ...released, firstAttemptAt, nextAttemptAt: now },
-      });
-    } else if (
-      outcome.kind === "response" &&
-      outcome.httpStatus >= 200 &&
-      outcome.httpStatus < 300
-    ) {
-      result = await tx.webhookEvent.updateMany({
-        where: owned,
-        data: {
-          ...released,
-          status: "DELIVERED",
-          deliveredAt: now,
-          firstAttemptAt,
-          attemptCount: claim.attemptCount + 1,
-        },
-      });
-      finished = true;
-    } else {
-      const attempts = claim.attemptCount + 1;
-      const giveUp = retryWindowOver(firstAttemptAt, now, config.maxAgeMs);
-      result = await tx.webhookEvent.updateMany({
-        where: owned,
-        data: giveUp
-          ? { ...released, status: "FAILED", firstAttemptAt, attemptCount: attempts }
-          : {
-              ...released,
-              firstAttemptAt,
-              attemptCount: attempts,
-              nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts, config)),
-            },
-      });
-      finished = giveUp;
+      return {
+        status: "PENDING",
+        firstAttemptAt,
+        attemptCount: claim.attemptCount,
+        nextAttemptAt: now,
+      };
     }
-
-    if (result.count === 0) {
-      // Replayed meanwhile (or the lease was lost): just let go if it is ours.
-      await tx.webhookEvent.updateMany({
-        where: { id: claim.id, lockedBy: claim.token },
-        data: released,
-      });
-      return;
+    const attemptCount = claim.attemptCount + 1;
+    if (outcome.kind === "response" && outcome.httpStatus >= 200 && outcome.httpStatus < 300) {
+      return { status: "DELIVERED", firstAttemptAt, attemptCount, deliveredAt: now, wake };
     }
-    if (finished) await this.wakeSuccessor(tx, claim, now);
+    if (retryWindowOver(firstAttemptAt, now, config.maxAgeMs)) {
+      return { status: "FAILED", firstAttemptAt, attemptCount, wake };
+    }
+    return {
+      status: "PENDING",
+      firstAttemptAt,
+      attemptCount,
+      nextAttemptAt: new Date(now.getTime() + retryDelayMs(attemptCount, config)),
+    };
   }
 
   /**
-   * The next event of the same object may go now. The write always changes
-   * its nextAttemptAt, which cancels a put-off computed from a stale view of
-   * this event (see eligible()).
+   * Records an attempt together with the others that finish about the same
+   * time: one transaction (on SQLite, one commit shared with the API's
+   * writes) for many deliveries. Resolves once it is committed.
    */
-  private async wakeSuccessor(tx: Tx, claim: Claim, now: Date): Promise<void> {
-    const next = await tx.webhookEvent.findFirst({
-      where: {
-        platformId: claim.platformId,
-        objectId: claim.objectId,
-        status: "PENDING",
-        seq: { gt: claim.seq },
-      },
-      orderBy: { seq: "asc" },
-      select: { id: true, nextAttemptAt: true },
-    });
-    if (!next) return;
-    const at = next.nextAttemptAt.getTime() === now.getTime() ? now.getTime() + 1 : now.getTime();
-    await tx.webhookEvent.update({ where: { id: next.id }, data: { nextAttemptAt: new Date(at) } });
-  }
-
-  private async release(claim: Claim): Promise<void> {
-    await this.options.db.webhookEvent.updateMany({
-      where: { id: claim.id, lockedBy: claim.token },
-      data: { lockedUntil: null, lockedBy: null },
+  private record(record: AttemptRecord): Promise<void> {
+    return new Promise((recorded, failed) => {
+      if (this.unrecorded.push({ record, recorded, failed }) === 1) {
+        setImmediate(() => void this.recordPending());
+      }
     });
   }
-}
 
-function describeError(err: unknown): string {
-  // fetch wraps the socket error in `cause`; that is the useful part.
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  const code =
-    typeof cause === "object" && cause !== null && "code" in cause
-      ? String((cause as { code: unknown }).code)
-      : undefined;
-  const message = cause instanceof Error ? cause.message : String(cause);
-  const text = code && !message.includes(code) ? `${code}: ${message}` : message;
-  return text.slice(0, MAX_ERROR_LENGTH);
+  private async recordPending(): Promise<void> {
+    const batch = this.unrecorded;
+    this.unrecorded = [];
+    try {
+      await this.options.store.recordAttempts(batch.map((b) => b.record));
+      for (const b of batch) b.recorded();
+    } catch (err) {
+      for (const b of batch) b.failed(err);
+    }
+  }
 }

@@ -1,0 +1,328 @@
+import type { SqlProgram, SqlRow, SqlValue } from "../db/sql.js";
+import type { SqlRunner } from "../db/sql-runner.js";
+
+// The webhook dispatcher's reads and writes of the outbox (dispatcher.ts),
+// in direct SQL written once for both databases.
+//
+// The dispatcher runs beside the API under the same load, so each query is
+// bounded by what it asks for, never by the backlog:
+// - a platform's due events come from the (platformId, status,
+//   nextAttemptAt) index in due order, so LIMIT ends the scan, and the
+//   events of a platform without a URL are never read;
+// - "is an earlier event of this object pending" is one probe of the
+//   (platformId, objectId, status, seq) index.
+//
+// A poll is one program (claimDueWebhookEvents) and the outcomes of many
+// deliveries are another (recordWebhookAttempts), each one transaction. On
+// SQLite they run on the writer thread, committed with the API's writes; its
+// connection's page cache stays valid across its own commits, where another
+// connection would read the pages just written again on every poll.
+
+/** A platform that has a webhook URL, as a delivery needs it. */
+export interface DeliveryTarget {
+  id: string;
+  webhookUrl: string;
+  webhookPrivateKey: string;
+  clockOffsetSeconds: number;
+}
+
+/** An event claimed by a poll, with its platform as read in that poll. */
+export interface ClaimedEvent {
+  id: string;
+  platformId: string;
+  objectId: string;
+  seq: bigint;
+  payload: string;
+  attemptCount: number;
+  replayCount: number;
+  firstAttemptAt: Date | null;
+  platform: DeliveryTarget;
+}
+
+export interface PollInput {
+  now: Date;
+  leaseUntil: Date;
+  /** Stored as lockedBy on every event claimed: fences each later write. */
+  token: string;
+  /** Slots free in this process. */
+  free: number;
+  /** Most deliveries in flight per platform. */
+  platformCap: number;
+  /** Deliveries in flight per platform in this process. */
+  inFlight: Record<string, number>;
+  /**
+   * Due events read per platform beyond its free slots, so that a few found
+   * blocked or taken by another process do not leave slots empty.
+   */
+  readAhead: number;
+}
+
+export interface PollResult {
+  /** Earliest due first. */
+  claimed: ClaimedEvent[];
+  /** More due events may be waiting than this poll had room for. */
+  mayBeMore: boolean;
+}
+
+/** One attempt and the event's state after it, written together. */
+export interface AttemptRecord {
+  eventId: string;
+  /** The claim's lease token and round: the write applies only while both still hold. */
+  token: string;
+  replayCount: number;
+  attempt: {
+    id: string;
+    attemptedAt: Date;
+    httpStatus: number | null;
+    latencyMs: number;
+    error: string | null;
+  };
+  status: "PENDING" | "DELIVERED" | "FAILED";
+  firstAttemptAt: Date;
+  attemptCount: number;
+  /** When the next attempt is due; unchanged when absent. */
+  nextAttemptAt?: Date;
+  deliveredAt?: Date;
+  /** The event is finished: the next pending event of its object may go at `at`. */
+  wake?: { platformId: string; objectId: string; seq: bigint; at: Date };
+}
+
+interface DueEvent {
+  id: string;
+  platformId: string;
+  objectId: string;
+  nextAttemptAt: Date;
+  /** An earlier event of the same object is still pending: not its turn. */
+  blocked: boolean;
+}
+
+const EVENT = `"WebhookEvent"`;
+/** An earlier pending event of the same object as the row `alias`. */
+const EARLIER_PENDING = (alias: string) =>
+  `EXISTS (SELECT 1 FROM ${EVENT} b WHERE b."platformId" = ${alias}."platformId"
+    AND b."objectId" = ${alias}."objectId" AND b."status" = 'PENDING'
+    AND b."seq" < ${alias}."seq")`;
+
+const TARGETS_SQL = `SELECT "id", "webhookUrl", "webhookPrivateKey", "clockOffsetSeconds"
+  FROM "Platform" WHERE "webhookUrl" IS NOT NULL`;
+
+const DUE_SQL = `SELECT e."id", e."objectId", e."nextAttemptAt",
+    ${EARLIER_PENDING("e")} AS "blocked"
+  FROM ${EVENT} e
+  WHERE e."platformId" = ? AND e."status" = 'PENDING' AND e."nextAttemptAt" <= ?
+    AND (e."lockedUntil" IS NULL OR e."lockedUntil" < ?)
+  ORDER BY e."nextAttemptAt" LIMIT ?`;
+
+const HEAD_SQL = `SELECT "nextAttemptAt", "lockedUntil" FROM ${EVENT}
+  WHERE "platformId" = ? AND "objectId" = ? AND "status" = 'PENDING' ORDER BY "seq" LIMIT 1`;
+
+/**
+ * A row whose lease is live, that is no longer due, or that has an earlier
+ * pending event of its object does not match: of two processes racing for
+ * an event exactly one gets it, and an object's order holds even if an
+ * earlier event became pending again (a replay) since the poll read it.
+ */
+const claimSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
+  WHERE "id" IN (${Array.from({ length: n }, () => "?").join(", ")}) AND "status" = 'PENDING'
+    AND "nextAttemptAt" <= ? AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
+    AND NOT ${EARLIER_PENDING(EVENT)}
+  RETURNING "id", "platformId", "objectId", "seq", "payload", "attemptCount", "replayCount",
+    "firstAttemptAt"`;
+
+/** A date as read: SQLite holds Prisma's ISO text, PostgreSQL's driver gives a Date. */
+function dateOf(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+function optionalDate(value: unknown): Date | null {
+  return value === null || value === undefined ? null : dateOf(value);
+}
+
+/**
+ * One poll: the platforms with a URL and room, up to their room of due
+ * events each, and the claim of the earliest due that are first in line for
+ * their object, within the process's free slots. Events found blocked are
+ * put off until their predecessor's next attempt (or lease end), so they do
+ * not fill every poll; a predecessor that finishes wakes its successor (see
+ * wakeSuccessor), which also cancels a put-off computed from a stale view.
+ */
+export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult> {
+  const { now, free } = input;
+  const room = (platformId: string) =>
+    Math.min(free, input.platformCap - (input.inFlight[platformId] ?? 0));
+  const targets = new Map<string, DeliveryTarget>();
+  for (const row of (yield { kind: "all", sql: TARGETS_SQL, params: [] }) as SqlRow[]) {
+    const id = String(row.id);
+    // A platform at its cap is not asked, so the events of the others are
+    // found even behind a long backlog of its own.
+    if (room(id) <= 0) continue;
+    targets.set(id, {
+      id,
+      webhookUrl: String(row.webhookUrl),
+      webhookPrivateKey: String(row.webhookPrivateKey),
+      clockOffsetSeconds: Number(row.clockOffsetSeconds),
+    });
+  }
+
+  let mayBeMore = false;
+  const due: DueEvent[] = [];
+  for (const platformId of targets.keys()) {
+    const limit = room(platformId) + input.readAhead;
+    const rows = (yield {
+      kind: "all",
+      sql: DUE_SQL,
+      params: [platformId, now, now, limit],
+    }) as SqlRow[];
+    if (rows.length === limit) mayBeMore = true;
+    for (const row of rows) {
+      due.push({
+        id: String(row.id),
+        platformId,
+        objectId: String(row.objectId),
+        nextAttemptAt: dateOf(row.nextAttemptAt),
+        blocked: row.blocked === true || Number(row.blocked) === 1,
+      });
+    }
+  }
+
+  // Earliest due first across platforms, each within its room.
+  due.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+  const taken = new Map<string, number>();
+  const chosen: string[] = [];
+  for (const event of due) {
+    if (event.blocked) {
+      yield* putOff(event, now);
+      continue;
+    }
+    if (chosen.length >= free) {
+      mayBeMore = true;
+      continue;
+    }
+    const count = taken.get(event.platformId) ?? 0;
+    if (count >= room(event.platformId)) continue;
+    taken.set(event.platformId, count + 1);
+    chosen.push(event.id);
+  }
+  if (chosen.length === 0) return { claimed: [], mayBeMore };
+
+  const params: SqlValue[] = [input.leaseUntil, input.token, ...chosen, now, now];
+  const rows = (yield { kind: "all", sql: claimSql(chosen.length), params }) as SqlRow[];
+  const order = new Map(chosen.map((id, i) => [id, i]));
+  const claimed = rows.map((row): ClaimedEvent => ({
+    id: String(row.id),
+    platformId: String(row.platformId),
+    objectId: String(row.objectId),
+    seq: BigInt(row.seq as string | bigint),
+    payload: String(row.payload),
+    attemptCount: Number(row.attemptCount),
+    replayCount: Number(row.replayCount),
+    firstAttemptAt: optionalDate(row.firstAttemptAt),
+    platform: targets.get(String(row.platformId))!,
+  }));
+  claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  return { claimed, mayBeMore };
+}
+
+/**
+ * Puts a blocked event off until its object's first pending event can next
+ * finish. Optimistic: if that one finished since the event was read, its
+ * wake changed this event's nextAttemptAt and the put-off does not apply.
+ */
+function* putOff(event: DueEvent, now: Date): SqlProgram<void> {
+  const head = (yield {
+    kind: "one",
+    sql: HEAD_SQL,
+    params: [event.platformId, event.objectId],
+  }) as SqlRow | undefined;
+  if (!head) return;
+  const until = Math.max(
+    dateOf(head.nextAttemptAt).getTime(),
+    optionalDate(head.lockedUntil)?.getTime() ?? 0,
+  );
+  if (until <= now.getTime()) return;
+  yield {
+    kind: "run",
+    sql: `UPDATE ${EVENT} SET "nextAttemptAt" = ?
+      WHERE "id" = ? AND "status" = 'PENDING' AND "nextAttemptAt" = ?`,
+    params: [new Date(until), event.id, event.nextAttemptAt],
+  };
+}
+
+/** Records attempts and moves their events on, each fenced by its claim's token and round. */
+export function* recordWebhookAttempts(records: readonly AttemptRecord[]): SqlProgram<void> {
+  for (const r of records) {
+    yield { kind: "insert", table: "WebhookAttempt", row: { ...r.attempt, eventId: r.eventId } };
+    const changed = (yield {
+      kind: "run",
+      sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL, "status" = ?,
+          "firstAttemptAt" = ?, "attemptCount" = ?,
+          "nextAttemptAt" = COALESCE(?, "nextAttemptAt"), "deliveredAt" = COALESCE(?, "deliveredAt")
+        WHERE "id" = ? AND "lockedBy" = ? AND "replayCount" = ?`,
+      params: [
+        r.status,
+        r.firstAttemptAt,
+        r.attemptCount,
+        r.nextAttemptAt ?? null,
+        r.deliveredAt ?? null,
+        r.eventId,
+        r.token,
+        r.replayCount,
+      ],
+    }) as number | bigint;
+    if (Number(changed) === 0) {
+      // Replayed meanwhile (or the lease was lost): just let go if it is ours.
+      yield* releaseWebhookEvent({ id: r.eventId, token: r.token });
+      continue;
+    }
+    if (r.wake) yield* wakeSuccessor(r.wake);
+  }
+}
+
+/**
+ * The next pending event of the object may go now. The write always changes
+ * its nextAttemptAt, which cancels a put-off computed from a stale view of
+ * the finished event (see putOff).
+ */
+function* wakeSuccessor(wake: NonNullable<AttemptRecord["wake"]>): SqlProgram<void> {
+  const next = (yield {
+    kind: "one",
+    sql: `SELECT "id", "nextAttemptAt" FROM ${EVENT}
+      WHERE "platformId" = ? AND "objectId" = ? AND "status" = 'PENDING' AND "seq" > ?
+      ORDER BY "seq" LIMIT 1`,
+    params: [wake.platformId, wake.objectId, wake.seq],
+  }) as SqlRow | undefined;
+  if (!next) return;
+  const now = wake.at.getTime();
+  const at = dateOf(next.nextAttemptAt).getTime() === now ? now + 1 : now;
+  yield {
+    kind: "run",
+    sql: `UPDATE ${EVENT} SET "nextAttemptAt" = ? WHERE "id" = ?`,
+    params: [new Date(at), String(next.id)],
+  };
+}
+
+/** Gives a claimed event back untouched, if the claim still holds it. */
+export function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<void> {
+  yield {
+    kind: "run",
+    sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL
+      WHERE "id" = ? AND "lockedBy" = ?`,
+    params: [input.id, input.token],
+  };
+}
+
+export class OutboxStore {
+  constructor(private readonly writer: SqlRunner) {}
+
+  poll(input: PollInput): Promise<PollResult> {
+    return this.writer.run("claimDueWebhookEvents", input);
+  }
+
+  async recordAttempts(records: AttemptRecord[]): Promise<void> {
+    if (records.length > 0) await this.writer.run("recordWebhookAttempts", records);
+  }
+
+  async release(id: string, token: string): Promise<void> {
+    await this.writer.run("releaseWebhookEvent", { id, token });
+  }
+}
