@@ -30,13 +30,13 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import { cpuMs, freePort } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -70,17 +70,6 @@ const purchase = JSON.stringify({
   merchant: { descriptor: "BENCH COFFEE", mcc: "5814", country: "US" },
 });
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function start(command, argv, env, readyText, logFile) {
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env } });
   let output = "";
@@ -104,17 +93,6 @@ async function stop(child) {
   const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
   await exited;
   clearTimeout(timer);
-}
-
-/** CPU time (user + system, ms) a process has used so far; undefined off Linux. */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    // utime and stime, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Stolen and total CPU ticks of the whole machine so far (Linux), or undefined. */

@@ -18,14 +18,14 @@
 // --main runs another build of the server end to end (e.g. one of an older
 // commit, to compare under the same machine load); --no-ops skips part 1.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import * as portable from "@sandbox/crypto";
+import { cpuMs, freePort } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -205,23 +205,6 @@ async function byOperation() {
 // ---------------------------------------------------------------------------
 // 2. End to end
 // ---------------------------------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** CPU time (user + system, ms) a process has used so far, in 10 ms ticks. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function endToEnd() {
   const port = await freePort();
