@@ -9,9 +9,13 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const committed = join(root, "packages/client/src/generated/api.ts");
 const fresh = join(mkdtempSync(join(tmpdir(), "api-types-")), "api.ts");
-const run = (cmd, args) =>
-  execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-run("npx", ["openapi-typescript", "openapi.yaml", "-o", fresh]);
+// The same command, from the same folder, as the client's `generate` script
+// (the repository's lint configuration, with its ignore file, is applied by
+// `redocly lint`, not here).
+execFileSync("npx", ["openapi-typescript", "../../openapi.yaml", "-o", fresh], {
+  cwd: join(root, "packages/client"),
+  stdio: ["ignore", "ignore", "inherit"],
+});
 if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
   console.error(
     "packages/client/src/generated/api.ts is stale: run `npm run generate -w @sandbox/client` and commit it",
