@@ -39,8 +39,9 @@ describe("loadWebhookConfig", () => {
       retryMaxDelayMs: 3_600_000,
       maxAgeMs: 24 * 3_600_000,
       pollMs: 200,
-      concurrency: 32,
-      platformConcurrency: 4,
+      // The README's defaults: 1024 in flight per process, an eighth per platform.
+      concurrency: 1024,
+      platformConcurrency: 128,
       leaseMs: 40_000,
     });
   });
