@@ -57,9 +57,9 @@ export async function bootstrapPlatform(
     config.sandboxTokenId && config.sandboxTokenSecret
       ? { tokenId: config.sandboxTokenId, secret: config.sandboxTokenSecret }
       : undefined;
-  // Both hashes are made before the lock is taken: scrypt is slow on purpose.
-  const generated = generateCredentials();
-  const hashed = await hashSecret(fromEnvironment?.secret ?? generated.secret);
+  // A secret from the environment is stored on every start (created, or
+  // re-hashed): hash it before the lock is taken, as scrypt is slow on purpose.
+  const hashed = fromEnvironment ? await hashSecret(fromEnvironment.secret) : undefined;
 
   return db.$transaction(
     async (tx) => {
@@ -67,7 +67,7 @@ export async function bootstrapPlatform(
       const existing = await tx.platform.findFirst({ orderBy: { createdAt: "asc" } });
       const platformId = existing?.id ?? (await createPlatform(tx, clock, "Sandbox platform"));
 
-      if (fromEnvironment) {
+      if (fromEnvironment && hashed) {
         const token = await tx.apiToken.findUnique({ where: { id: fromEnvironment.tokenId } });
         if (!token) {
           await storeApiToken(tx, clock, platformId, fromEnvironment.tokenId, hashed);
@@ -82,7 +82,10 @@ export async function bootstrapPlatform(
 
       const anyToken = await tx.apiToken.findFirst({ where: { platformId } });
       if (anyToken) return { platformId, credentialsFromEnvironment: false };
-      await storeApiToken(tx, clock, platformId, generated.tokenId, hashed);
+      // Only a first start gets here: a new token, hashed under the lock.
+      const generated = generateCredentials();
+      const secret = await hashSecret(generated.secret);
+      await storeApiToken(tx, clock, platformId, generated.tokenId, secret);
       return { platformId, newCredentials: generated, credentialsFromEnvironment: false };
     },
     // Other processes may hold the lock while they migrate.
