@@ -36,6 +36,7 @@ import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
 import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
 import { migrate } from "./db/migrate.js";
+import { Database } from "./db/database.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
@@ -107,6 +108,8 @@ export interface RunningServer {
   baseUrl: string;
   bootstrap: BootstrapResult;
   db: Db;
+  /** The data access every area uses (db/database.ts). */
+  data: Database;
   log: Logger;
   jobs: JobWorker;
   /**
@@ -152,7 +155,8 @@ export async function startServer(
       : inlineSqlRunner(sql);
   const bootstrap = await bootstrapPlatform(db, target.provider, clock, config);
 
-  const services: Services = { db, clock, log };
+  const data = new Database(sql, writer);
+  const services: Services = { db, data, clock, log };
   const clocks = new PlatformClocks(db, clock, sql);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
@@ -281,6 +285,7 @@ export async function startServer(
     baseUrl: `${origin}${API_BASE_PATH}`,
     bootstrap,
     db,
+    data,
     log,
     jobs,
     waitingFor: () => (stopStep === "requests" ? requests.describe() : stopStep),

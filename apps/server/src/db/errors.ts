@@ -1,4 +1,12 @@
-/** Prisma's unique-constraint error, P2002, whichever database raised it. */
+/** A unique-constraint violation, whichever database raised it. */
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "P2002";
+  if (typeof err !== "object" || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  return (
+    // Prisma's, until every area reads through db/database.ts.
+    code === "P2002" ||
+    code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
+    code === "23505"
+  );
 }

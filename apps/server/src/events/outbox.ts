@@ -1,5 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import type { Tx } from "../db/client.js";
+import { insert } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
 
 export type WebhookEventType = Schemas["WebhookEventType"];
@@ -87,7 +89,17 @@ export function onEventEmitted(listener: EmitListener): () => void {
  * nor its event exists without the other, and a crash or a receiver that is
  * down loses nothing: the dispatcher delivers from the table.
  */
-export async function emitEvent(tx: Tx, event: EventInput): Promise<string> {
+export function* emitEvent(event: EventInput): SqlProgram<string> {
+  const row = outboxRow(event);
+  yield* insert("WebhookEvent", row);
+  // The nudge may arrive before the transaction commits; the dispatcher's
+  // regular poll picks the event up then.
+  notifyEventEmitted();
+  return row.id;
+}
+
+/** emitEvent inside a Prisma transaction, until every area has moved to db/database.ts. */
+export async function emitEventViaPrisma(tx: Tx, event: EventInput): Promise<string> {
   const data = outboxRow(event);
   await tx.webhookEvent.create({ data });
   // The nudge may arrive before the transaction commits; the dispatcher's

@@ -1,7 +1,9 @@
 import type { Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
+import type { WhereInterface } from "kysely";
 import type { Db } from "../db/client.js";
+import type { Database } from "../db/database.js";
 
 /** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */
 export interface AgentPrincipal {
@@ -35,8 +37,24 @@ export function visibleTo(ctx: RequestContext): { platformId: string; customerId
     : { platformId: ctx.platformId };
 }
 
+/**
+ * Narrows a statement to the rows this caller may see: its platform's, and
+ * only its customer's when an agent is acting. For any table with
+ * `platformId` and `customerId`: `q.selectFrom(...).$call(scopedTo(ctx))`.
+ */
+export function scopedTo(ctx: RequestContext) {
+  // The builder's table is not known here; the columns exist on every table
+  // this is applied to (a wrong table fails at the first query of any test).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return <QB extends WhereInterface<any, any>>(qb: QB): QB => {
+    const own = qb.where("platformId", "=", ctx.platformId);
+    return (ctx.agent ? own.where("customerId", "=", ctx.agent.customerId) : own) as QB;
+  };
+}
+
 export interface Services {
   db: Db;
+  data: Database;
   /** Real time; request handling uses RequestContext.clock instead. */
   clock: Clock;
   log: Logger;

@@ -1,3 +1,4 @@
+import type { SelectQueryBuilder } from "kysely";
 import { invalidInput } from "../errors.js";
 
 // Lists are newest first. The cursor is the (createdAt, id) of the last row
@@ -51,6 +52,25 @@ export function afterCursor(cursor: CursorPosition | undefined) {
 }
 
 export const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+/**
+ * One page of a list, newest first, after the cursor: `limit + 1` rows (the
+ * extra one tells toPage whether there is more). For any table with
+ * `createdAt` and `id`: `q.selectFrom(...).$call(newestPage(cursor, limit))`.
+ */
+export function newestPage(cursor: CursorPosition | undefined, limit: number) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB => {
+    const ordered = qb.orderBy("createdAt", "desc").orderBy("id", "desc").limit(limit + 1);
+    if (!cursor) return ordered as QB;
+    return ordered.where((eb) =>
+      eb.or([
+        eb("createdAt", "<", cursor.createdAt),
+        eb.and([eb("createdAt", "=", cursor.createdAt), eb("id", "<", cursor.id)]),
+      ]),
+    ) as QB;
+  };
+}
 
 /** Fetch `limit + 1` rows, then call this to cut the page and build the cursor. */
 export function toPage<R extends CursorPosition, T>(

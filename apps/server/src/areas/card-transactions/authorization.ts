@@ -4,7 +4,7 @@ import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
 import { outboxRow } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
-import { balanceOf, creditSteps, guardedDebit } from "../ledger/ledger-sql.js";
+import { balanceOf, credit, guardedDebit } from "../ledger/ledger.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
   EVENT_OF_STATUS,
@@ -175,7 +175,7 @@ function* failPullAtOnce(
   const { amount, at } = posting;
   const effect = pullEffect(row, amount, pull);
   if (effect.release > 0n) {
-    yield* creditSteps({ ...posting, amount: effect.release, kind: "CARD_PULL_FAILED" });
+    yield* credit({ ...posting, amount: effect.release, kind: "CARD_PULL_FAILED" });
   }
   yield {
     kind: "run",

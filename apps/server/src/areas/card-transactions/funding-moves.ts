@@ -1,5 +1,5 @@
 import type { Tx } from "../../db/client.js";
-import { credit, debit, InsufficientFundsError } from "../ledger/ledger.js";
+import { credit, debit, InsufficientFundsError } from "../ledger/ledger-prisma.js";
 
 // Every movement of money for a card transaction goes through the ledger,
 // against the transaction's funding source, referencing the transaction.

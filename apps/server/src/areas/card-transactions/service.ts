@@ -3,7 +3,7 @@ import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sand
 import type { Tx } from "../../db/client.js";
 import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 import type { Query } from "../../http/operation-types.js";
 import type { Caller, RequestContext, Services } from "../../http/context.js";
 import {
@@ -478,7 +478,7 @@ export class CardTransactionService {
             where: { id },
             data: { ...next, lastEventAt: stamp, updatedAt: later(at, row.updatedAt) },
           });
-          await emitEvent(tx, {
+          await emitEventViaPrisma(tx, {
             platformId,
             type: EVENT_OF_STATUS[updated.status as CardTransactionStatus],
             objectId: id,

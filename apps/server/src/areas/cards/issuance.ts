@@ -1,7 +1,7 @@
 import type { CardIssuanceStep } from "@sandbox/sandbox-rules";
 import type { Db } from "../../db/client.js";
 import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 import type { JobHandlers } from "../../jobs/registry.js";
 import { toCard } from "./view.js";
 
@@ -93,7 +93,7 @@ export async function applyDueIssuance(
       });
       if (count !== 1) return false;
       for (const snapshot of snapshots) {
-        await emitEvent(tx, {
+        await emitEventViaPrisma(tx, {
           platformId: current.platformId,
           type: "CARD.STATE_CHANGE",
           objectId: current.id,

@@ -1,16 +1,10 @@
 import type { Schemas } from "@sandbox/client";
 import { kycOutcome } from "@sandbox/sandbox-rules";
-import type { Customer as CustomerRow } from "../../db/generated/sqlite/client.js";
+import { insert, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import { emitEvent } from "../../events/outbox.js";
@@ -18,6 +12,7 @@ import { emitEvent } from "../../events/outbox.js";
 export type Customer = Schemas["Customer"];
 export type CustomerCreate = Schemas["CustomerCreate"];
 type KycStatus = Schemas["KycStatus"];
+type CustomerRow = Row<"Customer">;
 
 /** The query of listCustomers, as validated. */
 export type CustomerFilter = Query<"listCustomers">;
@@ -63,34 +58,32 @@ export class CustomerService {
     try {
       // KYC runs at creation, so the status is set here: that is the first
       // CUSTOMER.KYC_STATUS_CHANGE, written with the customer.
-      const row = await this.services.db.$transaction(async (tx) => {
-        const created = await tx.customer.create({
-          data: {
-            id: newId("Customer"),
-            platformId: ctx.platformId,
-            customerType: input.customerType,
-            platformCustomerId: input.platformCustomerId ?? null,
-            personalInfo:
-              input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
-            businessInfo:
-              input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
-            beneficialOwners:
-              input.customerType === "BUSINESS" && input.beneficialOwners
-                ? JSON.stringify(input.beneficialOwners)
-                : null,
-            kycStatus: initialKycStatus(input),
-            createdAt: now,
-            updatedAt: now,
-          },
-        });
-        await emitEvent(tx, {
+      const row: CustomerRow = {
+        id: newId("Customer"),
+        platformId: ctx.platformId,
+        customerType: input.customerType,
+        platformCustomerId: input.platformCustomerId ?? null,
+        personalInfo:
+          input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
+        businessInfo: input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
+        beneficialOwners:
+          input.customerType === "BUSINESS" && input.beneficialOwners
+            ? JSON.stringify(input.beneficialOwners)
+            : null,
+        kycStatus: initialKycStatus(input),
+        kybStatus: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await this.services.data.transaction(function* () {
+        yield* insert("Customer", row);
+        yield* emitEvent({
           platformId: ctx.platformId,
           type: "CUSTOMER.KYC_STATUS_CHANGE",
-          objectId: created.id,
-          data: toCustomer(created),
+          objectId: row.id,
+          data: toCustomer(row),
           at: now,
         });
-        return created;
       });
       return toCustomer(row);
     } catch (err) {
@@ -106,9 +99,13 @@ export class CustomerService {
   }
 
   async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
-    const row = await this.services.db.customer.findFirst({
-      where: { id, platformId: ctx.platformId },
-    });
+    const row = await this.services.data.one(
+      q
+        .selectFrom("Customer")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId),
+    );
     if (!row) throw notFound("CUSTOMER_NOT_FOUND", `Customer ${id} not found`);
     return row;
   }
@@ -118,17 +115,14 @@ export class CustomerService {
   }
 
   async list(ctx: RequestContext, filter: CustomerFilter): Promise<Page<Customer>> {
-    const rows = await this.services.db.customer.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.customerType ? { customerType: filter.customerType } : {}),
-        ...(filter.kycStatus ? { kycStatus: filter.kycStatus } : {}),
-        ...(filter.platformCustomerId ? { platformCustomerId: filter.platformCustomerId } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    let query = q.selectFrom("Customer").selectAll().where("platformId", "=", ctx.platformId);
+    if (filter.customerType) query = query.where("customerType", "=", filter.customerType);
+    if (filter.kycStatus) query = query.where("kycStatus", "=", filter.kycStatus);
+    if (filter.platformCustomerId)
+      query = query.where("platformCustomerId", "=", filter.platformCustomerId);
+    const rows = await this.services.data.all(
+      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toCustomer);
   }
 }

@@ -14,7 +14,7 @@ import {
   type Page,
 } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { credit } from "../ledger/ledger.js";
+import { credit } from "../ledger/ledger-prisma.js";
 import { createTransaction } from "../transactions/records.js";
 import type { CustomerService } from "../customers/service.js";
 

@@ -1,22 +1,26 @@
-import type { Tx } from "../../db/client.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError } from "../../errors.js";
 import { debit, InsufficientFundsError, type Posting } from "./ledger.js";
 
+/** The API's answer to a debit the balance cannot cover: 400 INSUFFICIENT_BALANCE. */
+export function insufficientBalance(posting: Posting): ApiError {
+  return new ApiError(
+    400,
+    "INSUFFICIENT_BALANCE",
+    `Internal account ${posting.accountId} does not hold ${posting.amount} to cover this`,
+    { details: { internalAccountId: posting.accountId, amount: Number(posting.amount) } },
+  );
+}
+
 /**
- * A guarded debit whose refusal is the API's answer: 400 INSUFFICIENT_BALANCE.
- * Thrown inside the caller's database transaction, it also rolls back
- * everything written before it.
+ * A guarded debit whose refusal is the API's answer. Thrown inside the
+ * caller's transaction, the refusal also rolls back everything written before it.
  */
-export async function debitOrRefuse(tx: Tx, posting: Posting): Promise<void> {
+export function* debitOrRefuse(posting: Posting): SqlProgram<bigint> {
   try {
-    await debit(tx, posting);
+    return yield* debit(posting);
   } catch (err) {
-    if (!(err instanceof InsufficientFundsError)) throw err;
-    throw new ApiError(
-      400,
-      "INSUFFICIENT_BALANCE",
-      `Internal account ${posting.accountId} does not hold ${posting.amount} to cover this`,
-      { details: { internalAccountId: posting.accountId, amount: Number(posting.amount) } },
-    );
+    if (err instanceof InsufficientFundsError) throw insufficientBalance(posting);
+    throw err;
   }
 }

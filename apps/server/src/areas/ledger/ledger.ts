@@ -1,11 +1,13 @@
-import type { Tx } from "../../db/client.js";
+import { q, one, rowOf, statement } from "../../db/query.js";
+import type { SqlInsert, SqlProgram, SqlStep } from "../../db/sql.js";
 import { newId } from "../../ids.js";
 import { amountOutOfRange, MAX_AMOUNT } from "./amount-range.js";
 
 // A balance changes only here, and only together with the ledger entry that
-// explains it. Callers run these inside a transaction. Both directions are
-// guarded in the UPDATE itself: a debit never takes a balance below zero, a
-// credit never takes it above MAX_AMOUNT (the API's range).
+// explains it, in the same transaction. Both directions are one conditional
+// UPDATE (no read-then-write): a debit never takes a balance below zero, a
+// credit never above MAX_AMOUNT (the API's range), and neither touches an
+// account of another platform.
 
 export interface Posting {
   platformId: string;
@@ -23,9 +25,9 @@ export class InsufficientFundsError extends Error {
   }
 }
 
-/** The entry that explains one balance change (shared with ledger-sql.ts). */
-export function ledgerEntryRow(p: Posting, signed: bigint, balanceAfter: bigint) {
-  return {
+/** The entry that explains one balance change. */
+function ledgerEntryRow(p: Posting, signed: bigint, balanceAfter: bigint): SqlInsert {
+  return rowOf("LedgerEntry", {
     id: newId("LedgerEntry"),
     platformId: p.platformId,
     accountId: p.accountId,
@@ -34,16 +36,7 @@ export function ledgerEntryRow(p: Posting, signed: bigint, balanceAfter: bigint)
     kind: p.kind,
     reference: p.reference ?? null,
     createdAt: p.at,
-  };
-}
-
-async function record(tx: Tx, p: Posting, signed: bigint): Promise<bigint> {
-  const account = await tx.internalAccount.findUniqueOrThrow({
-    where: { id: p.accountId },
-    select: { balance: true },
   });
-  await tx.ledgerEntry.create({ data: ledgerEntryRow(p, signed, account.balance) });
-  return account.balance;
 }
 
 /**
@@ -57,28 +50,69 @@ export function balanceOutOfRange(p: Posting) {
   );
 }
 
-/** Credits only if the balance stays in range: a conditional update, not read-then-write. */
-export async function credit(tx: Tx, p: Posting): Promise<bigint> {
-  if (p.amount <= 0n) throw new Error("credit amount must be positive");
-  const { count } = await tx.internalAccount.updateMany({
-    where: { id: p.accountId, balance: { lte: MAX_AMOUNT - p.amount } },
-    data: { balance: { increment: p.amount }, updatedAt: p.at },
-  });
-  if (count !== 1) {
-    const exists = await tx.internalAccount.count({ where: { id: p.accountId } });
-    if (exists === 0) throw new Error(`account ${p.accountId} not found`);
-    throw balanceOutOfRange(p);
-  }
-  return record(tx, p, p.amount);
+const debitGuard = (p: Posting) =>
+  q
+    .updateTable("InternalAccount")
+    .set((eb) => ({ balance: eb("balance", "-", p.amount), updatedAt: p.at }))
+    .where("id", "=", p.accountId)
+    .where("platformId", "=", p.platformId)
+    .where("balance", ">=", p.amount)
+    .returning("balance");
+
+const creditGuard = (p: Posting) =>
+  q
+    .updateTable("InternalAccount")
+    .set((eb) => ({ balance: eb("balance", "+", p.amount), updatedAt: p.at }))
+    .where("id", "=", p.accountId)
+    .where("platformId", "=", p.platformId)
+    .where("balance", "<=", MAX_AMOUNT - p.amount)
+    .returning("balance");
+
+/** The balance an UPDATE ... RETURNING "balance" returned, or null when it matched no row. */
+export function balanceOf(row: unknown): bigint | null {
+  if (row === undefined || row === null) return null;
+  return BigInt((row as { balance: bigint | string | number }).balance);
 }
 
-/** Debits only if the balance covers it: a conditional update, not read-then-write. */
-export async function debit(tx: Tx, p: Posting): Promise<bigint> {
+/**
+ * A debit only if the balance covers it, with its ledger entry and whatever
+ * else must be written with it (`rows`), as one guarded step: nothing is
+ * written unless the account is the platform's and its balance covers the
+ * amount. The step yields the balance after, or undefined.
+ */
+export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
   if (p.amount <= 0n) throw new Error("debit amount must be positive");
-  const { count } = await tx.internalAccount.updateMany({
-    where: { id: p.accountId, balance: { gte: p.amount } },
-    data: { balance: { decrement: p.amount }, updatedAt: p.at },
-  });
-  if (count !== 1) throw new InsufficientFundsError(p.accountId);
-  return record(tx, p, -p.amount);
+  // The entry's balanceAfter is the balance the debit returns.
+  const entry = ledgerEntryRow(p, -p.amount, 0n);
+  return {
+    kind: "guarded",
+    ...statement(debitGuard(p)),
+    inserts: [...rows, { ...entry, fromGuard: { balanceAfter: "balance" } }],
+  };
+}
+
+/** Debits only if the balance covers it; throws InsufficientFundsError, writing nothing, if not. */
+export function* debit(p: Posting): SqlProgram<bigint> {
+  const after = balanceOf(yield guardedDebit(p, []));
+  if (after === null) throw new InsufficientFundsError(p.accountId);
+  return after;
+}
+
+/** Credits only if the balance stays in range; the account must be the platform's. */
+export function* credit(p: Posting): SqlProgram<bigint> {
+  if (p.amount <= 0n) throw new Error("credit amount must be positive");
+  const updated = yield* one(creditGuard(p));
+  if (updated === undefined) {
+    const exists = yield* one(
+      q
+        .selectFrom("InternalAccount")
+        .select("id")
+        .where("id", "=", p.accountId)
+        .where("platformId", "=", p.platformId),
+    );
+    if (exists === undefined) throw new Error(`account ${p.accountId} not found`);
+    throw balanceOutOfRange(p);
+  }
+  yield { kind: "insert", ...ledgerEntryRow(p, p.amount, updated.balance) };
+  return updated.balance;
 }

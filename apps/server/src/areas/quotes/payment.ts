@@ -6,8 +6,8 @@ import {
 import type { Tx } from "../../db/client.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
-import { debitOrRefuse } from "../ledger/balance-guard.js";
-import { credit } from "../ledger/ledger.js";
+import { debitOrRefuseViaPrisma } from "../ledger/ledger-prisma.js";
+import { credit } from "../ledger/ledger-prisma.js";
 import {
   createTransaction,
   moveTransaction,
@@ -145,7 +145,7 @@ export class QuotePayments {
     times: ChangeTimes,
   ): Promise<void> {
     if (quote.sourceAccountId !== null) {
-      await debitOrRefuse(tx, {
+      await debitOrRefuseViaPrisma(tx, {
         platformId: quote.platformId,
         accountId: quote.sourceAccountId,
         amount: quote.sendingAmount,

@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import type { Tx } from "../../db/client.js";
 import type { Quote as QuoteRow } from "../../db/generated/sqlite/client.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 
 export type Quote = Schemas["Quote"];
 export type QuoteStatus = Schemas["QuoteStatus"];
@@ -76,7 +76,7 @@ export async function moveQuote(
   if (count !== 1) throw new StaleQuoteError(row.id);
   const updated = await tx.quote.findUniqueOrThrow({ where: { id: row.id } });
   if (updated.status !== row.status) {
-    await emitEvent(tx, {
+    await emitEventViaPrisma(tx, {
       platformId: updated.platformId,
       type: "QUOTE.STATUS_CHANGE",
       objectId: updated.id,

@@ -10,7 +10,7 @@ import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
-import { credit } from "../ledger/ledger.js";
+import { credit } from "../ledger/ledger-prisma.js";
 import {
   createTransaction,
   toTransaction,

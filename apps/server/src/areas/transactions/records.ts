@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import type { Tx } from "../../db/client.js";
 import type { Transaction as TransactionRow } from "../../db/generated/sqlite/client.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 
 // The one place that writes Transaction rows: every creation and status change
@@ -131,7 +131,7 @@ export async function moveTransaction(
 }
 
 async function announce(tx: Tx, row: TransactionRow, at: Date): Promise<void> {
-  await emitEvent(tx, {
+  await emitEventViaPrisma(tx, {
     platformId: row.platformId,
     type: "TRANSACTION.STATUS_CHANGE",
     objectId: row.id,

@@ -8,8 +8,8 @@ import { scheduleJob } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
-import { debitOrRefuse } from "../ledger/balance-guard.js";
-import { credit } from "../ledger/ledger.js";
+import { debitOrRefuseViaPrisma } from "../ledger/ledger-prisma.js";
+import { credit } from "../ledger/ledger-prisma.js";
 import {
   createTransaction,
   moveTransaction,
@@ -135,7 +135,7 @@ export class TransferService {
     times: ChangeTimes,
   ): Promise<void> {
     if (row.type === "TRANSFER_OUT") {
-      await debitOrRefuse(tx, {
+      await debitOrRefuseViaPrisma(tx, {
         platformId: row.platformId,
         accountId: row.internalAccountId ?? "",
         amount: row.amount,

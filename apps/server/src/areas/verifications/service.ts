@@ -2,7 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { kybOutcome } from "@sandbox/sandbox-rules";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { toCustomer, type CustomerService } from "../customers/service.js";
 
@@ -46,7 +46,7 @@ export class VerificationService {
           where: { id: customer.id },
           data: { kybStatus, updatedAt: now },
         });
-        await emitEvent(tx, {
+        await emitEventViaPrisma(tx, {
           platformId: ctx.platformId,
           type: "CUSTOMER.KYB_STATUS_CHANGE",
           objectId: customer.id,

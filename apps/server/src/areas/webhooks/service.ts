@@ -4,7 +4,7 @@ import type {
   WebhookEvent as EventRow,
 } from "../../db/generated/sqlite/client.js";
 import { ApiError, notFound } from "../../errors.js";
-import { emitEvent } from "../../events/outbox.js";
+import { emitEventViaPrisma } from "../../events/outbox.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import {
@@ -63,7 +63,7 @@ export class WebhookService {
     if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
     const id = newId("Webhook");
     await this.services.db.$transaction((tx) =>
-      emitEvent(tx, {
+      emitEventViaPrisma(tx, {
         id,
         platformId: ctx.platformId,
         type: "TEST.PING",

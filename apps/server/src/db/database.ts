@@ -1,0 +1,56 @@
+import type { Compilable } from "kysely";
+import type { Provider } from "./client.js";
+import { decodeRow, statement } from "./query.js";
+import type { SqlCommit, SqlDriver, SqlProgram } from "./sql.js";
+import type {
+  SqlProgramInput,
+  SqlProgramName,
+  SqlProgramResult,
+} from "./sql-programs.js";
+import type { SqlRunner } from "./sql-runner.js";
+
+/**
+ * The sandbox's data access: reads, write transactions written as programs
+ * of typed steps (query.ts), and the named programs that may run on the
+ * SQLite writer thread. Every area goes through this one object.
+ */
+export class Database {
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly runner: SqlRunner,
+  ) {}
+
+  get provider(): Provider {
+    return this.driver.provider;
+  }
+
+  /** One read outside any transaction: the first row, decoded, or undefined. */
+  async one<O>(query: Compilable<O>): Promise<O | undefined> {
+    const { sql, params } = statement(query);
+    const row = await this.driver.one(sql, params);
+    return row === undefined ? undefined : decodeRow<O>(row);
+  }
+
+  /** One read outside any transaction: every row, decoded. */
+  async all<O>(query: Compilable<O>): Promise<O[]> {
+    const { sql, params } = statement(query);
+    return (await this.driver.all(sql, params)).map((row) => decodeRow<O>(row));
+  }
+
+  /**
+   * Runs the program's steps as one write transaction: all or nothing. The
+   * program may be started again after contention, so it must not act on
+   * the world (only yield steps) until it returns.
+   */
+  transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R> {
+    return this.driver.transaction(program, commit);
+  }
+
+  /** A named program (sql-programs.ts): on SQLite it may run on the writer thread. */
+  program<N extends SqlProgramName>(
+    name: N,
+    input: SqlProgramInput<N>,
+  ): Promise<SqlProgramResult<N>> {
+    return this.runner.run(name, input);
+  }
+}

@@ -1,0 +1,116 @@
+import {
+  DummyDriver,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type Compilable,
+  type Insertable,
+} from "kysely";
+import type { SqlInsert, SqlProgram, SqlRow, SqlValue } from "./sql.js";
+import { columnKinds, type Tables } from "./tables.js";
+
+// The one way the sandbox reads and writes: statements are built, typed from
+// the Prisma schema (tables.ts), by Kysely, and run by the SQL driver
+// (sql.ts), which owns the connections, transactions and group commit.
+// Kysely never executes anything; it only turns a typed builder into SQL
+// text and parameters. Its SQLite dialect is written for both databases:
+// the driver turns `?` into `$n` on PostgreSQL, and the statements use
+// nothing else that differs (quoted identifiers, standard clauses).
+
+/** Builds typed statements for the driver to run. */
+export const q = new Kysely<Tables>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+export type TableName = keyof Tables;
+/** A row as read, with every column decoded. */
+export type Row<T extends TableName> = { [C in keyof Tables[T]]: Unwrap<Tables[T][C]> };
+type Unwrap<V> = V extends { __select__: infer S } ? S : V;
+
+/** A statement as the driver takes it. */
+export interface Statement {
+  sql: string;
+  params: readonly SqlValue[];
+}
+
+export function statement(query: Compilable<unknown>): Statement {
+  const compiled = query.compile();
+  return { sql: compiled.sql, params: compiled.parameters as readonly SqlValue[] };
+}
+
+function decode(kind: "int" | "bigint" | "boolean" | "date", value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  switch (kind) {
+    case "int":
+      return Number(value);
+    case "bigint":
+      return typeof value === "bigint" ? value : BigInt(value as string | number);
+    case "boolean":
+      return value === true || value === 1 || value === 1n;
+    case "date":
+      return value instanceof Date ? value : new Date(value as string);
+  }
+}
+
+/**
+ * A row as the driver returned it, with each column given its value's type
+ * (SQLite returns text for dates and bigints for every integer; PostgreSQL
+ * text for BIGINT). Columns that are not the schema's (aliases) are left as
+ * they are.
+ */
+export function decodeRow<O>(row: SqlRow): O {
+  for (const column in row) {
+    const kind = columnKinds[column];
+    if (kind !== undefined) row[column] = decode(kind, row[column]);
+  }
+  return row as O;
+}
+
+/** A count (COUNT(*) as `count`), whichever driver read it. */
+export function countOf(row: SqlRow | { count: unknown } | undefined): number {
+  return row === undefined ? 0 : Number((row as { count: unknown }).count);
+}
+
+// The steps of a write transaction (see SqlDriver.transaction), typed by the
+// statement they run: `const row = yield* one(q.selectFrom(...))`.
+
+/** The first row, or undefined. */
+export function* one<O>(query: Compilable<O>): SqlProgram<O | undefined> {
+  const row = (yield { kind: "one", ...statement(query) }) as SqlRow | undefined;
+  return row === undefined ? undefined : decodeRow<O>(row);
+}
+
+/** Every row. */
+export function* all<O>(query: Compilable<O>): SqlProgram<O[]> {
+  const rows = (yield { kind: "all", ...statement(query) }) as SqlRow[];
+  return rows.map((row) => decodeRow<O>(row));
+}
+
+/** The number of rows the statement changed. */
+export function* run(query: Compilable<unknown>): SqlProgram<number> {
+  return Number(yield { kind: "run", ...statement(query) });
+}
+
+/** A row to insert, typed by its table (for `insert`, and the driver's guarded steps). */
+export function rowOf<T extends TableName>(table: T, row: Insertable<Tables[T]>): SqlInsert {
+  return { table, row: row as Record<string, SqlValue> };
+}
+
+/** Inserts one row. */
+export function* insert<T extends TableName>(
+  table: T,
+  row: Insertable<Tables[T]>,
+): SqlProgram<void> {
+  yield { kind: "insert", ...rowOf(table, row) };
+}
+
+/** Inserts rows that do not read each other, as one step (one statement on PostgreSQL). */
+export function* insertAll(rows: readonly SqlInsert[]): SqlProgram<void> {
+  if (rows.length > 0) yield { kind: "insertAll", inserts: rows };
+}

@@ -1,0 +1,410 @@
+// Generated from prisma/schema.base.prisma by scripts/gen-schemas.mjs: do not edit.
+import type { Generated } from "kysely";
+
+export interface Platform {
+  id: string;
+  name: string;
+  webhookUrl: string | null;
+  webhookPrivateKey: string;
+  otpSigningPrivateKey: string;
+  clockOffsetSeconds: Generated<number>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ApiToken {
+  id: string;
+  platformId: string;
+  secretSalt: string;
+  secretHash: string;
+  createdAt: Date;
+}
+
+export interface Customer {
+  id: string;
+  platformId: string;
+  customerType: string;
+  platformCustomerId: string | null;
+  personalInfo: string | null;
+  businessInfo: string | null;
+  beneficialOwners: string | null;
+  kycStatus: string;
+  kybStatus: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface InternalAccount {
+  id: string;
+  platformId: string;
+  customerId: string;
+  type: string;
+  currency: string;
+  balance: Generated<bigint>;
+  status: string;
+  privacyEnabled: Generated<boolean>;
+  walletPrivateKey: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface LedgerEntry {
+  id: string;
+  platformId: string;
+  accountId: string;
+  amount: bigint;
+  balanceAfter: bigint;
+  kind: string;
+  reference: string | null;
+  createdAt: Date;
+}
+
+export interface AuthMethod {
+  id: string;
+  platformId: string;
+  accountId: string;
+  type: string;
+  nickname: string;
+  credentialId: string | null;
+  oauthIssuer: string | null;
+  oauthAudience: string | null;
+  oauthSubject: string | null;
+  passkeyPublicKey: string | null;
+  passkeyCounter: bigint | null;
+  passkeyTransports: string | null;
+  otpTargetPrivateKey: string | null;
+  otpExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AuthSession {
+  id: string;
+  platformId: string;
+  accountId: string;
+  authMethodId: string;
+  type: string;
+  nickname: string;
+  credentialId: string | null;
+  publicKey: string;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface SignedChallenge {
+  id: string;
+  platformId: string;
+  accountId: string;
+  activity: string;
+  payload: string;
+  bindingDigest: string;
+  signerKind: string;
+  signerPublicKey: string | null;
+  authMethodId: string | null;
+  authType: string | null;
+  data: string | null;
+  expiresAt: Date;
+  consumedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface RateLimitEvent {
+  id: string;
+  key: string;
+  at: Date;
+}
+
+export interface WebhookEvent {
+  id: string;
+  platformId: string;
+  type: string;
+  objectId: string;
+  seq: Generated<bigint>;
+  payload: string;
+  createdAt: Date;
+  status: string;
+  attemptCount: Generated<number>;
+  replayCount: Generated<number>;
+  nextAttemptAt: Date;
+  firstAttemptAt: Date | null;
+  lockedUntil: Date | null;
+  lockedBy: string | null;
+  deliveredAt: Date | null;
+}
+
+export interface WebhookAttempt {
+  id: string;
+  eventId: string;
+  attemptedAt: Date;
+  httpStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface Job {
+  id: string;
+  platformId: string;
+  kind: string;
+  payload: string;
+  dueAt: Date;
+  status: string;
+  attempts: Generated<number>;
+  lastError: string | null;
+  lockedUntil: Date | null;
+  lockedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ExternalAccount {
+  id: string;
+  platformId: string;
+  customerId: string;
+  currency: string;
+  accountType: string;
+  accountInfo: string;
+  identifier: string;
+  beneficiaryName: string;
+  beneficiaryVerificationStatus: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Transaction {
+  id: string;
+  platformId: string;
+  type: string;
+  status: string;
+  failureReason: string | null;
+  internalAccountId: string | null;
+  externalAccountId: string | null;
+  quoteId: string | null;
+  customerId: string | null;
+  agentId: string | null;
+  amount: bigint;
+  currency: string;
+  direction: string;
+  stepsApplied: Generated<number>;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+export interface Quote {
+  id: string;
+  platformId: string;
+  customerId: string | null;
+  agentId: string | null;
+  status: string;
+  source: string;
+  destination: string;
+  sourceAccountId: string | null;
+  destinationExternalAccountId: string | null;
+  receiverAccountId: string | null;
+  sendingCurrency: string;
+  receivingCurrency: string;
+  sendingAmount: bigint;
+  receivingAmount: bigint;
+  exchangeRate: string;
+  feeAmount: bigint;
+  paymentReference: string | null;
+  expiresAt: Date;
+  transactionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Verification {
+  id: string;
+  platformId: string;
+  customerId: string;
+  kybStatus: string;
+  createdAt: Date;
+}
+
+export interface Agent {
+  id: string;
+  platformId: string;
+  customerId: string;
+  maxTransactionAmount: bigint;
+  approvalRequiredAbove: bigint;
+  deviceCodeHash: string;
+  deviceCodeRedeemedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AgentAccessToken {
+  tokenHash: string;
+  agentId: string;
+  platformId: string;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export interface IdempotencyRecord {
+  platformId: string;
+  key: string;
+  requestHash: string;
+  status: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  lockedUntil: Date;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface Card {
+  id: string;
+  platformId: string;
+  cardholderId: string;
+  platformCardId: string | null;
+  state: string;
+  stateReason: string | null;
+  brand: string;
+  form: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  fundingSources: string;
+  currency: string;
+  processorRef: string;
+  issuerRef: string;
+  pendingIssuance: string | null;
+  version: Generated<number>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CardTransaction {
+  id: string;
+  platformId: string;
+  cardId: string;
+  customerId: string;
+  fundingSourceId: string | null;
+  status: string;
+  declineReason: string | null;
+  merchantDescriptor: string;
+  merchantMcc: string;
+  merchantCountry: string;
+  currency: string;
+  authorizedAmount: bigint;
+  heldAmount: bigint;
+  settledAmount: bigint;
+  refundedAmount: bigint;
+  pullCount: number;
+  pullTotal: bigint;
+  pullPending: number;
+  settlementCount: number;
+  settlementTotal: bigint;
+  refundCount: number;
+  refundTotal: bigint;
+  version: Generated<number>;
+  authorizedAt: Date;
+  lastEventAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CardTransactionEvent {
+  id: string;
+  platformId: string;
+  cardTransactionId: string;
+  kind: string;
+  amount: bigint;
+  status: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CardRevealToken {
+  id: string;
+  platformId: string;
+  cardId: string;
+  expiresAt: Date;
+  usedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface Tables {
+  Platform: Platform;
+  ApiToken: ApiToken;
+  Customer: Customer;
+  InternalAccount: InternalAccount;
+  LedgerEntry: LedgerEntry;
+  AuthMethod: AuthMethod;
+  AuthSession: AuthSession;
+  SignedChallenge: SignedChallenge;
+  RateLimitEvent: RateLimitEvent;
+  WebhookEvent: WebhookEvent;
+  WebhookAttempt: WebhookAttempt;
+  Job: Job;
+  ExternalAccount: ExternalAccount;
+  Transaction: Transaction;
+  Quote: Quote;
+  Verification: Verification;
+  Agent: Agent;
+  AgentAccessToken: AgentAccessToken;
+  IdempotencyRecord: IdempotencyRecord;
+  Card: Card;
+  CardTransaction: CardTransaction;
+  CardTransactionEvent: CardTransactionEvent;
+  CardRevealToken: CardRevealToken;
+}
+
+/** Columns whose stored form is not their value, by name (the same in every table). */
+export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" | "date">> = {
+  amount: "bigint",
+  approvalRequiredAbove: "bigint",
+  at: "date",
+  attemptCount: "int",
+  attemptedAt: "date",
+  attempts: "int",
+  authorizedAmount: "bigint",
+  authorizedAt: "date",
+  balance: "bigint",
+  balanceAfter: "bigint",
+  clockOffsetSeconds: "int",
+  completedAt: "date",
+  consumedAt: "date",
+  createdAt: "date",
+  deliveredAt: "date",
+  deviceCodeRedeemedAt: "date",
+  dueAt: "date",
+  expiresAt: "date",
+  expMonth: "int",
+  expYear: "int",
+  feeAmount: "bigint",
+  firstAttemptAt: "date",
+  heldAmount: "bigint",
+  httpStatus: "int",
+  lastEventAt: "date",
+  latencyMs: "int",
+  lockedUntil: "date",
+  maxTransactionAmount: "bigint",
+  nextAttemptAt: "date",
+  otpExpiresAt: "date",
+  passkeyCounter: "bigint",
+  privacyEnabled: "boolean",
+  pullCount: "int",
+  pullPending: "int",
+  pullTotal: "bigint",
+  receivingAmount: "bigint",
+  refundCount: "int",
+  refundedAmount: "bigint",
+  refundTotal: "bigint",
+  replayCount: "int",
+  responseStatus: "int",
+  revokedAt: "date",
+  sendingAmount: "bigint",
+  seq: "bigint",
+  settledAmount: "bigint",
+  settlementCount: "int",
+  settlementTotal: "bigint",
+  stepsApplied: "int",
+  updatedAt: "date",
+  usedAt: "date",
+  version: "int",
+};
