@@ -160,11 +160,19 @@ export async function startServer(
   const clocks = new PlatformClocks(db, clock, sql);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
-  const jobs = new JobWorker(db, clock, clocks, jobHandlers, log.child({ component: "jobs" }), {
-    ...defaultJobWorkerOptions,
-    pollMs: config.jobPollMs,
-    retryBaseMs: config.jobRetryBaseMs,
-  });
+  const jobs = new JobWorker(
+    db,
+    data,
+    clock,
+    clocks,
+    jobHandlers,
+    log.child({ component: "jobs" }),
+    {
+      ...defaultJobWorkerOptions,
+      pollMs: config.jobPollMs,
+      retryBaseMs: config.jobRetryBaseMs,
+    },
+  );
 
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";
 import type { Db } from "../src/db/client.js";
 import type { DueJob, JobHandlers } from "../src/jobs/registry.js";
-import { scheduleJob } from "../src/jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../src/jobs/schedule.js";
 import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
 
 // These tests exercise the job worker and the sandbox clock through test-only
@@ -28,7 +28,7 @@ async function schedule(
   delaySeconds: number,
   now = new Date(),
 ) {
-  return db.$transaction((tx) => scheduleJob(tx, { platformId, kind, payload, delaySeconds, now }));
+  return db.$transaction((tx) => scheduleJobViaPrisma(tx, { platformId, kind, payload, delaySeconds, now }));
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -105,7 +105,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
         h.register("test.first", async (job, tools) => {
           ran.push("first");
           await tools.db.$transaction((tx) =>
-            scheduleJob(tx, {
+            scheduleJobViaPrisma(tx, {
               platformId: job.platformId,
               kind: "test.second",
               payload: {},
@@ -229,7 +229,7 @@ describe.runIf(databases.includes("postgresql"))("two servers on one PostgreSQL 
       await a.server.db.$transaction(
         async (tx) => {
           for (let i = 0; i < 200; i++) {
-            await scheduleJob(tx, {
+            await scheduleJobViaPrisma(tx, {
               platformId,
               kind: "test.count",
               payload: { i },

@@ -2,11 +2,7 @@ import type { Compilable } from "kysely";
 import type { Provider } from "./client.js";
 import { decodeRow, statement } from "./query.js";
 import type { SqlCommit, SqlDriver, SqlProgram } from "./sql.js";
-import type {
-  SqlProgramInput,
-  SqlProgramName,
-  SqlProgramResult,
-} from "./sql-programs.js";
+import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import type { SqlRunner } from "./sql-runner.js";
 
 /**

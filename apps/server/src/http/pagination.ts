@@ -61,7 +61,10 @@ export const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as cons
 export function newestPage(cursor: CursorPosition | undefined, limit: number) {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB => {
-    const ordered = qb.orderBy("createdAt", "desc").orderBy("id", "desc").limit(limit + 1);
+    const ordered = qb
+      .orderBy("createdAt", "desc")
+      .orderBy("id", "desc")
+      .limit(limit + 1);
     if (!cursor) return ordered as QB;
     return ordered.where((eb) =>
       eb.or([

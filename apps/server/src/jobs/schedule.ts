@@ -1,4 +1,6 @@
 import type { Tx } from "../db/client.js";
+import { insert } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
 
 export interface JobInput {
@@ -30,7 +32,14 @@ export function jobRow(job: JobInput) {
  * Schedules a delayed outcome. Call it inside the transaction that creates
  * the state it will move on, so the outcome cannot be lost.
  */
-export async function scheduleJob(tx: Tx, job: JobInput): Promise<string> {
+export function* scheduleJob(job: JobInput): SqlProgram<string> {
+  const row = jobRow(job);
+  yield* insert("Job", row);
+  return row.id;
+}
+
+/** scheduleJob inside a Prisma transaction, until every area has moved to db/database.ts. */
+export async function scheduleJobViaPrisma(tx: Tx, job: JobInput): Promise<string> {
   const data = jobRow(job);
   await tx.job.create({ data });
   return data.id;

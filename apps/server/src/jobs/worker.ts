@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/client.js";
+import type { Database } from "../db/database.js";
 import type { Job as JobRow } from "../db/generated/sqlite/client.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
@@ -42,6 +43,7 @@ export class JobWorker {
 
   constructor(
     private readonly db: Db,
+    private readonly data: Database,
     private readonly clock: Clock,
     private readonly clocks: PlatformClocks,
     private readonly handlers: JobHandlers,
@@ -185,6 +187,7 @@ export class JobWorker {
       };
       await handler(due, {
         db: this.db,
+        data: this.data,
         clock: await this.clocks.forPlatform(job.platformId),
         log,
       });

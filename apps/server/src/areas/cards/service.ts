@@ -14,7 +14,7 @@ import {
   type Page,
 } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CustomerService } from "../customers/service.js";
 import {
@@ -114,7 +114,7 @@ export class CardService {
       });
       for (const [i, step] of issuance.outcome.steps.entries()) {
         const payload: CardIssuanceJobPayload = { cardId: id, through: steps[i]!.at };
-        await scheduleJob(tx, {
+        await scheduleJobViaPrisma(tx, {
           platformId: ctx.platformId,
           kind: CARD_ISSUANCE_JOB,
           payload,

@@ -45,7 +45,6 @@ async function record(tx: Tx, p: Posting, signed: bigint): Promise<bigint> {
   return account.balance;
 }
 
-
 /** Credits only if the balance stays in range: a conditional update, not read-then-write. */
 export async function credit(tx: Tx, p: Posting): Promise<bigint> {
   if (p.amount <= 0n) throw new Error("credit amount must be positive");

@@ -5,7 +5,7 @@ import {
 } from "@sandbox/sandbox-rules";
 import type { Tx } from "../../db/client.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
 import { debitOrRefuseViaPrisma } from "../ledger/ledger-prisma.js";
 import { credit } from "../ledger/ledger-prisma.js";
 import {
@@ -158,7 +158,7 @@ export class QuotePayments {
       await this.moneyEffects(tx, quote, transaction.id, step, times.at);
     for (const { stepIndex, step } of plan.later) {
       const payload: StepPayload = { transactionId: transaction.id, stepIndex, step };
-      await scheduleJob(tx, {
+      await scheduleJobViaPrisma(tx, {
         platformId: quote.platformId,
         kind: QUOTE_PAYMENT_STEP_JOB,
         payload,

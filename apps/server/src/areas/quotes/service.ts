@@ -4,7 +4,7 @@ import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
 import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
@@ -143,7 +143,7 @@ export class QuoteService {
           updatedAt: now,
         },
       });
-      await scheduleJob(tx, {
+      await scheduleJobViaPrisma(tx, {
         platformId: ctx.platformId,
         kind: QUOTE_EXPIRY_JOB,
         payload: { quoteId: quote.id },

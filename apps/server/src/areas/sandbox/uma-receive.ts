@@ -9,7 +9,7 @@ import type { Tx } from "../../db/client.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
 import { credit } from "../ledger/ledger-prisma.js";
 import {
   createTransaction,
@@ -120,7 +120,7 @@ export class UmaReceiveService {
       for (const { step } of plan.now) await this.moneyEffects(tx, created, step, at);
       for (const { stepIndex, step } of plan.later) {
         const payload: StepPayload = { transactionId: created.id, stepIndex, step };
-        await scheduleJob(tx, {
+        await scheduleJobViaPrisma(tx, {
           platformId: ctx.platformId,
           kind: UMA_RECEIVE_STEP_JOB,
           payload,

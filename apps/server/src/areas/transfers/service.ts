@@ -4,7 +4,7 @@ import type { Tx } from "../../db/client.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
+import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
@@ -149,7 +149,7 @@ export class TransferService {
       return;
     }
     const payload: SettlePayload = { transactionId: row.id, outcome };
-    await scheduleJob(tx, {
+    await scheduleJobViaPrisma(tx, {
       platformId: row.platformId,
       kind: TRANSFER_SETTLE_JOB,
       payload,
