@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Schemas, SandboxClient } from "@sandbox/client";
-import { emitEvent, type WebhookEventType } from "../src/events/outbox.js";
+import { emitEventViaPrisma, type WebhookEventType } from "../src/events/outbox.js";
 import { advanceWebhookRetries } from "../src/events/retry.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
@@ -66,7 +66,7 @@ async function emit(
   type: WebhookEventType = "CUSTOMER.KYC_STATUS_CHANGE",
 ): Promise<string> {
   return sandbox.server.db.$transaction((tx) =>
-    emitEvent(tx, {
+    emitEventViaPrisma(tx, {
       platformId: sandbox.server.bootstrap.platformId,
       type,
       objectId,

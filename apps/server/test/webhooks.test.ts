@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify, verify as nodeVerify } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, type Schemas, type SandboxClient } from "@sandbox/client";
-import { emitEvent } from "../src/events/outbox.js";
+import { emitEventViaPrisma } from "../src/events/outbox.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
 
@@ -227,7 +227,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     for (let i = 0; i < 5; i++) ids.push(await sendTest(sandbox.client));
     const objectId = "Customer:6f1d6a55-4b8e-4f5e-9d4c-3b2a1f0e9d8c";
     await sandbox.server.db.$transaction((tx) =>
-      emitEvent(tx, {
+      emitEventViaPrisma(tx, {
         platformId: sandbox.server.bootstrap.platformId,
         type: "CUSTOMER.KYC_STATUS_CHANGE",
         objectId,
@@ -269,7 +269,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     await setWebhookUrl(sandbox.client, null);
     const objectId = "Customer:0b9a3c1e-2d4f-4a6b-8c7d-9e0f1a2b3c4d";
     const eventId = await sandbox.server.db.$transaction((tx) =>
-      emitEvent(tx, {
+      emitEventViaPrisma(tx, {
         platformId: sandbox.server.bootstrap.platformId,
         type: "CUSTOMER.KYC_STATUS_CHANGE",
         objectId,
