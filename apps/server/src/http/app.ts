@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import express, { type Express, type Router } from "express";
-import * as OpenApiValidator from "express-openapi-validator";
 import { pinoHttp } from "pino-http";
+import { parse } from "yaml";
 import { API_BASE_PATH } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -13,7 +14,7 @@ import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
-import { memoiseValidatorRouteMatching } from "./route-match-cache.js";
+import { operationRouter, type ApiDocument } from "./operation-router.js";
 import { refuseUnstorableUrl } from "./storable-strings.js";
 
 export interface AppOptions {
@@ -75,30 +76,28 @@ export function createApp(options: AppOptions): Express {
     );
   }
 
-  memoiseValidatorRouteMatching();
   const api = express.Router();
   api.use(jsonBody(1024 * 1024));
   api.use(refuseUnstorableUrl);
   api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
   api.use(
-    OpenApiValidator.middleware({
-      apiSpec: openApiPath,
-      // Bodies are JSON and keep their types: `"name": false` is an error, not
-      // "false". Path and query parameters, strings on the wire, are coerced
-      // by the validator whatever this option says.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-      // Credentials are checked by the authenticator above, before validation;
-      // these handlers only apply each operation's `security` (BasicAuth
-      // and/or AgentAuth) to the kind of caller it found.
-      validateSecurity: { handlers: securityHandlers },
-      validateFormats: true,
+    operationRouter({
+      doc: parse(readFileSync(openApiPath, "utf8")) as ApiDocument,
+      validator: {
+        // Bodies are JSON and keep their types: `"name": false` is an error,
+        // not "false". Path and query parameters, strings on the wire, are
+        // coerced by the validator whatever this option says.
+        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+        validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+        // Credentials are checked by the authenticator above, before
+        // validation; these handlers only apply each operation's `security`
+        // (BasicAuth and/or AgentAuth) to the kind of caller it found.
+        validateSecurity: { handlers: securityHandlers },
+        validateFormats: true,
+      },
     }),
   );
   api.use(operationDispatcher(options.operations, options.clocks));
-  api.use(() => {
-    throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
-  });
 
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.

@@ -10,7 +10,6 @@ interface ValidatorIssue {
 
 interface HttpishError {
   status?: number;
-  headers?: Record<string, string>;
   statusCode?: number;
   type?: string;
   errors?: ValidatorIssue[];
@@ -41,16 +40,6 @@ export function toApiError(err: unknown): ApiError | undefined {
   if (Array.isArray(e.errors) && status !== undefined && status < 500) {
     if (status === 404) {
       return new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
-    }
-    // The path is an operation's, the method is not: say which methods are.
-    if (status === 405) {
-      const allow = e.headers?.Allow ?? "";
-      return new ApiError(
-        405,
-        "METHOD_NOT_ALLOWED",
-        `${e.message ?? "Method not allowed"} on this path; allowed: ${allow}`,
-        { headers: { Allow: allow } },
-      );
     }
     // The credentials were valid (the authenticator ran first) but this
     // operation's `security` does not list their scheme.

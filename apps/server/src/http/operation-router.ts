@@ -1,0 +1,145 @@
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import { ApiError } from "../errors.js";
+
+// The API's router, compiled once from openapi.yaml: it finds a request's path
+// in a tree of path segments (one step per segment, whatever the number of
+// operations) and answers 404 and 405 itself. express-openapi-validator then
+// validates the request against that one path: each path has a validator of
+// its own, made on first use from a copy of the document that holds only that
+// path (and all the components). The validator's own route lookup
+// tries every documented path in turn, compiling each pattern again on every
+// request; over a one-path document that lookup is a single step, through
+// the validator's public options alone.
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** The parts of an OpenAPI document this router reads. */
+export interface ApiDocument {
+  paths: Record<string, Record<string, Json>>;
+  components?: Record<string, Record<string, Json>>;
+  [key: string]: unknown;
+}
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+interface Node {
+  literal: Map<string, Node>;
+  /** A `{param}` segment. */
+  param?: Node;
+  /** The openapi.yaml path that ends here. */
+  path?: string;
+}
+
+/** The path key of openapi.yaml that a request path matches, if any (literal segments win). */
+export class PathTree {
+  private readonly root: Node = { literal: new Map() };
+
+  constructor(paths: Iterable<string>) {
+    for (const path of paths) {
+      let node = this.root;
+      for (const segment of path.split("/").slice(1)) {
+        if (/^\{[^}]+\}$/.test(segment)) {
+          node = node.param ??= { literal: new Map() };
+        } else {
+          let next = node.literal.get(segment);
+          if (!next) node.literal.set(segment, (next = { literal: new Map() }));
+          node = next;
+        }
+      }
+      if (node.path !== undefined) throw new Error(`two paths end alike: ${node.path}, ${path}`);
+      node.path = path;
+    }
+  }
+
+  match(pathname: string): string | undefined {
+    return find(this.root, pathname.split("/"), 1);
+  }
+}
+
+function find(node: Node, segments: string[], index: number): string | undefined {
+  if (index === segments.length) return node.path;
+  const segment = segments[index]!;
+  const literal = node.literal.get(segment);
+  const viaLiteral = literal ? find(literal, segments, index + 1) : undefined;
+  if (viaLiteral !== undefined) return viaLiteral;
+  // A parameter takes one non-empty segment.
+  return node.param && segment !== "" ? find(node.param, segments, index + 1) : undefined;
+}
+
+/**
+ * The document with only `path` (and every component: a validator given a
+ * pruned set of components was seen to pick the wrong branch of a
+ * discriminated oneOf). A deep copy: validators may annotate the document
+ * they are given.
+ */
+export function onePathDocument(doc: ApiDocument, path: string): ApiDocument {
+  const item = doc.paths[path];
+  if (!item) throw new Error(`no path ${path}`);
+  return structuredClone({ ...doc, paths: { [path]: item }, webhooks: undefined });
+}
+
+type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
+
+export interface OperationRouterOptions {
+  doc: ApiDocument;
+  /** express-openapi-validator's options, but the document. */
+  validator: Omit<ValidatorOptions, "apiSpec">;
+}
+
+/**
+ * Middleware for the versioned API's router (mounted at the base path): finds
+ * the operation's path, refuses unknown paths (404) and methods (405 with
+ * Allow), and validates the request against its path's validator. Paths with
+ * servers of their own are served elsewhere, outside the versioned API.
+ */
+export function operationRouter(options: OperationRouterOptions): RequestHandler {
+  const { doc } = options;
+  const served = Object.keys(doc.paths).filter((path) => doc.paths[path]!.servers === undefined);
+  const tree = new PathTree(served);
+  const allowed = new Map(
+    served.map((path) => [
+      path,
+      METHODS.filter((m) => doc.paths[path]![m] !== undefined).map((m) => m.toUpperCase()),
+    ]),
+  );
+  const validators = new Map<string, RequestHandler>();
+  const validatorOf = (path: string): RequestHandler => {
+    let validator = validators.get(path);
+    if (!validator) {
+      const router = express.Router();
+      router.use(
+        OpenApiValidator.middleware({
+          ...options.validator,
+          // Read from openapi.yaml, which the validator checks as it loads it.
+          apiSpec: onePathDocument(doc, path) as unknown as ValidatorOptions["apiSpec"],
+        }),
+      );
+      validators.set(path, (validator = router));
+    }
+    return validator;
+  };
+
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const path = tree.match(req.path);
+    if (path === undefined) {
+      throw new ApiError(404, "NOT_FOUND", "No such operation: check the method and path");
+    }
+    const methods = allowed.get(path)!;
+    if (!methods.includes(req.method)) {
+      const allow = methods.join(", ");
+      throw new ApiError(
+        405,
+        "METHOD_NOT_ALLOWED",
+        `${req.method} is not allowed on this path; allowed: ${allow}`,
+        { headers: { Allow: allow } },
+      );
+    }
+    validatorOf(path)(req, res, next);
+  };
+}
