@@ -26,17 +26,15 @@
 // script waits until no event is pending (at most --drain seconds), then
 // reports whether every event in the database was delivered, duplicates, and
 // the time from each event (its envelope's timestamp) to its arrival.
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
-import { cpuMs, freePort } from "./processes.mjs";
+import { measureRound, median, startPrism, startSandbox } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -62,7 +60,6 @@ const rounds = Number(args.rounds);
 const duration = Number(args.duration);
 const warmup = Number(args.warmup);
 const connections = Number(args.connections);
-const VERSION = "/2025-10-13";
 const AMOUNT = 100;
 const purchase = JSON.stringify({
   amount: AMOUNT,
@@ -70,58 +67,20 @@ const purchase = JSON.stringify({
   merchant: { descriptor: "BENCH COFFEE", mcc: "5814", country: "US" },
 });
 
-function start(command, argv, env, readyText, logFile) {
-  const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env } });
-  let output = "";
-  const ready = new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      output += chunk;
-      if (logFile) appendFileSync(logFile, chunk);
-      if (output.includes(readyText)) resolve();
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${command} exited (${code}):\n${output}`)));
-  });
-  return { child, ready };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGINT");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Stolen and total CPU ticks of the whole machine so far (Linux), or undefined. */
-function machineTicks() {
-  try {
-    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1);
-    const ticks = cpu.map(Number);
-    return { steal: ticks[7] ?? 0, total: ticks.reduce((a, b) => a + b, 0) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** One measured round of load against one target. */
+/** One measured round of load against one target (see --trace). */
 async function measure(target) {
-  const load1 = loadavg()[0];
-  const cpuBefore = cpuMs(target.pid);
-  const ticksBefore = machineTicks();
   const seconds = new Map();
-  const run = autocannon({ ...target.request, duration });
-  if (args.trace) {
-    run.on("response", (_client, _status, _bytes, ms) => {
-      const second = Math.floor(Date.now() / 1000);
-      let list = seconds.get(second);
-      if (!list) seconds.set(second, (list = []));
-      list.push(ms);
-    });
-  }
-  const r = await run;
+  const result = await measureRound(
+    target,
+    duration,
+    args.trace &&
+      ((_client, _status, _bytes, ms) => {
+        const second = Math.floor(Date.now() / 1000);
+        let list = seconds.get(second);
+        if (!list) seconds.set(second, (list = []));
+        list.push(ms);
+      }),
+  );
   if (args.trace) {
     const lines = [...seconds].map(([second, list]) => {
       const sorted = list.sort((a, b) => a - b);
@@ -131,30 +90,7 @@ async function measure(target) {
     });
     appendFileSync(args.trace, `${lines.join("\n")}\n`);
   }
-  const ticksAfter = machineTicks();
-  const cpuAfter = cpuMs(target.pid);
-  const served = r["2xx"] + r.non2xx;
-  return {
-    label: target.label,
-    requestsPerSecond: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    max: r.latency.max,
-    ok: r["2xx"],
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-    serverCpuUsPerRequest:
-      cpuBefore === undefined || cpuAfter === undefined || served === 0
-        ? undefined
-        : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
-    stealPercent:
-      ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
-        ? Math.round(
-            (100 * (ticksAfter.steal - ticksBefore.steal)) / (ticksAfter.total - ticksBefore.total),
-          )
-        : undefined,
-    loadAverageBefore: Number(load1.toFixed(2)),
-  };
+  return result;
 }
 
 function targetOf(label, url, headers, pid) {
@@ -162,64 +98,18 @@ function targetOf(label, url, headers, pid) {
 }
 
 async function startSandboxTarget() {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "bench-cards-"));
-  const schema = `bench_${randomBytes(4).toString("hex")}`;
-  const databaseUrl =
-    args.database === "postgresql"
-      ? `${args["postgres-url"]}?schema=${schema}`
-      : `file:${join(dir, "sandbox.db")}`;
-  const tokenId = "bench-token";
-  const secret = randomBytes(24).toString("base64url");
+  const server = await startSandbox(root, {
+    database: args.database,
+    postgresUrl: args["postgres-url"],
+    validateResponses: args["validate-responses"],
+  });
+  const { base, headers, call } = server;
   let receiver;
   const cleanUp = async () => {
-    await stop(child);
+    await server.stop();
     await receiver?.close();
-    rmSync(dir, { recursive: true, force: true });
-    if (args.database === "postgresql") {
-      const pg = (await import("pg")).default;
-      const client = new pg.Client({ connectionString: args["postgres-url"] });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    }
   };
-  const { child, ready } = start(
-    process.execPath,
-    // e.g. BENCH_SERVER_NODE_ARGS=--cpu-prof to see where the server's time goes.
-    [
-      ...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
-      process.env.BENCH_MAIN ?? "apps/server/dist/main.js",
-    ],
-    {
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      SANDBOX_TOKEN_ID: tokenId,
-      SANDBOX_TOKEN_SECRET: secret,
-      LOG_LEVEL: "warn",
-      VALIDATE_RESPONSES: String(args["validate-responses"]),
-    },
-    "Base URL",
-    // e.g. BENCH_SERVER_LOG=/tmp/server.log with BENCH_SERVER_NODE_ARGS=--trace-gc.
-    process.env.BENCH_SERVER_LOG,
-  );
   try {
-    await ready;
-    const base = `http://127.0.0.1:${port}${VERSION}`;
-    const headers = {
-      authorization: `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}`,
-      "content-type": "application/json",
-    };
-    const call = async (method, path, body) => {
-      const res = await fetch(base + path, {
-        method,
-        headers,
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      const json = await res.json();
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
     if (args.webhooks) {
       receiver = await startWebhookReceiver();
       await call("PATCH", "/config", { webhookUrl: receiver.url });
@@ -248,7 +138,7 @@ async function startSandboxTarget() {
       `sandbox (${args.database}, response validation ${args["validate-responses"] ? "on" : "off"}${args.webhooks ? ", webhooks delivered" : ""})`,
       `${base}/sandbox/cards/${card.id}/simulate/authorization`,
       headers,
-      child.pid,
+      server.pid,
     );
     // Every approved authorization is in the ledger, and nothing else is.
     // autocannon counts the answers it received before each phase ended; up
@@ -271,7 +161,7 @@ async function startSandboxTarget() {
       stop: cleanUp,
       webhooks: receiver && {
         stats: () => receiver.stats(),
-        events: () => eventCounts(databaseUrl, schema),
+        events: () => eventCounts(server.databaseUrl, server.schema),
       },
     };
   } catch (err) {
@@ -347,47 +237,15 @@ async function eventCounts(databaseUrl, schema) {
 }
 
 async function startPrismTarget() {
-  const port = await freePort();
-  const prism = join(root, "node_modules", ".bin", "prism");
-  const { child, ready } = start(
-    prism,
-    ["mock", "openapi.yaml", "--port", String(port), "--verboseLevel", "warn", "--cors", "false"],
-    {},
-    "Prism is listening",
-  );
-  // With --verboseLevel warn Prism does not print its banner: poll instead.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const up = await fetch(`http://127.0.0.1:${port}/cards`, {
-      headers: { authorization: "Basic YTpi" },
-    }).then(
-      () => true,
-      () => false,
-    );
-    if (up) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await ready.catch((err) => {
-        throw err;
-      });
-      throw new Error("Prism did not start");
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  ready.catch(() => undefined);
+  const prism = await startPrism(root);
   const target = targetOf(
     "Prism mock (stateless, static example)",
-    `http://127.0.0.1:${port}/sandbox/cards/Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449/simulate/authorization`,
+    `${prism.base}/sandbox/cards/Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449/simulate/authorization`,
     { authorization: "Basic YTpi", "content-type": "application/json" },
-    child.pid,
+    prism.pid,
   );
-  return { target, stop: () => stop(child) };
+  return { target, stop: prism.stop };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /**
  * After the load: waits (up to --drain seconds) until no event is pending,

@@ -1,6 +1,11 @@
 // Helpers the bench scripts share for the processes they measure.
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
 
 /** A TCP port free on 127.0.0.1 right now. */
 export function freePort() {
@@ -23,4 +28,195 @@ export function cpuMs(pid) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Runs a command as a child process; `ready` resolves when its output
+ * (stdout or stderr) contains `readyText`, and rejects if it exits first.
+ */
+export function start(cwd, command, argv, env, readyText, logFile) {
+  const child = spawn(command, argv, { cwd, env: { ...process.env, ...env } });
+  let output = "";
+  const ready = new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      if (logFile) appendFileSync(logFile, chunk);
+      if (output.includes(readyText)) resolve();
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${command} exited (${code}):\n${output}`)));
+  });
+  return { child, ready };
+}
+
+/** Interrupts a child process, and kills it if it has not exited 5 s later. */
+export async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGINT");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Stolen and total CPU ticks of the whole machine so far (Linux), or undefined. */
+export function machineTicks() {
+  try {
+    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1);
+    const ticks = cpu.map(Number);
+    return { steal: ticks[7] ?? 0, total: ticks.reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * One measured round of autocannon load against one target ({ label, pid,
+ * request }): throughput, latency, the target process's CPU per request and
+ * the share of CPU the hypervisor took (steal). `onResponse` sees each answer.
+ */
+export async function measureRound(target, duration, onResponse) {
+  const load1 = loadavg()[0];
+  const cpuBefore = cpuMs(target.pid);
+  const ticksBefore = machineTicks();
+  const run = autocannon({ ...target.request, duration });
+  if (onResponse) run.on("response", onResponse);
+  const r = await run;
+  const ticksAfter = machineTicks();
+  const cpuAfter = cpuMs(target.pid);
+  const served = r["2xx"] + r.non2xx;
+  return {
+    label: target.label,
+    requestsPerSecond: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    ok: r["2xx"],
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    serverCpuUsPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined || served === 0
+        ? undefined
+        : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
+    stealPercent:
+      ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
+        ? Math.round(
+            (100 * (ticksAfter.steal - ticksBefore.steal)) / (ticksAfter.total - ticksBefore.total),
+          )
+        : undefined,
+    loadAverageBefore: Number(load1.toFixed(2)),
+  };
+}
+
+/**
+ * A stateless Prism mock of openapi.yaml (bench/node_modules), listening on a
+ * free port once this resolves: { base, pid, stop }.
+ */
+export async function startPrism(root) {
+  const port = await freePort();
+  const prism = join(root, "node_modules", ".bin", "prism");
+  const { child, ready } = start(
+    root,
+    prism,
+    ["mock", "openapi.yaml", "--port", String(port), "--verboseLevel", "warn", "--cors", "false"],
+    {},
+    "Prism is listening",
+  );
+  // With --verboseLevel warn Prism does not print its banner: poll instead.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const up = await fetch(`http://127.0.0.1:${port}/cards`, {
+      headers: { authorization: "Basic YTpi" },
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await ready.catch((err) => {
+        throw err;
+      });
+      throw new Error("Prism did not start");
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  ready.catch(() => undefined);
+  return { base: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => stop(child) };
+}
+
+/**
+ * The built sandbox server as its own process, on a fresh database (SQLite in
+ * a temporary folder, or a fresh PostgreSQL schema), at LOG_LEVEL=warn:
+ * { base, headers, call, pid, databaseUrl, schema, stop }.
+ */
+export async function startSandbox(root, options) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
+  const schema = `bench_${randomBytes(4).toString("hex")}`;
+  const databaseUrl =
+    options.database === "postgresql"
+      ? `${options.postgresUrl}?schema=${schema}`
+      : `file:${join(dir, "sandbox.db")}`;
+  const tokenId = "bench-token";
+  const secret = randomBytes(24).toString("base64url");
+  const { child, ready } = start(
+    root,
+    process.execPath,
+    // e.g. BENCH_SERVER_NODE_ARGS=--cpu-prof to see where the server's time goes.
+    [
+      ...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+      options.main ?? process.env.BENCH_MAIN ?? "apps/server/dist/main.js",
+    ],
+    {
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      SANDBOX_TOKEN_ID: tokenId,
+      SANDBOX_TOKEN_SECRET: secret,
+      LOG_LEVEL: "warn",
+      VALIDATE_RESPONSES: String(options.validateResponses ?? false),
+    },
+    "Base URL",
+    // e.g. BENCH_SERVER_LOG=/tmp/server.log with BENCH_SERVER_NODE_ARGS=--trace-gc.
+    process.env.BENCH_SERVER_LOG,
+  );
+  const cleanUp = async () => {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+    if (options.database === "postgresql") {
+      const pg = (await import("pg")).default;
+      const client = new pg.Client({ connectionString: options.postgresUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
+  };
+  try {
+    await ready;
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  const base = `http://127.0.0.1:${port}/2025-10-13`;
+  const headers = {
+    authorization: `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}`,
+    "content-type": "application/json",
+  };
+  const call = async (method, path, body, extraHeaders = {}) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { ...headers, ...extraHeaders },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { base, headers, call, pid: child.pid, databaseUrl, schema, stop: cleanUp };
 }
