@@ -53,6 +53,12 @@ export function jsonBody(limitBytes: number) {
     const headers = req.headers;
     const type = headers["content-type"];
     const length = headers["content-length"];
+    // Neither a length nor chunks: the request has no body (most GETs), and
+    // body-parser would only find that out more slowly.
+    if (length === undefined && headers["transfer-encoding"] === undefined) {
+      next();
+      return;
+    }
     if (type === undefined || length === undefined || !PLAIN_JSON.test(type)) {
       // Not JSON, or no length: express.json decides (it skips non-JSON).
       general(req, res, next);
