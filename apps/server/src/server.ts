@@ -153,11 +153,11 @@ export async function startServer(
           log.error({ err }, "SQLite checkpoint thread failed"),
         )
       : inlineSqlRunner(sql);
-  const bootstrap = await bootstrapPlatform(db, target.provider, clock, config);
-
   const data = new Database(sql, writer);
+  const bootstrap = await bootstrapPlatform(data, target.provider, clock, config);
+
   const services: Services = { db, data, clock, log };
-  const clocks = new PlatformClocks(db, clock, sql);
+  const clocks = new PlatformClocks(data, clock);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
   const jobs = new JobWorker(
@@ -206,7 +206,7 @@ export async function startServer(
     clock,
   });
   const webhooks = new WebhookService(services, () => dispatcher.nudge());
-  const idempotency = new IdempotencyStore(db, clock, {
+  const idempotency = new IdempotencyStore(data, clock, {
     ...defaultIdempotencyOptions,
     ...(options.afterIdempotencyClaim ? { afterClaim: options.afterIdempotencyClaim } : {}),
   });
@@ -240,7 +240,7 @@ export async function startServer(
 
   const app = createApp({
     log,
-    tokens: new ApiTokenVerifier(sql),
+    tokens: new ApiTokenVerifier(data),
     agentTokens: agents,
     clocks,
     validateResponses: config.validateResponses,

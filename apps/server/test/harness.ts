@@ -112,9 +112,11 @@ export async function startSandbox(
     database,
     async otherPlatformClient() {
       const clock = { now: () => new Date() };
-      const platformId = await createPlatform(server.db, clock, "Other platform");
+      const platformId = await server.data.transaction(() =>
+        createPlatform(clock, "Other platform"),
+      );
       const other = generateCredentials();
-      await createApiToken(server.db, clock, platformId, other.tokenId, other.secret);
+      await createApiToken(server.data, clock, platformId, other.tokenId, other.secret);
       return createClient({
         baseUrl: server.baseUrl,
         tokenId: other.tokenId,

@@ -1,6 +1,6 @@
 import type { Compilable } from "kysely";
 import type { Provider } from "./client.js";
-import { decodeRow, statement } from "./query.js";
+import { decodeRow, run, statement } from "./query.js";
 import type { SqlCommit, SqlDriver, SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import type { SqlRunner } from "./sql-runner.js";
@@ -40,6 +40,11 @@ export class Database {
    */
   transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R> {
     return this.driver.transaction(program, commit);
+  }
+
+  /** One write statement as a transaction of its own: the number of rows it changed. */
+  execute(query: Compilable<unknown>): Promise<number> {
+    return this.driver.transaction(() => run(query), "eachStep");
   }
 
   /** A named program (sql-programs.ts): on SQLite it may run on the writer thread. */

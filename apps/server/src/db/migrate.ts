@@ -3,7 +3,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { DatabaseTarget, Provider, Tx } from "./client.js";
+import type { DatabaseTarget, Provider } from "./client.js";
+import type { SqlProgram } from "./sql.js";
 import { displayUrl, pgPoolConfig } from "./client.js";
 import { ConfigError } from "../config.js";
 
@@ -16,18 +17,15 @@ const MIGRATIONS_TABLE = "_sandbox_migrations";
 const LOCK_KEY = 734_120_551;
 
 /**
- * Inside a transaction, waits for the lock that migrations hold, so start-up
- * work that must happen once (the first platform) is serialised across
- * processes. On PostgreSQL it is the same advisory lock, released at commit.
- * On SQLite a write statement that changes nothing takes the database's write
- * lock first: a second process then waits (busy timeout) instead of reading
- * and failing at its first write.
+ * The first step of a transaction that must not run beside another process's
+ * start-up (creating the first platform): it waits for the lock migrations
+ * hold. On PostgreSQL that is the same advisory lock, released at commit. On
+ * SQLite every write transaction of the driver begins IMMEDIATE, which takes
+ * the database's write lock before the first statement: nothing to add.
  */
-export async function takeStartupLock(tx: Tx, provider: Provider): Promise<void> {
+export function* takeStartupLock(provider: Provider): SqlProgram<void> {
   if (provider === "postgresql") {
-    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
-  } else {
-    await tx.$executeRawUnsafe(`UPDATE "${MIGRATIONS_TABLE}" SET name = name WHERE 0`);
+    yield { kind: "one", sql: "SELECT pg_advisory_xact_lock(?)", params: [LOCK_KEY] };
   }
 }
 

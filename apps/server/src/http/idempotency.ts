@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/client.js";
+import type { Database } from "../db/database.js";
+import { q } from "../db/query.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { ApiError } from "../errors.js";
 import type { RequestContext } from "./context.js";
@@ -62,7 +63,7 @@ const COMPLETED = "COMPLETED";
 
 export class IdempotencyStore {
   constructor(
-    private readonly db: Db,
+    private readonly db: Database,
     /** Real time: retention and leases do not follow the sandbox clock. */
     private readonly clock: Clock,
     private readonly options: IdempotencyOptions = defaultIdempotencyOptions,
@@ -99,14 +100,18 @@ export class IdempotencyStore {
       await this.release(platformId, key);
       return { ...result, replayed: false };
     }
-    await this.db.idempotencyRecord.updateMany({
-      where: { platformId, key, status: IN_PROGRESS },
-      data: {
-        status: COMPLETED,
-        responseStatus: result.status,
-        responseBody: JSON.stringify(result.body),
-      },
-    });
+    await this.db.execute(
+      q
+        .updateTable("IdempotencyRecord")
+        .set({
+          status: COMPLETED,
+          responseStatus: result.status,
+          responseBody: JSON.stringify(result.body),
+        })
+        .where("platformId", "=", platformId)
+        .where("key", "=", key)
+        .where("status", "=", IN_PROGRESS),
+    );
     return { ...result, replayed: false };
   }
 
@@ -120,8 +125,8 @@ export class IdempotencyStore {
       const now = this.clock.now();
       const lockedUntil = new Date(now.getTime() + this.options.leaseMs);
       try {
-        await this.db.idempotencyRecord.create({
-          data: {
+        await this.db.execute(
+          q.insertInto("IdempotencyRecord").values({
             platformId,
             key,
             requestHash,
@@ -129,20 +134,28 @@ export class IdempotencyStore {
             lockedUntil,
             createdAt: now,
             expiresAt: new Date(now.getTime() + this.options.retentionMs),
-          },
-        });
+          }),
+        );
         return undefined;
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
-      const existing = await this.db.idempotencyRecord.findUnique({
-        where: { platformId_key: { platformId, key } },
-      });
+      const existing = await this.db.one(
+        q
+          .selectFrom("IdempotencyRecord")
+          .selectAll()
+          .where("platformId", "=", platformId)
+          .where("key", "=", key),
+      );
       if (!existing) continue; // released in between: try again
       if (existing.expiresAt <= now) {
-        await this.db.idempotencyRecord.deleteMany({
-          where: { platformId, key, expiresAt: { lte: now } },
-        });
+        await this.db.execute(
+          q
+            .deleteFrom("IdempotencyRecord")
+            .where("platformId", "=", platformId)
+            .where("key", "=", key)
+            .where("expiresAt", "<=", now),
+        );
         continue;
       }
       if (existing.requestHash !== requestHash) {
@@ -166,11 +179,16 @@ export class IdempotencyStore {
         );
       }
       // A claim whose request never finished (its process stopped): take it over.
-      const { count } = await this.db.idempotencyRecord.updateMany({
-        where: { platformId, key, status: IN_PROGRESS, lockedUntil: existing.lockedUntil },
-        data: { lockedUntil },
-      });
-      if (count === 1) return undefined;
+      const taken = await this.db.execute(
+        q
+          .updateTable("IdempotencyRecord")
+          .set({ lockedUntil })
+          .where("platformId", "=", platformId)
+          .where("key", "=", key)
+          .where("status", "=", IN_PROGRESS)
+          .where("lockedUntil", "=", existing.lockedUntil),
+      );
+      if (taken === 1) return undefined;
     }
     throw new ApiError(
       409,
@@ -180,7 +198,13 @@ export class IdempotencyStore {
   }
 
   private async release(platformId: string, key: string): Promise<void> {
-    await this.db.idempotencyRecord.deleteMany({ where: { platformId, key, status: IN_PROGRESS } });
+    await this.db.execute(
+      q
+        .deleteFrom("IdempotencyRecord")
+        .where("platformId", "=", platformId)
+        .where("key", "=", key)
+        .where("status", "=", IN_PROGRESS),
+    );
   }
 }
 

@@ -3,10 +3,14 @@ import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/client.js";
 import type { Database } from "../db/database.js";
-import type { Job as JobRow } from "../db/generated/sqlite/client.js";
+import type { ExpressionBuilder } from "kysely";
+import { countOf, q, type Row } from "../db/query.js";
+import type { Tables } from "../db/tables.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import type { DueJob, JobHandlers } from "./registry.js";
+
+type JobRow = Row<"Job">;
 
 export interface JobWorkerOptions {
   /** How often the worker looks for due jobs. */
@@ -115,11 +119,16 @@ export class JobWorker {
     for (;;) {
       for (const id of await this.runDueJobs(platformId)) ran.add(id);
       const now = this.clock.now();
+      const count = q
+        .selectFrom("Job")
+        .select((eb) => eb.fn.countAll().as("count"))
+        .where("platformId", "=", platformId)
+        .where("dueAt", "<=", now);
       const [running, due] = await Promise.all([
-        this.db.job.count({
-          where: { platformId, status: "RUNNING", dueAt: { lte: now }, lockedUntil: { gte: now } },
-        }),
-        this.db.job.count({ where: { platformId, status: "PENDING", dueAt: { lte: now } } }),
+        this.data
+          .one(count.where("status", "=", "RUNNING").where("lockedUntil", ">=", now))
+          .then(countOf),
+        this.data.one(count.where("status", "=", "PENDING")).then(countOf),
       ]);
       if ((running === 0 && due === 0) || Date.now() > deadline) return ran;
       if (running > 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -128,37 +137,28 @@ export class JobWorker {
 
   private async claimDue(platformId: string | undefined, max: number): Promise<JobRow[]> {
     const now = this.clock.now();
-    const candidates = await this.db.job.findMany({
-      where: {
-        ...(platformId ? { platformId } : {}),
-        OR: [
-          { status: "PENDING", dueAt: { lte: now } },
-          { status: "RUNNING", lockedUntil: { lt: now } },
-        ],
-      },
-      orderBy: [{ dueAt: "asc" }, { createdAt: "asc" }, { id: "asc" }],
-      take: max,
-    });
+    let due = q.selectFrom("Job").selectAll().where(claimable(now));
+    if (platformId) due = due.where("platformId", "=", platformId);
+    const candidates = await this.data.all(
+      due.orderBy("dueAt").orderBy("createdAt").orderBy("id").limit(max),
+    );
     const claimed: JobRow[] = [];
     for (const job of candidates) {
       const lockedUntil = new Date(now.getTime() + this.options.leaseMs);
       // The same conditions again, atomically: only one claimer wins.
-      const { count } = await this.db.job.updateMany({
-        where: {
-          id: job.id,
-          OR: [
-            { status: "PENDING", dueAt: { lte: now } },
-            { status: "RUNNING", lockedUntil: { lt: now } },
-          ],
-        },
-        data: {
-          status: "RUNNING",
-          lockedBy: this.workerId,
-          lockedUntil,
-          attempts: { increment: 1 },
-          updatedAt: now,
-        },
-      });
+      const count = await this.data.execute(
+        q
+          .updateTable("Job")
+          .set((eb) => ({
+            status: "RUNNING",
+            lockedBy: this.workerId,
+            lockedUntil,
+            attempts: eb("attempts", "+", 1),
+            updatedAt: now,
+          }))
+          .where("id", "=", job.id)
+          .where(claimable(now)),
+      );
       if (count === 1) {
         claimed.push({
           ...job,
@@ -191,16 +191,19 @@ export class JobWorker {
         clock: await this.clocks.forPlatform(job.platformId),
         log,
       });
-      await this.db.job.updateMany({
-        where: { id: job.id, lockedBy: this.workerId },
-        data: {
-          status: "DONE",
-          lockedBy: null,
-          lockedUntil: null,
-          lastError: null,
-          updatedAt: this.clock.now(),
-        },
-      });
+      await this.data.execute(
+        q
+          .updateTable("Job")
+          .set({
+            status: "DONE",
+            lockedBy: null,
+            lockedUntil: null,
+            lastError: null,
+            updatedAt: this.clock.now(),
+          })
+          .where("id", "=", job.id)
+          .where("lockedBy", "=", this.workerId),
+      );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const giveUp = !handler || job.attempts >= this.options.maxAttempts;
@@ -208,17 +211,29 @@ export class JobWorker {
       const jitter = Math.random() * backoff * 0.2;
       const now = this.clock.now();
       log.warn({ err, attempts: job.attempts, giveUp }, "job failed");
-      await this.db.job.updateMany({
-        where: { id: job.id, lockedBy: this.workerId },
-        data: {
-          status: giveUp ? "FAILED" : "PENDING",
-          dueAt: giveUp ? job.dueAt : new Date(now.getTime() + backoff + jitter),
-          lastError: message.slice(0, 1000),
-          lockedBy: null,
-          lockedUntil: null,
-          updatedAt: now,
-        },
-      });
+      await this.data.execute(
+        q
+          .updateTable("Job")
+          .set({
+            status: giveUp ? "FAILED" : "PENDING",
+            dueAt: giveUp ? job.dueAt : new Date(now.getTime() + backoff + jitter),
+            lastError: message.slice(0, 1000),
+            lockedBy: null,
+            lockedUntil: null,
+            updatedAt: now,
+          })
+          .where("id", "=", job.id)
+          .where("lockedBy", "=", this.workerId),
+      );
     }
   }
+}
+
+/** A job that may be claimed now: due, or running under a lease that ran out. */
+function claimable(now: Date) {
+  return (eb: ExpressionBuilder<Tables, "Job">) =>
+    eb.or([
+      eb.and([eb("status", "=", "PENDING"), eb("dueAt", "<=", now)]),
+      eb.and([eb("status", "=", "RUNNING"), eb("lockedUntil", "<", now)]),
+    ]);
 }

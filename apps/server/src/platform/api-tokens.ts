@@ -6,9 +6,10 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import { promisify } from "node:util";
-import type { Db, Tx } from "../db/client.js";
-import type { SqlDriver } from "../db/sql.js";
 import type { Clock } from "../clock.js";
+import type { Database } from "../db/database.js";
+import { insert, q } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 
 const scrypt = promisify(scryptCb) as (
   password: string,
@@ -45,51 +46,45 @@ export function generateCredentials(): { tokenId: string; secret: string } {
 }
 
 /** Stores a token whose secret is already hashed. */
-export async function storeApiToken(
-  db: Db | Tx,
+export function* storeApiToken(
   clock: Clock,
   platformId: string,
   tokenId: string,
   hashed: HashedSecret,
-): Promise<void> {
-  await db.apiToken.create({
-    data: {
-      id: tokenId,
-      platformId,
-      secretSalt: hashed.salt,
-      secretHash: hashed.hash,
-      createdAt: clock.now(),
-    },
+): SqlProgram<void> {
+  yield* insert("ApiToken", {
+    id: tokenId,
+    platformId,
+    secretSalt: hashed.salt,
+    secretHash: hashed.hash,
+    createdAt: clock.now(),
   });
 }
 
 export async function createApiToken(
-  db: Db | Tx,
+  db: Database,
   clock: Clock,
   platformId: string,
   tokenId: string,
   secret: string,
 ): Promise<void> {
-  await storeApiToken(db, clock, platformId, tokenId, await hashSecret(secret));
-}
-
-interface TokenRow {
-  platformId: string;
-  secretSalt: string;
-  secretHash: string;
+  const hashed = await hashSecret(secret);
+  await db.transaction(() => storeApiToken(clock, platformId, tokenId, hashed));
 }
 
 export class ApiTokenVerifier {
   /** Digest of (token id, presented secret) → the stored hash it was checked against. */
   private readonly memo = new Map<string, string>();
 
-  constructor(private readonly sql: SqlDriver) {}
+  constructor(private readonly db: Database) {}
 
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
-    const row = (await this.sql.one(
-      `SELECT "platformId", "secretSalt", "secretHash" FROM "ApiToken" WHERE "id" = ?`,
-      [tokenId],
-    )) as TokenRow | undefined;
+    const row = await this.db.one(
+      q
+        .selectFrom("ApiToken")
+        .select(["platformId", "secretSalt", "secretHash"])
+        .where("id", "=", tokenId),
+    );
     const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
     if (row && this.memo.get(digest) === row.secretHash) {
       return { tokenId, platformId: row.platformId };

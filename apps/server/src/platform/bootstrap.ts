@@ -1,6 +1,9 @@
 import { generateKeyPairSync } from "node:crypto";
-import type { Db, Provider, Tx } from "../db/client.js";
+import type { Provider } from "../db/client.js";
+import type { Database } from "../db/database.js";
 import { takeStartupLock } from "../db/migrate.js";
+import { insert, one, q, run } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { newId } from "../ids.js";
@@ -22,18 +25,30 @@ export function newP256PrivateKeyHex(): string {
   return Buffer.from(d, "base64url").toString("hex").padStart(64, "0");
 }
 
-export async function createPlatform(db: Db | Tx, clock: Clock, name: string): Promise<string> {
+/** The sandbox's own platform: the first one made. */
+const firstPlatform = q
+  .selectFrom("Platform")
+  .select("id")
+  .orderBy("createdAt")
+  .orderBy("id")
+  .limit(1);
+/** A token of the first platform, if it has any. */
+const firstPlatformToken = q
+  .selectFrom("ApiToken")
+  .select("id")
+  .where("platformId", "=", (eb) => eb.selectFrom(firstPlatform.as("p")).select("p.id"))
+  .limit(1);
+
+export function* createPlatform(clock: Clock, name: string): SqlProgram<string> {
   const now = clock.now();
   const id = newId("Platform");
-  await db.platform.create({
-    data: {
-      id,
-      name,
-      webhookPrivateKey: newP256PrivateKeyHex(),
-      otpSigningPrivateKey: newP256PrivateKeyHex(),
-      createdAt: now,
-      updatedAt: now,
-    },
+  yield* insert("Platform", {
+    id,
+    name,
+    webhookPrivateKey: newP256PrivateKeyHex(),
+    otpSigningPrivateKey: newP256PrivateKeyHex(),
+    createdAt: now,
+    updatedAt: now,
   });
   return id;
 }
@@ -48,7 +63,7 @@ export async function createPlatform(db: Db | Tx, clock: Clock, name: string): P
  * first one creates and the others find what it created.
  */
 export async function bootstrapPlatform(
-  db: Db,
+  db: Database,
   provider: Provider,
   clock: Clock,
   config: Config,
@@ -57,38 +72,43 @@ export async function bootstrapPlatform(
     config.sandboxTokenId && config.sandboxTokenSecret
       ? { tokenId: config.sandboxTokenId, secret: config.sandboxTokenSecret }
       : undefined;
-  // A secret from the environment is stored on every start (created, or
-  // re-hashed): hash it before the lock is taken, as scrypt is slow on purpose.
+  // scrypt is slow on purpose, and a transaction does not wait for anything
+  // but the database: secrets are hashed before it. A secret from the
+  // environment is stored on every start (created, or re-hashed); a
+  // generated one only when no token existed when this start looked, which
+  // is the first start (another process may still win the race under the lock).
   const hashed = fromEnvironment ? await hashSecret(fromEnvironment.secret) : undefined;
+  const generated =
+    fromEnvironment || (await db.one(firstPlatformToken)) ? undefined : generateCredentials();
+  const generatedHash = generated && (await hashSecret(generated.secret));
 
-  return db.$transaction(
-    async (tx) => {
-      await takeStartupLock(tx, provider);
-      const existing = await tx.platform.findFirst({ orderBy: { createdAt: "asc" } });
-      const platformId = existing?.id ?? (await createPlatform(tx, clock, "Sandbox platform"));
+  return db.transaction(function* (): SqlProgram<BootstrapResult> {
+    yield* takeStartupLock(provider);
+    const existing = yield* one(firstPlatform);
+    const platformId = existing?.id ?? (yield* createPlatform(clock, "Sandbox platform"));
 
-      if (fromEnvironment && hashed) {
-        const token = await tx.apiToken.findUnique({ where: { id: fromEnvironment.tokenId } });
-        if (!token) {
-          await storeApiToken(tx, clock, platformId, fromEnvironment.tokenId, hashed);
-        } else {
-          await tx.apiToken.update({
-            where: { id: token.id },
-            data: { secretSalt: hashed.salt, secretHash: hashed.hash },
-          });
-        }
-        return { platformId: token?.platformId ?? platformId, credentialsFromEnvironment: true };
+    if (fromEnvironment && hashed) {
+      const token = yield* one(
+        q.selectFrom("ApiToken").select("platformId").where("id", "=", fromEnvironment.tokenId),
+      );
+      if (!token) {
+        yield* storeApiToken(clock, platformId, fromEnvironment.tokenId, hashed);
+      } else {
+        yield* run(
+          q
+            .updateTable("ApiToken")
+            .set({ secretSalt: hashed.salt, secretHash: hashed.hash })
+            .where("id", "=", fromEnvironment.tokenId),
+        );
       }
+      return { platformId: token?.platformId ?? platformId, credentialsFromEnvironment: true };
+    }
 
-      const anyToken = await tx.apiToken.findFirst({ where: { platformId } });
-      if (anyToken) return { platformId, credentialsFromEnvironment: false };
-      // Only a first start gets here: a new token, hashed under the lock.
-      const generated = generateCredentials();
-      const secret = await hashSecret(generated.secret);
-      await storeApiToken(tx, clock, platformId, generated.tokenId, secret);
-      return { platformId, newCredentials: generated, credentialsFromEnvironment: false };
-    },
-    // Other processes may hold the lock while they migrate.
-    { maxWait: 30_000, timeout: 60_000 },
-  );
+    const anyToken = yield* one(firstPlatformToken);
+    if (anyToken || !generated || !generatedHash) {
+      return { platformId, credentialsFromEnvironment: false };
+    }
+    yield* storeApiToken(clock, platformId, generated.tokenId, generatedHash);
+    return { platformId, newCredentials: generated, credentialsFromEnvironment: false };
+  });
 }

@@ -1,29 +1,20 @@
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/client.js";
-import type { SqlDriver } from "../db/sql.js";
+import type { Database } from "../db/database.js";
+import { q } from "../db/query.js";
 
 // Each platform sees the sandbox clock: real time plus the offset it has
 // advanced by (POST /sandbox/clock/advance). The offset lives in the database
 // so every server process agrees on it.
 export class PlatformClocks {
   constructor(
-    private readonly db: Db,
+    private readonly db: Database,
     private readonly base: Clock,
-    /** Read on every request: direct SQL when available (see db/sql.ts). */
-    private readonly sql?: SqlDriver,
   ) {}
 
   async offsetSeconds(platformId: string): Promise<number> {
-    if (this.sql) {
-      const row = await this.sql.one(`SELECT "clockOffsetSeconds" FROM "Platform" WHERE "id" = ?`, [
-        platformId,
-      ]);
-      return row ? Number(row.clockOffsetSeconds) : 0;
-    }
-    const row = await this.db.platform.findUnique({
-      where: { id: platformId },
-      select: { clockOffsetSeconds: true },
-    });
+    const row = await this.db.one(
+      q.selectFrom("Platform").select("clockOffsetSeconds").where("id", "=", platformId),
+    );
     return row?.clockOffsetSeconds ?? 0;
   }
 

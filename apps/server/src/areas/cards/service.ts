@@ -213,7 +213,8 @@ export class CardService {
         const card = toCard(await tx.card.findUniqueOrThrow({ where: { id } }));
         const base = { platformId: ctx.platformId, objectId: id, data: card, at: now };
         if (stateChange) await emitEventViaPrisma(tx, { ...base, type: "CARD.STATE_CHANGE" });
-        if (sourcesChange) await emitEventViaPrisma(tx, { ...base, type: "CARD.FUNDING_SOURCE_CHANGE" });
+        if (sourcesChange)
+          await emitEventViaPrisma(tx, { ...base, type: "CARD.FUNDING_SOURCE_CHANGE" });
         return card;
       });
       if (updated) return updated;
