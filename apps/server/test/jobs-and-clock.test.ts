@@ -28,7 +28,9 @@ async function schedule(
   delaySeconds: number,
   now = new Date(),
 ) {
-  return db.$transaction((tx) => scheduleJobViaPrisma(tx, { platformId, kind, payload, delaySeconds, now }));
+  return db.$transaction((tx) =>
+    scheduleJobViaPrisma(tx, { platformId, kind, payload, delaySeconds, now }),
+  );
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

@@ -86,6 +86,13 @@ export function* one<O>(query: Compilable<O>): SqlProgram<O | undefined> {
   return row === undefined ? undefined : decodeRow<O>(row);
 }
 
+/** The first row; a row another row refers to, so its absence is a bug (thrown). */
+export function* found<O>(query: Compilable<O>, what: string): SqlProgram<O> {
+  const row = yield* one(query);
+  if (row === undefined) throw new Error(`${what} not found`);
+  return row;
+}
+
 /** Every row. */
 export function* all<O>(query: Compilable<O>): SqlProgram<O[]> {
   const rows = (yield { kind: "all", ...statement(query) }) as SqlRow[];

@@ -1,5 +1,6 @@
 import type { WebhookConfig } from "../config.js";
-import type { Db, Tx } from "../db/client.js";
+import { all, q, run } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 
 /**
  * Delay before the next attempt after `failedAttempts` failures: exponential
@@ -30,26 +31,27 @@ export function retryWindowOver(firstAttemptAt: Date, now: Date, maxAgeMs: numbe
  * (and the end of the retry window) at once. Runs in the caller's
  * transaction.
  */
-export async function advanceWebhookRetries(
-  tx: Tx | Db,
-  platformId: string,
-  ms: number,
-): Promise<number> {
+export function* advanceWebhookRetries(platformId: string, ms: number): SqlProgram<number> {
   if (ms <= 0) return 0;
-  const pending = await tx.webhookEvent.findMany({
-    where: { platformId, status: "PENDING" },
-    select: { id: true, nextAttemptAt: true, firstAttemptAt: true },
-  });
+  const pending = yield* all(
+    q
+      .selectFrom("WebhookEvent")
+      .select(["id", "nextAttemptAt", "firstAttemptAt"])
+      .where("platformId", "=", platformId)
+      .where("status", "=", "PENDING"),
+  );
   for (const event of pending) {
-    await tx.webhookEvent.update({
-      where: { id: event.id },
-      data: {
-        nextAttemptAt: new Date(event.nextAttemptAt.getTime() - ms),
-        ...(event.firstAttemptAt
-          ? { firstAttemptAt: new Date(event.firstAttemptAt.getTime() - ms) }
-          : {}),
-      },
-    });
+    yield* run(
+      q
+        .updateTable("WebhookEvent")
+        .set({
+          nextAttemptAt: new Date(event.nextAttemptAt.getTime() - ms),
+          ...(event.firstAttemptAt
+            ? { firstAttemptAt: new Date(event.firstAttemptAt.getTime() - ms) }
+            : {}),
+        })
+        .where("id", "=", event.id),
+    );
   }
   return pending.length;
 }

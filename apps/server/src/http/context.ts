@@ -1,7 +1,7 @@
 import type { Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
-import type { WhereInterface } from "kysely";
+import type { SelectQueryBuilder } from "kysely";
 import type { Db } from "../db/client.js";
 import type { Database } from "../db/database.js";
 
@@ -46,7 +46,7 @@ export function scopedTo(ctx: RequestContext) {
   // The builder's table is not known here; the columns exist on every table
   // this is applied to (a wrong table fails at the first query of any test).
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return <QB extends WhereInterface<any, any>>(qb: QB): QB => {
+  return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB => {
     const own = qb.where("platformId", "=", ctx.platformId);
     return (ctx.agent ? own.where("customerId", "=", ctx.agent.customerId) : own) as QB;
   };

@@ -1,22 +1,16 @@
 import type { Schemas } from "@sandbox/client";
 import { beneficiaryVerificationOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
-import type { ExternalAccount as ExternalAccountRow } from "../../db/generated/sqlite/client.js";
+import { insert, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
-import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
 
 export type ExternalAccount = Schemas["ExternalAccount"];
 export type ExternalAccountCreate = Schemas["ExternalAccountCreate"];
-export type { ExternalAccountRow };
+export type ExternalAccountRow = Row<"ExternalAccount">;
 
 /** The query of listExternalAccounts, as validated. */
 export type ExternalAccountFilter = Query<"listExternalAccounts">;
@@ -79,29 +73,28 @@ export class ExternalAccountService {
       throw new ApiError(verification.status, verification.errorCode, verification.message);
     }
     const now = ctx.clock.now();
-    const row = await this.services.db.externalAccount.create({
-      data: {
-        id: newId("ExternalAccount"),
-        platformId: ctx.platformId,
-        customerId: customer.id,
-        currency: input.currency,
-        accountType: input.accountType,
-        accountInfo: JSON.stringify(input.accountInfo),
-        identifier,
-        beneficiaryName: input.beneficiaryName,
-        beneficiaryVerificationStatus: verification.beneficiaryVerificationStatus,
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
+    const row: ExternalAccountRow = {
+      id: newId("ExternalAccount"),
+      platformId: ctx.platformId,
+      customerId: customer.id,
+      currency: input.currency,
+      accountType: input.accountType,
+      accountInfo: JSON.stringify(input.accountInfo),
+      identifier,
+      beneficiaryName: input.beneficiaryName,
+      beneficiaryVerificationStatus: verification.beneficiaryVerificationStatus,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.services.data.transaction(() => insert("ExternalAccount", row));
     return toExternalAccount(row);
   }
 
   /** An external account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<ExternalAccountRow> {
-    const row = await this.services.db.externalAccount.findFirst({
-      where: { id, ...visibleTo(ctx) },
-    });
+    const row = await this.services.data.one(
+      q.selectFrom("ExternalAccount").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
+    );
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `External account ${id} not found`);
     return row;
   }
@@ -111,15 +104,14 @@ export class ExternalAccountService {
   }
 
   async list(ctx: RequestContext, filter: ExternalAccountFilter): Promise<Page<ExternalAccount>> {
-    const rows = await this.services.db.externalAccount.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.customerId ? { customerId: filter.customerId } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    let query = q
+      .selectFrom("ExternalAccount")
+      .selectAll()
+      .where("platformId", "=", ctx.platformId);
+    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
+    const rows = await this.services.data.all(
+      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toExternalAccount);
   }
 }

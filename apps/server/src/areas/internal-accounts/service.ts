@@ -1,26 +1,19 @@
 import type { Schemas } from "@sandbox/client";
-import type {
-  InternalAccount as AccountRow,
-  AuthMethod as AuthMethodRow,
-} from "../../db/generated/sqlite/client.js";
+import { insert, one, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
-import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { credit } from "../ledger/ledger-prisma.js";
+import { credit } from "../ledger/ledger.js";
 import { createTransaction } from "../transactions/records.js";
 import type { CustomerService } from "../customers/service.js";
 
 export type InternalAccount = Schemas["InternalAccount"];
 export type InternalAccountCreate = Schemas["InternalAccountCreate"];
 type AuthMethod = Schemas["AuthMethod"];
+type AccountRow = Row<"InternalAccount">;
+type AuthMethodRow = Row<"AuthMethod">;
 
 /** The query of listInternalAccounts, as validated. */
 export type InternalAccountFilter = Query<"listInternalAccounts">;
@@ -81,38 +74,44 @@ export class InternalAccountService {
       }
     }
 
-    const { account, authMethods } = await this.services.db.$transaction(async (tx) => {
-      const account = await tx.internalAccount.create({
-        data: {
-          id: accountId,
-          platformId: ctx.platformId,
-          customerId: customer.id,
-          type: input.type,
-          currency: input.currency,
-          balance: 0n,
-          status: "ACTIVE",
-          privacyEnabled: false,
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
-      const authMethods: AuthMethodRow[] = [];
-      if (email) {
-        authMethods.push(
-          await tx.authMethod.create({
-            data: {
-              id: newId("AuthMethod"),
-              platformId: ctx.platformId,
-              accountId,
-              type: "EMAIL_OTP",
-              nickname: email,
-              createdAt: now,
-              updatedAt: now,
-            },
-          }),
-        );
-      }
-      return { account, authMethods };
+    const account: AccountRow = {
+      id: accountId,
+      platformId: ctx.platformId,
+      customerId: customer.id,
+      type: input.type,
+      currency: input.currency,
+      balance: 0n,
+      status: "ACTIVE",
+      privacyEnabled: false,
+      walletPrivateKey: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const authMethods: AuthMethodRow[] = email
+      ? [
+          {
+            id: newId("AuthMethod"),
+            platformId: ctx.platformId,
+            accountId,
+            type: "EMAIL_OTP",
+            nickname: email,
+            credentialId: null,
+            oauthIssuer: null,
+            oauthAudience: null,
+            oauthSubject: null,
+            passkeyPublicKey: null,
+            passkeyCounter: null,
+            passkeyTransports: null,
+            otpTargetPrivateKey: null,
+            otpExpiresAt: null,
+            createdAt: now,
+            updatedAt: now,
+          },
+        ]
+      : [];
+    await this.services.data.transaction(function* () {
+      yield* insert("InternalAccount", account);
+      for (const method of authMethods) yield* insert("AuthMethod", method);
     });
     const result = toInternalAccount(account);
     return authMethods.length > 0
@@ -122,9 +121,9 @@ export class InternalAccountService {
 
   /** An account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<AccountRow> {
-    const row = await this.services.db.internalAccount.findFirst({
-      where: { id, ...visibleTo(ctx) },
-    });
+    const row = await this.services.data.one(
+      q.selectFrom("InternalAccount").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
+    );
     if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
     return row;
   }
@@ -134,17 +133,16 @@ export class InternalAccountService {
   }
 
   async list(ctx: RequestContext, filter: InternalAccountFilter): Promise<Page<InternalAccount>> {
-    const rows = await this.services.db.internalAccount.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.customerId ? { customerId: filter.customerId } : {}),
-        ...(filter.currency ? { currency: filter.currency } : {}),
-        ...(filter.type ? { type: filter.type } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    let query = q
+      .selectFrom("InternalAccount")
+      .selectAll()
+      .where("platformId", "=", ctx.platformId);
+    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
+    if (filter.currency) query = query.where("currency", "=", filter.currency);
+    if (filter.type) query = query.where("type", "=", filter.type);
+    const rows = await this.services.data.all(
+      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toInternalAccount);
   }
 
@@ -152,9 +150,8 @@ export class InternalAccountService {
   async fund(ctx: RequestContext, id: string, amount: number): Promise<InternalAccount> {
     const account = await this.getRow(ctx, id);
     const at = ctx.clock.now();
-    const row = await this.services.db.$transaction(async (tx) => {
-      const funding = await createTransaction(
-        tx,
+    const row = await this.services.data.transaction(function* () {
+      const funding = yield* createTransaction(
         {
           platformId: ctx.platformId,
           type: "FUNDING",
@@ -167,7 +164,7 @@ export class InternalAccountService {
         },
         at,
       );
-      await credit(tx, {
+      yield* credit({
         platformId: ctx.platformId,
         accountId: id,
         amount: BigInt(amount),
@@ -175,8 +172,9 @@ export class InternalAccountService {
         reference: funding.id,
         at,
       });
-      return tx.internalAccount.findUniqueOrThrow({ where: { id } });
+      return yield* one(q.selectFrom("InternalAccount").selectAll().where("id", "=", id));
     });
+    if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
     return toInternalAccount(row);
   }
 }

@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import { publicKeyToSpkiPem } from "@sandbox/crypto";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
-import type { Platform as PlatformRow } from "../../db/generated/sqlite/client.js";
+import { one, q, type Row } from "../../db/query.js";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 
@@ -10,6 +10,8 @@ export type PlatformConfigUpdate = Schemas["PlatformConfigUpdate"];
 
 // Public keys are derived from the stored private keys on every read; the
 // private halves never leave this module.
+type PlatformRow = Row<"Platform">;
+
 function toPlatformConfig(row: PlatformRow): PlatformConfig {
   return {
     id: row.id,
@@ -44,9 +46,10 @@ export class PlatformService {
 
   async get(ctx: RequestContext): Promise<PlatformConfig> {
     // Every API token belongs to a platform, so the row exists.
-    const row = await this.services.db.platform.findUniqueOrThrow({
-      where: { id: ctx.platformId },
-    });
+    const row = await this.services.data.one(
+      q.selectFrom("Platform").selectAll().where("id", "=", ctx.platformId),
+    );
+    if (!row) throw new Error(`platform ${ctx.platformId} of an API token does not exist`);
     return toPlatformConfig(row);
   }
 
@@ -56,14 +59,20 @@ export class PlatformService {
    */
   async update(ctx: RequestContext, input: PlatformConfigUpdate): Promise<PlatformConfig> {
     if (typeof input.webhookUrl === "string") checkWebhookUrl(input.webhookUrl);
-    const row = await this.services.db.platform.update({
-      where: { id: ctx.platformId },
-      data: {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),
-        updatedAt: ctx.clock.now(),
-      },
-    });
+    const row = await this.services.data.transaction(() =>
+      one(
+        q
+          .updateTable("Platform")
+          .set({
+            ...(input.name !== undefined ? { name: input.name } : {}),
+            ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),
+            updatedAt: ctx.clock.now(),
+          })
+          .where("id", "=", ctx.platformId)
+          .returningAll(),
+      ),
+    );
+    if (!row) throw new Error(`platform ${ctx.platformId} of an API token does not exist`);
     return toPlatformConfig(row);
   }
 }

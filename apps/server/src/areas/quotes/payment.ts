@@ -3,11 +3,12 @@ import {
   quoteDestinationOutcome,
   type PaymentStep,
 } from "@sandbox/sandbox-rules";
-import type { Tx } from "../../db/client.js";
+import { found, one, q } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
-import { debitOrRefuseViaPrisma } from "../ledger/ledger-prisma.js";
-import { credit } from "../ledger/ledger-prisma.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import { debitOrRefuse } from "../ledger/balance-guard.js";
+import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
   moveTransaction,
@@ -42,12 +43,17 @@ export class QuotePayments {
   }
 
   /** What happens to the payment after execution, decided by the sandbox rules. */
-  private async plan(tx: Tx, quote: QuoteRow): Promise<QuotePlan> {
+  private *plan(quote: QuoteRow): SqlProgram<QuotePlan> {
     if (quote.receiverAccountId !== null) return planSteps(DELIVER_AT_ONCE, "PROCESSING");
     if (quote.destinationExternalAccountId !== null) {
-      const external = await tx.externalAccount.findUniqueOrThrow({
-        where: { id: quote.destinationExternalAccountId },
-      });
+      const external = yield* found(
+        q
+          .selectFrom("ExternalAccount")
+          .select("identifier")
+          .where("id", "=", quote.destinationExternalAccountId)
+          .where("platformId", "=", quote.platformId),
+        `external account ${quote.destinationExternalAccountId}`,
+      );
       return planSteps(quoteDestinationOutcome(external.identifier).outcome.steps, "PROCESSING");
     }
     const { umaAddress } = JSON.parse(quote.destination) as { umaAddress: string };
@@ -64,12 +70,11 @@ export class QuotePayments {
    * debited (400 INSUFFICIENT_BALANCE rolls it all back) and later steps
    * are scheduled. `awaitingApproval` stops after recording the request.
    */
-  async execute(
-    tx: Tx,
+  *execute(
     quote: QuoteRow,
     opening: { agentId: string | null; awaitingApproval: boolean },
     times: ChangeTimes,
-  ): Promise<QuoteRow> {
+  ): SqlProgram<QuoteRow> {
     const base = {
       platformId: quote.platformId,
       type: "QUOTE_PAYMENT" as const,
@@ -83,19 +88,17 @@ export class QuotePayments {
       agentId: opening.agentId,
     };
     if (opening.awaitingApproval) {
-      const transaction = await createTransaction(
-        tx,
+      const transaction = yield* createTransaction(
         { ...base, status: "AWAITING_APPROVAL" },
         times.at,
       );
-      return moveQuote(tx, quote, "PROCESSING", times.at, {
+      return yield* moveQuote(quote, "PROCESSING", times.at, {
         transactionId: transaction.id,
         notExpiredAt: times.at,
       });
     }
-    const plan = await this.plan(tx, quote);
-    const transaction = await createTransaction(
-      tx,
+    const plan = yield* this.plan(quote);
+    const transaction = yield* createTransaction(
       {
         ...base,
         status: plan.state.status,
@@ -105,20 +108,19 @@ export class QuotePayments {
       },
       times.at,
     );
-    const moved = await moveQuote(tx, quote, plan.state.status, times.at, {
+    const moved = yield* moveQuote(quote, plan.state.status, times.at, {
       transactionId: transaction.id,
       notExpiredAt: times.at,
     });
-    await this.begin(tx, moved, transaction, plan, times);
+    yield* this.begin(moved, transaction, plan, times);
     return moved;
   }
 
   /** An agent's AWAITING_APPROVAL payment, approved: it proceeds like a direct execution. */
-  async approve(tx: Tx, transaction: TransactionRow, times: ChangeTimes): Promise<TransactionRow> {
-    const quote = await tx.quote.findUniqueOrThrow({ where: { id: transaction.quoteId ?? "" } });
-    const plan = await this.plan(tx, quote);
-    const moved = await moveTransaction(
-      tx,
+  *approve(transaction: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
+    const quote = yield* this.quoteOf(transaction);
+    const plan = yield* this.plan(quote);
+    const moved = yield* moveTransaction(
       transaction,
       {
         status: plan.state.status,
@@ -131,21 +133,31 @@ export class QuotePayments {
     const movedQuote =
       plan.state.status === quote.status
         ? quote
-        : await moveQuote(tx, quote, plan.state.status, times.at);
-    await this.begin(tx, movedQuote, moved, plan, times);
+        : yield* moveQuote(quote, plan.state.status, times.at);
+    yield* this.begin(movedQuote, moved, plan, times);
     return moved;
   }
 
+  private quoteOf(transaction: TransactionRow): SqlProgram<QuoteRow> {
+    return found(
+      q
+        .selectFrom("Quote")
+        .selectAll()
+        .where("id", "=", transaction.quoteId ?? "")
+        .where("platformId", "=", transaction.platformId),
+      `quote of transaction ${transaction.id}`,
+    );
+  }
+
   /** Debits the source, applies the money effects of the immediate steps, schedules the rest. */
-  private async begin(
-    tx: Tx,
+  private *begin(
     quote: QuoteRow,
     transaction: TransactionRow,
     plan: StepPlan,
     times: ChangeTimes,
-  ): Promise<void> {
+  ): SqlProgram<void> {
     if (quote.sourceAccountId !== null) {
-      await debitOrRefuseViaPrisma(tx, {
+      yield* debitOrRefuse({
         platformId: quote.platformId,
         accountId: quote.sourceAccountId,
         amount: quote.sendingAmount,
@@ -155,10 +167,10 @@ export class QuotePayments {
       });
     }
     for (const { step } of plan.now)
-      await this.moneyEffects(tx, quote, transaction.id, step, times.at);
+      yield* this.moneyEffects(quote, transaction.id, step, times.at);
     for (const { stepIndex, step } of plan.later) {
       const payload: StepPayload = { transactionId: transaction.id, stepIndex, step };
-      await scheduleJobViaPrisma(tx, {
+      yield* scheduleJob({
         platformId: quote.platformId,
         kind: QUOTE_PAYMENT_STEP_JOB,
         payload,
@@ -168,20 +180,19 @@ export class QuotePayments {
     }
   }
 
-  private async moneyEffects(
-    tx: Tx,
+  private *moneyEffects(
     quote: QuoteRow,
     transactionId: string,
     step: PaymentStep,
     at: Date,
-  ): Promise<void> {
+  ): SqlProgram<void> {
     if (step.status === "COMPLETED") {
-      if (quote.receiverAccountId !== null) await this.deliverToReceiver(tx, quote, at);
+      if (quote.receiverAccountId !== null) yield* this.deliverToReceiver(quote, at);
       return;
     }
     // The money comes back to the source, unless the refund failed too.
     if (step.refundsSource && quote.sourceAccountId !== null) {
-      await credit(tx, {
+      yield* credit({
         platformId: quote.platformId,
         accountId: quote.sourceAccountId,
         amount: quote.sendingAmount,
@@ -193,12 +204,16 @@ export class QuotePayments {
   }
 
   /** A payment to a UMA address of the platform's own customer credits their account. */
-  private async deliverToReceiver(tx: Tx, quote: QuoteRow, at: Date): Promise<void> {
-    const account = await tx.internalAccount.findUniqueOrThrow({
-      where: { id: quote.receiverAccountId ?? "" },
-    });
-    const received = await createTransaction(
-      tx,
+  private *deliverToReceiver(quote: QuoteRow, at: Date): SqlProgram<void> {
+    const account = yield* found(
+      q
+        .selectFrom("InternalAccount")
+        .select(["id", "customerId"])
+        .where("id", "=", quote.receiverAccountId ?? "")
+        .where("platformId", "=", quote.platformId),
+      `receiving account of quote ${quote.id}`,
+    );
+    const received = yield* createTransaction(
       {
         platformId: quote.platformId,
         type: "UMA_RECEIVE",
@@ -212,7 +227,7 @@ export class QuotePayments {
       },
       at,
     );
-    await credit(tx, {
+    yield* credit({
       platformId: quote.platformId,
       accountId: account.id,
       amount: quote.receivingAmount,
@@ -223,20 +238,30 @@ export class QuotePayments {
   }
 
   private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
-    await applyLaterStep(tools, job.payload as StepPayload, async (tx, row, step, at) => {
-      const quote = await tx.quote.findUniqueOrThrow({ where: { id: row.quoteId ?? "" } });
-      await moveQuote(tx, quote, step.status, at);
-      await this.moneyEffects(tx, quote, row.id, step, at);
-    });
+    await applyLaterStep(tools, job.payload as StepPayload, (row, step, at) =>
+      this.laterStep(row, step, at),
+    );
+  }
+
+  private *laterStep(row: TransactionRow, step: PaymentStep, at: Date): SqlProgram<void> {
+    const quote = yield* this.quoteOf(row);
+    yield* moveQuote(quote, step.status, at);
+    yield* this.moneyEffects(quote, row.id, step, at);
   }
 
   private async expireLater(job: DueJob, tools: JobTools): Promise<void> {
     const { quoteId } = job.payload as { quoteId: string };
     const at = tools.clock.now();
-    await tools.db.$transaction(async (tx) => {
-      const quote = await tx.quote.findUnique({ where: { id: quoteId } });
+    await tools.data.transaction(function* () {
+      const quote = yield* one(
+        q
+          .selectFrom("Quote")
+          .selectAll()
+          .where("id", "=", quoteId)
+          .where("platformId", "=", job.platformId),
+      );
       if (!quote || quote.status !== "PENDING") return;
-      await moveQuote(tx, quote, "EXPIRED", at);
+      yield* moveQuote(quote, "EXPIRED", at);
     });
   }
 }

@@ -1,11 +1,11 @@
 import type { Schemas } from "@sandbox/client";
-import type { Tx } from "../../db/client.js";
-import type { Quote as QuoteRow } from "../../db/generated/sqlite/client.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { one, q, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
+import { emitEvent } from "../../events/outbox.js";
 
 export type Quote = Schemas["Quote"];
 export type QuoteStatus = Schemas["QuoteStatus"];
-export type { QuoteRow };
+export type QuoteRow = Row<"Quote">;
 
 function majorUnits(amount: bigint): string {
   // Every sandbox currency has 2 decimals (see exchange-rates.ts).
@@ -54,29 +54,26 @@ export class StaleQuoteError extends Error {
  * Moves a quote on from the status `row` shows (a conditional update, so two
  * movers cannot both apply) and emits QUOTE.STATUS_CHANGE with it.
  */
-export async function moveQuote(
-  tx: Tx,
+export function* moveQuote(
   row: QuoteRow,
   status: QuoteStatus,
   at: Date,
   extra: { transactionId?: string; notExpiredAt?: Date } = {},
-): Promise<QuoteRow> {
-  const { count } = await tx.quote.updateMany({
-    where: {
-      id: row.id,
-      status: row.status,
-      ...(extra.notExpiredAt ? { expiresAt: { gt: extra.notExpiredAt } } : {}),
-    },
-    data: {
+): SqlProgram<QuoteRow> {
+  let update = q
+    .updateTable("Quote")
+    .set({
       status,
       updatedAt: at,
       ...(extra.transactionId ? { transactionId: extra.transactionId } : {}),
-    },
-  });
-  if (count !== 1) throw new StaleQuoteError(row.id);
-  const updated = await tx.quote.findUniqueOrThrow({ where: { id: row.id } });
+    })
+    .where("id", "=", row.id)
+    .where("status", "=", row.status);
+  if (extra.notExpiredAt) update = update.where("expiresAt", ">", extra.notExpiredAt);
+  const updated = yield* one(update.returningAll());
+  if (!updated) throw new StaleQuoteError(row.id);
   if (updated.status !== row.status) {
-    await emitEventViaPrisma(tx, {
+    yield* emitEvent({
       platformId: updated.platformId,
       type: "QUOTE.STATUS_CHANGE",
       objectId: updated.id,

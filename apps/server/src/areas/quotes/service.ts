@@ -2,9 +2,10 @@ import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
-import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
+import { insert, q } from "../../db/query.js";
+import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
-import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
+import { scheduleJob } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
@@ -62,7 +63,7 @@ export class QuoteService {
     transactions: TransactionService,
     private readonly options: QuoteServiceOptions = {},
   ) {
-    transactions.onApproval("QUOTE_PAYMENT", (tx, row, times) => payments.approve(tx, row, times));
+    transactions.onApproval("QUOTE_PAYMENT", (row, times) => payments.approve(row, times));
   }
 
   async create(ctx: RequestContext, input: QuoteCreate): Promise<Quote> {
@@ -117,40 +118,38 @@ export class QuoteService {
 
     const now = ctx.clock.now();
     const realNow = this.services.clock.now();
-    const row = await this.services.db.$transaction(async (tx) => {
-      const quote = await tx.quote.create({
-        data: {
-          id: newId("Quote"),
-          platformId: ctx.platformId,
-          customerId: sourceCustomerId ?? destination.customerId,
-          agentId: ctx.agent?.agentId ?? null,
-          status: "PENDING",
-          source: JSON.stringify(input.source),
-          destination: JSON.stringify(input.destination),
-          sourceAccountId,
-          destinationExternalAccountId: destination.destinationExternalAccountId,
-          receiverAccountId: destination.receiverAccountId,
-          sendingCurrency,
-          receivingCurrency: destination.receivingCurrency,
-          sendingAmount: amounts.sendingAmount,
-          receivingAmount: amounts.receivingAmount,
-          exchangeRate: String(rateAsNumber(rate.rateMicros)),
-          feeAmount: rate.feeAmount,
-          paymentReference:
-            input.source.sourceType === "REALTIME_FUNDING" ? paymentReference() : null,
-          expiresAt: new Date(now.getTime() + QUOTE_LOCK_SECONDS * 1000),
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
-      await scheduleJobViaPrisma(tx, {
+    const row: QuoteRow = {
+      id: newId("Quote"),
+      platformId: ctx.platformId,
+      customerId: sourceCustomerId ?? destination.customerId,
+      agentId: ctx.agent?.agentId ?? null,
+      status: "PENDING",
+      source: JSON.stringify(input.source),
+      destination: JSON.stringify(input.destination),
+      sourceAccountId,
+      destinationExternalAccountId: destination.destinationExternalAccountId,
+      receiverAccountId: destination.receiverAccountId,
+      sendingCurrency,
+      receivingCurrency: destination.receivingCurrency,
+      sendingAmount: amounts.sendingAmount,
+      receivingAmount: amounts.receivingAmount,
+      exchangeRate: String(rateAsNumber(rate.rateMicros)),
+      feeAmount: rate.feeAmount,
+      paymentReference: input.source.sourceType === "REALTIME_FUNDING" ? paymentReference() : null,
+      expiresAt: new Date(now.getTime() + QUOTE_LOCK_SECONDS * 1000),
+      transactionId: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.services.data.transaction(function* () {
+      yield* insert("Quote", row);
+      yield* scheduleJob({
         platformId: ctx.platformId,
         kind: QUOTE_EXPIRY_JOB,
-        payload: { quoteId: quote.id },
+        payload: { quoteId: row.id },
         delaySeconds: QUOTE_LOCK_SECONDS,
         now: realNow,
       });
-      return quote;
     });
     return toQuote(row);
   }
@@ -201,9 +200,9 @@ export class QuoteService {
   }
 
   private async getRow(ctx: RequestContext, id: string): Promise<QuoteRow> {
-    const row = await this.services.db.quote.findFirst({
-      where: { id, ...visibleTo(ctx) },
-    });
+    const row = await this.services.data.one(
+      q.selectFrom("Quote").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
+    );
     if (!row) throw notFound("QUOTE_NOT_FOUND", `Quote ${id} not found`);
     return row;
   }
@@ -223,8 +222,8 @@ export class QuoteService {
     }
     const now = ctx.clock.now();
     if (now >= quote.expiresAt) {
-      await this.services.db
-        .$transaction((tx) => moveQuote(tx, quote, "EXPIRED", now))
+      await this.services.data
+        .transaction(() => moveQuote(quote, "EXPIRED", now))
         .catch((err: unknown) => {
           if (!(err instanceof StaleQuoteError)) throw err;
         });
@@ -303,9 +302,8 @@ export class QuoteService {
       realNow: this.services.clock.now(),
     };
     try {
-      return await this.services.db.$transaction((tx) =>
+      return await this.services.data.transaction(() =>
         this.payments.execute(
-          tx,
           quote,
           { agentId: ctx.agent?.agentId ?? null, awaitingApproval },
           times,

@@ -5,20 +5,21 @@ import {
   SANDBOX_UMA_HOST,
   type PaymentStep,
 } from "@sandbox/sandbox-rules";
-import type { Tx } from "../../db/client.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
-import { credit } from "../ledger/ledger-prisma.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
   toTransaction,
+  type NewTransaction,
   type Transaction,
   type TransactionRow,
 } from "../transactions/records.js";
 import { applyLaterStep, type StepPayload } from "../transactions/later-step.js";
-import { planSteps } from "../transactions/step-plan.js";
+import { planSteps, type StepPlan } from "../transactions/step-plan.js";
 import type { UmaDirectory } from "../uma/directory.js";
 
 export type SandboxUmaReceiveRequest = Schemas["SandboxUmaReceiveRequest"];
@@ -100,9 +101,8 @@ export class UmaReceiveService {
     const at = ctx.clock.now();
     const realNow = this.services.clock.now();
     const plan = planSteps(steps, "PENDING");
-    const row = await this.services.db.$transaction(async (tx) => {
-      const created = await createTransaction(
-        tx,
+    const row = await this.services.data.transaction(() =>
+      this.record(
         {
           platformId: ctx.platformId,
           type: "UMA_RECEIVE",
@@ -115,33 +115,39 @@ export class UmaReceiveService {
           internalAccountId: account.id,
           customerId: account.customerId,
         },
+        plan,
         at,
-      );
-      for (const { step } of plan.now) await this.moneyEffects(tx, created, step, at);
-      for (const { stepIndex, step } of plan.later) {
-        const payload: StepPayload = { transactionId: created.id, stepIndex, step };
-        await scheduleJobViaPrisma(tx, {
-          platformId: ctx.platformId,
-          kind: UMA_RECEIVE_STEP_JOB,
-          payload,
-          delaySeconds: step.afterSeconds,
-          now: realNow,
-        });
-      }
-      return created;
-    });
+        realNow,
+      ),
+    );
     return toTransaction(row);
   }
 
-  /** The receiver is credited when the payment completes; a failed one never moved money. */
-  private async moneyEffects(
-    tx: Tx,
-    row: TransactionRow,
-    step: PaymentStep,
+  private *record(
+    input: NewTransaction,
+    plan: StepPlan,
     at: Date,
-  ): Promise<void> {
+    realNow: Date,
+  ): SqlProgram<TransactionRow> {
+    const created = yield* createTransaction(input, at);
+    for (const { step } of plan.now) yield* this.moneyEffects(created, step, at);
+    for (const { stepIndex, step } of plan.later) {
+      const payload: StepPayload = { transactionId: created.id, stepIndex, step };
+      yield* scheduleJob({
+        platformId: created.platformId,
+        kind: UMA_RECEIVE_STEP_JOB,
+        payload,
+        delaySeconds: step.afterSeconds,
+        now: realNow,
+      });
+    }
+    return created;
+  }
+
+  /** The receiver is credited when the payment completes; a failed one never moved money. */
+  private *moneyEffects(row: TransactionRow, step: PaymentStep, at: Date): SqlProgram<void> {
     if (step.status !== "COMPLETED") return;
-    await credit(tx, {
+    yield* credit({
       platformId: row.platformId,
       accountId: row.internalAccountId ?? "",
       amount: row.amount,
@@ -152,8 +158,8 @@ export class UmaReceiveService {
   }
 
   private async stepLater(job: DueJob, tools: JobTools): Promise<void> {
-    await applyLaterStep(tools, job.payload as StepPayload, (tx, row, step, at) =>
-      this.moneyEffects(tx, row, step, at),
+    await applyLaterStep(tools, job.payload as StepPayload, (row, step, at) =>
+      this.moneyEffects(row, step, at),
     );
   }
 }

@@ -1,5 +1,6 @@
 import type { PaymentStep } from "@sandbox/sandbox-rules";
-import type { Tx } from "../../db/client.js";
+import { one, q } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import type { JobTools } from "../../jobs/registry.js";
 import { moveTransaction, type TransactionRow } from "./records.js";
 
@@ -20,15 +21,14 @@ export interface StepPayload {
 export async function applyLaterStep(
   tools: JobTools,
   { transactionId, stepIndex, step }: StepPayload,
-  effects: (tx: Tx, row: TransactionRow, step: PaymentStep, at: Date) => Promise<void>,
+  effects: (row: TransactionRow, step: PaymentStep, at: Date) => SqlProgram<void>,
 ): Promise<void> {
   const at = tools.clock.now();
-  await tools.db.$transaction(async (tx) => {
-    const row = await tx.transaction.findUnique({ where: { id: transactionId } });
+  await tools.data.transaction(function* () {
+    const row = yield* one(q.selectFrom("Transaction").selectAll().where("id", "=", transactionId));
     if (!row || row.stepsApplied > stepIndex) return;
     if (row.stepsApplied < stepIndex) throw new Error(`step ${stepIndex - 1} not applied yet`);
-    await moveTransaction(
-      tx,
+    yield* moveTransaction(
       row,
       {
         status: step.status,
@@ -37,6 +37,6 @@ export async function applyLaterStep(
       },
       at,
     );
-    await effects(tx, row, step, at);
+    yield* effects(row, step, at);
   });
 }

@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
-import type { Tx } from "../../db/client.js";
-import type { Transaction as TransactionRow } from "../../db/generated/sqlite/client.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { insert, one, q, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
+import { emitEvent } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 
 // The one place that writes Transaction rows: every creation and status change
@@ -13,7 +13,7 @@ import { newId } from "../../ids.js";
 export type Transaction = Schemas["Transaction"];
 export type TransactionStatus = Schemas["TransactionStatus"];
 export type TransactionType = Schemas["TransactionType"];
-export type { TransactionRow };
+export type TransactionRow = Row<"Transaction">;
 
 export function toTransaction(row: TransactionRow): Transaction {
   return {
@@ -54,33 +54,28 @@ export interface NewTransaction {
   completedAt?: Date | null;
 }
 
-export async function createTransaction(
-  tx: Tx,
-  input: NewTransaction,
-  at: Date,
-): Promise<TransactionRow> {
-  const row = await tx.transaction.create({
-    data: {
-      id: newId("Transaction"),
-      platformId: input.platformId,
-      type: input.type,
-      status: input.status,
-      direction: input.direction,
-      amount: input.amount,
-      currency: input.currency,
-      internalAccountId: input.internalAccountId ?? null,
-      externalAccountId: input.externalAccountId ?? null,
-      quoteId: input.quoteId ?? null,
-      customerId: input.customerId ?? null,
-      agentId: input.agentId ?? null,
-      failureReason: input.failureReason ?? null,
-      stepsApplied: input.stepsApplied ?? 0,
-      createdAt: at,
-      updatedAt: at,
-      completedAt: input.completedAt ?? (input.status === "COMPLETED" ? at : null),
-    },
-  });
-  await announce(tx, row, at);
+export function* createTransaction(input: NewTransaction, at: Date): SqlProgram<TransactionRow> {
+  const row: TransactionRow = {
+    id: newId("Transaction"),
+    platformId: input.platformId,
+    type: input.type,
+    status: input.status,
+    direction: input.direction,
+    amount: input.amount,
+    currency: input.currency,
+    internalAccountId: input.internalAccountId ?? null,
+    externalAccountId: input.externalAccountId ?? null,
+    quoteId: input.quoteId ?? null,
+    customerId: input.customerId ?? null,
+    agentId: input.agentId ?? null,
+    failureReason: input.failureReason ?? null,
+    stepsApplied: input.stepsApplied ?? 0,
+    createdAt: at,
+    updatedAt: at,
+    completedAt: input.completedAt ?? (input.status === "COMPLETED" ? at : null),
+  };
+  yield* insert("Transaction", row);
+  yield* announce(row, at);
   return row;
 }
 
@@ -106,32 +101,35 @@ export interface TransactionChange {
  * workers) can never both apply: the loser gets StaleTransactionError and its
  * database transaction rolls back.
  */
-export async function moveTransaction(
-  tx: Tx,
+export function* moveTransaction(
   row: TransactionRow,
   change: TransactionChange,
   at: Date,
-): Promise<TransactionRow> {
-  const { count } = await tx.transaction.updateMany({
-    where: { id: row.id, status: row.status, stepsApplied: row.stepsApplied },
-    data: {
-      status: change.status,
-      ...(change.failureReason !== undefined ? { failureReason: change.failureReason } : {}),
-      ...(change.stepsApplied !== undefined ? { stepsApplied: change.stepsApplied } : {}),
-      ...((change.status === "COMPLETED" || change.completed === true) && row.completedAt === null
-        ? { completedAt: at }
-        : {}),
-      updatedAt: at,
-    },
-  });
-  if (count !== 1) throw new StaleTransactionError(row.id);
-  const updated = await tx.transaction.findUniqueOrThrow({ where: { id: row.id } });
-  if (updated.status !== row.status) await announce(tx, updated, at);
+): SqlProgram<TransactionRow> {
+  const updated = yield* one(
+    q
+      .updateTable("Transaction")
+      .set({
+        status: change.status,
+        ...(change.failureReason !== undefined ? { failureReason: change.failureReason } : {}),
+        ...(change.stepsApplied !== undefined ? { stepsApplied: change.stepsApplied } : {}),
+        ...((change.status === "COMPLETED" || change.completed === true) && row.completedAt === null
+          ? { completedAt: at }
+          : {}),
+        updatedAt: at,
+      })
+      .where("id", "=", row.id)
+      .where("status", "=", row.status)
+      .where("stepsApplied", "=", row.stepsApplied)
+      .returningAll(),
+  );
+  if (!updated) throw new StaleTransactionError(row.id);
+  if (updated.status !== row.status) yield* announce(updated, at);
   return updated;
 }
 
-async function announce(tx: Tx, row: TransactionRow, at: Date): Promise<void> {
-  await emitEventViaPrisma(tx, {
+function* announce(row: TransactionRow, at: Date): SqlProgram<void> {
+  yield* emitEvent({
     platformId: row.platformId,
     type: "TRANSACTION.STATUS_CHANGE",
     objectId: row.id,

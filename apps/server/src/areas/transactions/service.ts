@@ -1,14 +1,9 @@
 import { ApiError, notFound } from "../../errors.js";
-import type { Tx } from "../../db/client.js";
+import { q } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import type { Query } from "../../http/operation-types.js";
-import { type RequestContext, type Services, visibleTo } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import {
   StaleTransactionError,
   toTransaction,
@@ -29,14 +24,13 @@ export interface ChangeTimes {
 
 /**
  * Lets an AWAITING_APPROVAL transaction of one type proceed as if it had just
- * been initiated without the approval step; runs inside the approval's
- * database transaction and returns the moved row.
+ * been initiated without the approval step: steps of the approval's
+ * database transaction, returning the moved row.
  */
 export type ApprovalHandler = (
-  tx: Tx,
   row: TransactionRow,
   times: ChangeTimes,
-) => Promise<TransactionRow>;
+) => SqlProgram<TransactionRow>;
 
 export class TransactionService {
   private readonly approvals = new Map<TransactionType, ApprovalHandler>();
@@ -50,9 +44,9 @@ export class TransactionService {
   }
 
   private async getRow(ctx: RequestContext, id: string): Promise<TransactionRow> {
-    const row = await this.services.db.transaction.findFirst({
-      where: { id, ...visibleTo(ctx) },
-    });
+    const row = await this.services.data.one(
+      q.selectFrom("Transaction").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
+    );
     if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Transaction ${id} not found`);
     return row;
   }
@@ -62,22 +56,18 @@ export class TransactionService {
   }
 
   async list(ctx: RequestContext, filter: TransactionFilter): Promise<Page<Transaction>> {
-    const conditions: object[] = [{ platformId: ctx.platformId }];
     // An agent sees its own customer's transactions only.
-    if (ctx.agent) conditions.push({ customerId: ctx.agent.customerId });
-    if (filter.customerId) conditions.push({ customerId: filter.customerId });
-    if (filter.internalAccountId) conditions.push({ internalAccountId: filter.internalAccountId });
-    if (filter.type) conditions.push({ type: filter.type });
-    if (filter.status) conditions.push({ status: filter.status });
-    if (filter.createdAfter) conditions.push({ createdAt: { gte: new Date(filter.createdAfter) } });
-    if (filter.createdBefore)
-      conditions.push({ createdAt: { lt: new Date(filter.createdBefore) } });
-    conditions.push(afterCursor(decodeCursor(filter.cursor)));
-    const rows = await this.services.db.transaction.findMany({
-      where: { AND: conditions },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    let query = q.selectFrom("Transaction").selectAll().$call(scopedTo(ctx));
+    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
+    if (filter.internalAccountId)
+      query = query.where("internalAccountId", "=", filter.internalAccountId);
+    if (filter.type) query = query.where("type", "=", filter.type);
+    if (filter.status) query = query.where("status", "=", filter.status);
+    if (filter.createdAfter) query = query.where("createdAt", ">=", new Date(filter.createdAfter));
+    if (filter.createdBefore) query = query.where("createdAt", "<", new Date(filter.createdBefore));
+    const rows = await this.services.data.all(
+      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toTransaction);
   }
 
@@ -98,7 +88,7 @@ export class TransactionService {
       realNow: this.services.clock.now(),
     };
     try {
-      const moved = await this.services.db.$transaction((tx) => handler(tx, row, times));
+      const moved = await this.services.data.transaction(() => handler(row, times));
       return toTransaction(moved);
     } catch (err) {
       // Approved (or otherwise moved) by a concurrent request first.

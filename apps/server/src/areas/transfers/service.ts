@@ -1,19 +1,21 @@
 import type { Schemas } from "@sandbox/client";
 import { transferOutcome, type TransferOutcome } from "@sandbox/sandbox-rules";
-import type { Tx } from "../../db/client.js";
+import { found, one, q } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
+import { scheduleJob } from "../../jobs/schedule.js";
 import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
-import { debitOrRefuseViaPrisma } from "../ledger/ledger-prisma.js";
-import { credit } from "../ledger/ledger-prisma.js";
+import { debitOrRefuse } from "../ledger/balance-guard.js";
+import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
   moveTransaction,
   toTransaction,
+  type NewTransaction,
   type Transaction,
   type TransactionChange,
   type TransactionRow,
@@ -55,7 +57,7 @@ export class TransferService {
     transactions: TransactionService,
   ) {
     for (const type of ["TRANSFER_IN", "TRANSFER_OUT"] as const) {
-      transactions.onApproval(type, (tx, row, times) => this.approve(tx, row, times));
+      transactions.onApproval(type, (row, times) => this.approve(row, times));
     }
   }
 
@@ -85,41 +87,51 @@ export class TransferService {
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
     };
-    const row = await this.services.db.$transaction(async (tx) => {
-      const opening = {
-        platformId: ctx.platformId,
-        type,
-        direction: type === "TRANSFER_IN" ? ("CREDIT" as const) : ("DEBIT" as const),
-        amount,
-        currency: account.currency,
-        internalAccountId: account.id,
-        externalAccountId: external.id,
-        customerId: account.customerId,
-        agentId: ctx.agent?.agentId ?? null,
-      };
-      if (awaiting) {
-        return createTransaction(tx, { ...opening, status: "AWAITING_APPROVAL" }, times.at);
-      }
-      const { outcome } = transferOutcome(external.identifier);
-      const created = await createTransaction(
-        tx,
-        { ...opening, ...statusAfterStart(outcome) },
-        times.at,
-      );
-      await this.moveMoney(tx, created, outcome, times);
-      return created;
-    });
+    const opening: NewTransaction = {
+      platformId: ctx.platformId,
+      type,
+      status: "AWAITING_APPROVAL",
+      direction: type === "TRANSFER_IN" ? "CREDIT" : "DEBIT",
+      amount,
+      currency: account.currency,
+      internalAccountId: account.id,
+      externalAccountId: external.id,
+      customerId: account.customerId,
+      agentId: ctx.agent?.agentId ?? null,
+    };
+    const outcome = awaiting ? undefined : transferOutcome(external.identifier).outcome;
+    const row = await this.services.data.transaction(() => this.start(opening, outcome, times));
     return toTransaction(row);
   }
 
+  /** Records a new transfer; without an outcome it waits for approval, else it starts. */
+  private *start(
+    opening: NewTransaction,
+    outcome: TransferOutcome | undefined,
+    times: ChangeTimes,
+  ): SqlProgram<TransactionRow> {
+    if (!outcome) return yield* createTransaction(opening, times.at);
+    const created = yield* createTransaction(
+      { ...opening, ...statusAfterStart(outcome) },
+      times.at,
+    );
+    yield* this.moveMoney(created, outcome, times);
+    return created;
+  }
+
   /** An agent's AWAITING_APPROVAL transfer, approved: it proceeds like a direct one. */
-  private async approve(tx: Tx, row: TransactionRow, times: ChangeTimes): Promise<TransactionRow> {
-    const external = await tx.externalAccount.findUniqueOrThrow({
-      where: { id: row.externalAccountId ?? "" },
-    });
+  private *approve(row: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
+    const external = yield* found(
+      q
+        .selectFrom("ExternalAccount")
+        .select("identifier")
+        .where("id", "=", row.externalAccountId ?? "")
+        .where("platformId", "=", row.platformId),
+      `external account of transaction ${row.id}`,
+    );
     const { outcome } = transferOutcome(external.identifier);
-    const moved = await moveTransaction(tx, row, statusAfterStart(outcome), times.at);
-    await this.moveMoney(tx, moved, outcome, times);
+    const moved = yield* moveTransaction(row, statusAfterStart(outcome), times.at);
+    yield* this.moveMoney(moved, outcome, times);
     return moved;
   }
 
@@ -128,14 +140,13 @@ export class TransferService {
    * (guarded: 400 INSUFFICIENT_BALANCE rolls everything back); an outcome due
    * at once is settled, a later one scheduled.
    */
-  private async moveMoney(
-    tx: Tx,
+  private *moveMoney(
     row: TransactionRow,
     outcome: TransferOutcome,
     times: ChangeTimes,
-  ): Promise<void> {
+  ): SqlProgram<void> {
     if (row.type === "TRANSFER_OUT") {
-      await debitOrRefuseViaPrisma(tx, {
+      yield* debitOrRefuse({
         platformId: row.platformId,
         accountId: row.internalAccountId ?? "",
         amount: row.amount,
@@ -145,11 +156,11 @@ export class TransferService {
       });
     }
     if (outcome.delaySeconds === 0) {
-      await this.settleMoney(tx, row, outcome, times.at);
+      yield* this.settleMoney(row, outcome, times.at);
       return;
     }
     const payload: SettlePayload = { transactionId: row.id, outcome };
-    await scheduleJobViaPrisma(tx, {
+    yield* scheduleJob({
       platformId: row.platformId,
       kind: TRANSFER_SETTLE_JOB,
       payload,
@@ -159,12 +170,7 @@ export class TransferService {
   }
 
   /** Transfer in credits on success; a failed transfer out gets its money back. */
-  private async settleMoney(
-    tx: Tx,
-    row: TransactionRow,
-    outcome: TransferOutcome,
-    at: Date,
-  ): Promise<void> {
+  private *settleMoney(row: TransactionRow, outcome: TransferOutcome, at: Date): SqlProgram<void> {
     const posting = {
       platformId: row.platformId,
       accountId: row.internalAccountId ?? "",
@@ -173,22 +179,35 @@ export class TransferService {
       at,
     };
     if (outcome.kind === "SUCCEED" && row.type === "TRANSFER_IN") {
-      await credit(tx, { ...posting, kind: "TRANSFER_IN" });
+      yield* credit({ ...posting, kind: "TRANSFER_IN" });
     }
     if (outcome.kind === "FAIL" && row.type === "TRANSFER_OUT") {
-      await credit(tx, { ...posting, kind: "TRANSFER_OUT_REVERSAL" });
+      yield* credit({ ...posting, kind: "TRANSFER_OUT_REVERSAL" });
     }
   }
 
   private async settleLater(job: DueJob, tools: JobTools): Promise<void> {
     const { transactionId, outcome } = job.payload as SettlePayload;
     const at = tools.clock.now();
-    await tools.db.$transaction(async (tx) => {
-      const row = await tx.transaction.findUnique({ where: { id: transactionId } });
-      // Settled already (a re-run after a crash): nothing left to do.
-      if (!row || row.status !== "PENDING") return;
-      await moveTransaction(tx, row, statusAfterSettling(outcome), at);
-      await this.settleMoney(tx, row, outcome, at);
-    });
+    await tools.data.transaction(() => this.settle(job.platformId, transactionId, outcome, at));
+  }
+
+  private *settle(
+    platformId: string,
+    transactionId: string,
+    outcome: TransferOutcome,
+    at: Date,
+  ): SqlProgram<void> {
+    const row = yield* one(
+      q
+        .selectFrom("Transaction")
+        .selectAll()
+        .where("id", "=", transactionId)
+        .where("platformId", "=", platformId),
+    );
+    // Settled already (a re-run after a crash): nothing left to do.
+    if (!row || row.status !== "PENDING") return;
+    yield* moveTransaction(row, statusAfterSettling(outcome), at);
+    yield* this.settleMoney(row, outcome, at);
   }
 }

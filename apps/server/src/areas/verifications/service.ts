@@ -2,7 +2,8 @@ import type { Schemas } from "@sandbox/client";
 import { kybOutcome } from "@sandbox/sandbox-rules";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { emitEvent } from "../../events/outbox.js";
+import { insert, q, run } from "../../db/query.js";
 import { newId } from "../../ids.js";
 import { toCustomer, type CustomerService } from "../customers/service.js";
 
@@ -28,33 +29,34 @@ export class VerificationService {
     };
     const { kybStatus } = kybOutcome(registrationNumber).outcome;
     const now = ctx.clock.now();
-    const row = await this.services.db.$transaction(async (tx) => {
-      const verification = await tx.verification.create({
-        data: {
-          id: newId("Verification"),
-          platformId: ctx.platformId,
-          customerId: customer.id,
-          kybStatus,
-          createdAt: now,
-        },
-      });
+    const row = {
+      id: newId("Verification"),
+      platformId: ctx.platformId,
+      customerId: customer.id,
+      kybStatus,
+      createdAt: now,
+    };
+    await this.services.data.transaction(function* () {
+      yield* insert("Verification", row);
       // Only a real change is an event: the status is set, or differs from before.
       // (The outcome depends only on the registration number, so two verifications
       // running at once agree on it.)
       if (customer.kybStatus !== kybStatus) {
-        const updated = await tx.customer.update({
-          where: { id: customer.id },
-          data: { kybStatus, updatedAt: now },
-        });
-        await emitEventViaPrisma(tx, {
+        yield* run(
+          q
+            .updateTable("Customer")
+            .set({ kybStatus, updatedAt: now })
+            .where("id", "=", customer.id)
+            .where("platformId", "=", ctx.platformId),
+        );
+        yield* emitEvent({
           platformId: ctx.platformId,
           type: "CUSTOMER.KYB_STATUS_CHANGE",
           objectId: customer.id,
-          data: toCustomer(updated),
+          data: toCustomer({ ...customer, kybStatus, updatedAt: now }),
           at: now,
         });
       }
-      return verification;
     });
     return {
       id: row.id,

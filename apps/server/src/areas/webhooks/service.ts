@@ -1,25 +1,18 @@
 import type { Schemas } from "@sandbox/client";
-import type {
-  WebhookAttempt as AttemptRow,
-  WebhookEvent as EventRow,
-} from "../../db/generated/sqlite/client.js";
+import { q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { emitEvent } from "../../events/outbox.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 
 export type WebhookEventRecord = Schemas["WebhookEventRecord"];
 export type WebhookDeliveryAccepted = Schemas["WebhookDeliveryAccepted"];
 type DeliveryStatus = Schemas["WebhookDeliveryStatus"];
 type Attempt = Schemas["WebhookDeliveryAttempt"];
+type AttemptRow = Row<"WebhookAttempt">;
+type EventRow = Row<"WebhookEvent">;
 
 /** The query of listWebhookEvents, as validated. */
 export type WebhookEventFilter = Query<"listWebhookEvents">;
@@ -52,18 +45,17 @@ export class WebhookService {
   ) {}
 
   private async webhookUrl(ctx: RequestContext): Promise<string | null> {
-    const platform = await this.services.db.platform.findUniqueOrThrow({
-      where: { id: ctx.platformId },
-      select: { webhookUrl: true },
-    });
-    return platform.webhookUrl;
+    const platform = await this.services.data.one(
+      q.selectFrom("Platform").select("webhookUrl").where("id", "=", ctx.platformId),
+    );
+    return platform?.webhookUrl ?? null;
   }
 
   async sendTest(ctx: RequestContext): Promise<WebhookDeliveryAccepted> {
     if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
     const id = newId("Webhook");
-    await this.services.db.$transaction((tx) =>
-      emitEventViaPrisma(tx, {
+    await this.services.data.transaction(() =>
+      emitEvent({
         id,
         platformId: ctx.platformId,
         type: "TEST.PING",
@@ -81,22 +73,27 @@ export class WebhookService {
   }
 
   async list(ctx: RequestContext, filter: WebhookEventFilter): Promise<Page<WebhookEventRecord>> {
-    const { db } = this.services;
-    const rows = await db.webhookEvent.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.type ? { type: filter.type } : {}),
-        ...(filter.objectId ? { objectId: filter.objectId } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    const { data } = this.services;
+    let query = q.selectFrom("WebhookEvent").selectAll().where("platformId", "=", ctx.platformId);
+    if (filter.type) query = query.where("type", "=", filter.type);
+    if (filter.objectId) query = query.where("objectId", "=", filter.objectId);
+    const rows = await data.all(query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)));
     const page = rows.slice(0, filter.limit);
-    const attempts = await db.webhookAttempt.findMany({
-      where: { eventId: { in: page.map((r) => r.id) } },
-      orderBy: [{ attemptedAt: "asc" }, { id: "asc" }],
-    });
+    const attempts =
+      page.length === 0
+        ? []
+        : await data.all(
+            q
+              .selectFrom("WebhookAttempt")
+              .selectAll()
+              .where(
+                "eventId",
+                "in",
+                page.map((r) => r.id),
+              )
+              .orderBy("attemptedAt")
+              .orderBy("id"),
+          );
     const byEvent = new Map<string, Attempt[]>();
     for (const a of attempts) {
       const list = byEvent.get(a.eventId) ?? [];
@@ -120,26 +117,32 @@ export class WebhookService {
    * delivery round with its own retries, recorded after the earlier attempts.
    */
   async replay(ctx: RequestContext, eventId: string): Promise<WebhookDeliveryAccepted> {
-    const { db } = this.services;
-    const event = await db.webhookEvent.findFirst({
-      where: { id: eventId, platformId: ctx.platformId },
-      select: { id: true },
-    });
+    const { data } = this.services;
+    const event = await data.one(
+      q
+        .selectFrom("WebhookEvent")
+        .select("id")
+        .where("id", "=", eventId)
+        .where("platformId", "=", ctx.platformId),
+    );
     if (!event) throw notFound("WEBHOOK_EVENT_NOT_FOUND", `Webhook event ${eventId} not found`);
     if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
     // The lease is left alone: an attempt in flight finishes, sees the new
     // round (replayCount) and leaves the event due for the replay.
-    await db.webhookEvent.update({
-      where: { id: event.id },
-      data: {
-        status: "PENDING",
-        nextAttemptAt: this.services.clock.now(),
-        firstAttemptAt: null,
-        attemptCount: 0,
-        deliveredAt: null,
-        replayCount: { increment: 1 },
-      },
-    });
+    await data.execute(
+      q
+        .updateTable("WebhookEvent")
+        .set((eb) => ({
+          status: "PENDING",
+          nextAttemptAt: this.services.clock.now(),
+          firstAttemptAt: null,
+          attemptCount: 0,
+          deliveredAt: null,
+          replayCount: eb("replayCount", "+", 1),
+        }))
+        .where("id", "=", event.id)
+        .where("platformId", "=", ctx.platformId),
+    );
     this.nudge();
     return { eventId: event.id };
   }
