@@ -12,6 +12,9 @@ let stale = false;
 for (const provider of ["sqlite", "postgresql"]) {
   const header = `// Generated from schema.base.prisma by scripts/gen-schemas.mjs: do not edit.
 
+// Nothing is generated from this block (row types come from src/db/tables.ts,
+// queries run through src/db/database.ts): it tells the Prisma CLI, which
+// writes the migrations, to use its JavaScript engine.
 generator client {
   provider        = "prisma-client"
   output          = "../../src/db/generated/${provider}"

@@ -32,7 +32,7 @@ import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
 import { systemClock, type Clock } from "./clock.js";
 import { API_BASE_PATH, ConfigError, type Config } from "./config.js";
-import { createDb, parseDatabaseUrl, type Db } from "./db/client.js";
+import { parseDatabaseUrl } from "./db/client.js";
 import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
 import { migrate } from "./db/migrate.js";
@@ -107,7 +107,6 @@ export interface RunningServer {
   /** origin + the version segment: what clients use as their base URL. */
   baseUrl: string;
   bootstrap: BootstrapResult;
-  db: Db;
   /** The data access every area uses (db/database.ts). */
   data: Database;
   log: Logger;
@@ -145,7 +144,6 @@ export async function startServer(
   const applied = await migrate(target);
   if (applied.length > 0) log.info({ applied, provider: target.provider }, "database migrated");
 
-  const db = createDb(target);
   const sql = openSqlDriver(target);
   const writer =
     target.provider === "sqlite" && config.sqliteWriterThread
@@ -156,23 +154,15 @@ export async function startServer(
   const data = new Database(sql, writer);
   const bootstrap = await bootstrapPlatform(data, target.provider, clock, config);
 
-  const services: Services = { db, data, clock, log };
+  const services: Services = { data, clock, log };
   const clocks = new PlatformClocks(data, clock);
   const jobHandlers = new JobHandlers();
   options.registerJobs?.(jobHandlers);
-  const jobs = new JobWorker(
-    db,
-    data,
-    clock,
-    clocks,
-    jobHandlers,
-    log.child({ component: "jobs" }),
-    {
-      ...defaultJobWorkerOptions,
-      pollMs: config.jobPollMs,
-      retryBaseMs: config.jobRetryBaseMs,
-    },
-  );
+  const jobs = new JobWorker(data, clock, clocks, jobHandlers, log.child({ component: "jobs" }), {
+    ...defaultJobWorkerOptions,
+    pollMs: config.jobPollMs,
+    retryBaseMs: config.jobRetryBaseMs,
+  });
 
   const customers = new CustomerService(services);
   const accounts = new InternalAccountService(services, customers);
@@ -223,7 +213,7 @@ export async function startServer(
     umaDirectory,
     quotePayments,
     transactions,
-    { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, db) },
+    { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, data) },
   );
   const umaReceive = new UmaReceiveService(services, umaDirectory);
   const agents = new AgentService(services, customers);
@@ -234,8 +224,8 @@ export async function startServer(
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards, sql, writer, clocks);
-  registerCardIssuanceJob(jobHandlers, db);
+  const cardTransactions = new CardTransactionService(services, cards, clocks);
+  registerCardIssuanceJob(jobHandlers);
   cardTransactions.registerJobs(jobHandlers);
 
   const app = createApp({
@@ -292,7 +282,6 @@ export async function startServer(
     origin,
     baseUrl: `${origin}${API_BASE_PATH}`,
     bootstrap,
-    db,
     data,
     log,
     jobs,
@@ -309,7 +298,6 @@ export async function startServer(
       await step("webhook deliveries", () => dispatcher.stop());
       // Transactions already handed to the writer finish before it stops.
       await step("the SQL writer", () => writer.close());
-      await step("the Prisma client", () => db.$disconnect());
       await step("the SQL driver", () => sql.close());
       stopStep = undefined;
     },

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   advanceClock,
@@ -19,7 +20,7 @@ describe.each(databases)("agents on %s", (kind) => {
     sandbox = await startSandbox(kind);
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -77,9 +78,9 @@ describe.each(databases)("agents on %s", (kind) => {
     });
     expect(again.error).toMatchObject({ status: 404, code: "AGENT_NOT_FOUND" });
     // Only a hash of the token is kept.
-    const stored = await sandbox.server.db.agentAccessToken.findMany({
-      where: { agentId: agent!.id },
-    });
+    const stored = await sandbox.server.data.all(
+      q.selectFrom("AgentAccessToken").selectAll().where("agentId", "=", agent!.id),
+    );
     expect(stored).toHaveLength(1);
     expect(JSON.stringify(stored)).not.toContain(token!.accessToken);
   });
@@ -176,7 +177,7 @@ describe.each(databases)("agents on %s", (kind) => {
       params: { path: { transactionId: id } },
     });
     expect(twice.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
-    const events = await eventsAbout(sandbox.server.db, id);
+    const events = await eventsAbout(sandbox.server.data, id);
     expect(events.map((e) => e.data.status)).toEqual(["AWAITING_APPROVAL", "COMPLETED"]);
   });
 

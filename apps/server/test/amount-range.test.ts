@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { activeCard, authorize } from "./card-fixtures.js";
 import {
+  countRows,
   balanceOf,
   createAccount,
   createBankAccount,
@@ -25,7 +27,7 @@ describe.each(databases)("amount range on %s", (kind) => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -44,7 +46,10 @@ describe.each(databases)("amount range on %s", (kind) => {
   }
 
   async function transactionCount(accountId: string) {
-    return sandbox.server.db.transaction.count({ where: { internalAccountId: accountId } });
+    return countRows(
+      sandbox.server.data,
+      q.selectFrom("Transaction").where("internalAccountId", "=", accountId),
+    );
   }
 
   it("refuses a second fund of 9007199254740990 and keeps the account readable", async () => {
@@ -102,7 +107,7 @@ describe.each(databases)("amount range on %s", (kind) => {
   it("refuses a quote whose converted amount would exceed the maximum", async () => {
     const source = await createAccount(sandbox.client, customerId, "USD");
     const eur = await createBankAccount(sandbox.client, customerId, "789", "EUR");
-    const quotesBefore = await sandbox.server.db.quote.count();
+    const quotesBefore = await countRows(sandbox.server.data, q.selectFrom("Quote"));
     // Receiving the maximum in EUR costs more than the maximum in USD.
     await expectOutOfRange(
       await sandbox.client.POST("/quotes", {
@@ -114,7 +119,7 @@ describe.each(databases)("amount range on %s", (kind) => {
         },
       }),
     );
-    expect(await sandbox.server.db.quote.count()).toBe(quotesBefore);
+    expect(await countRows(sandbox.server.data, q.selectFrom("Quote"))).toBe(quotesBefore);
 
     // Sending the maximum in EUR buys more than the maximum in USD.
     const eurSource = await createAccount(sandbox.client, customerId, "EUR");
@@ -129,7 +134,7 @@ describe.each(databases)("amount range on %s", (kind) => {
         },
       }),
     );
-    expect(await sandbox.server.db.quote.count()).toBe(quotesBefore);
+    expect(await countRows(sandbox.server.data, q.selectFrom("Quote"))).toBe(quotesBefore);
   });
 
   it("refuses card changes that would overflow a total or the funding balance", async () => {

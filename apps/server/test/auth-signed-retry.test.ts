@@ -8,6 +8,7 @@ import {
   publicKeyFromPrivateKey,
 } from "@sandbox/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { ManualClock } from "../src/clock.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -428,7 +429,9 @@ describe.each(databases)("signed retries on %s", (kind) => {
   it("registers a wallet's first credential without a signature", async () => {
     const wallet = await createWallet(sandbox);
     // A wallet left with no credential (only possible from stored data).
-    await sandbox.server.db.authMethod.deleteMany({ where: { accountId: wallet.accountId } });
+    await sandbox.server.data.execute(
+      q.deleteFrom("AuthMethod").where("accountId", "=", wallet.accountId),
+    );
     const res = await sandbox.client.POST("/auth/credentials", {
       body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550177" },
     });

@@ -2,6 +2,7 @@ import { expect } from "vitest";
 import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome } from "@sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
+import { q } from "../src/db/query.js";
 
 // Shared steps of the card tests, all through the public API (plus the
 // database, read-only, for the outbox and the ledger).
@@ -118,10 +119,9 @@ export interface OutboxEvent {
 
 /** The webhook events recorded for one object, oldest first. */
 export async function eventsFor(sandbox: TestSandbox, objectId: string): Promise<OutboxEvent[]> {
-  const rows = await sandbox.server.db.webhookEvent.findMany({
-    where: { objectId },
-    orderBy: [{ createdAt: "asc" }],
-  });
+  const rows = await sandbox.server.data.all(
+    q.selectFrom("WebhookEvent").selectAll().where("objectId", "=", objectId).orderBy("createdAt"),
+  );
   return rows.map((r) => {
     const envelope = JSON.parse(r.payload) as OutboxEvent & { id: string };
     expect(envelope.id).toBe(r.id);
@@ -134,10 +134,12 @@ export async function eventsFor(sandbox: TestSandbox, objectId: string): Promise
  * is the running balance the latest entry recorded). Call it after each test.
  */
 export async function expectLedgersBalance(sandbox: TestSandbox): Promise<void> {
-  const db = sandbox.server.db;
-  const accounts = await db.internalAccount.findMany({});
+  const db = sandbox.server.data;
+  const accounts = await db.all(q.selectFrom("InternalAccount").selectAll());
   for (const account of accounts) {
-    const entries = await db.ledgerEntry.findMany({ where: { accountId: account.id } });
+    const entries = await db.all(
+      q.selectFrom("LedgerEntry").selectAll().where("accountId", "=", account.id),
+    );
     const sum = entries.reduce((total, e) => total + e.amount, 0n);
     expect(sum, `ledger of ${account.id}`).toBe(account.balance);
     expect(account.balance >= 0n, `balance of ${account.id}`).toBe(true);

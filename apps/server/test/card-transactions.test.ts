@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
+import { countRows } from "./money-helpers.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   activeCard,
@@ -534,9 +536,13 @@ describe.each(databases)("card transactions on %s", (kind) => {
       expect(declined).toHaveLength(100);
       expect(declined.every((r) => r.data!.declineReason === "INSUFFICIENT_FUNDS")).toBe(true);
       expect(await balanceOf(sandbox, accountId)).toBe(0);
-      const pulls = await sandbox.server.db.ledgerEntry.count({
-        where: { accountId, kind: "CARD_AUTHORIZATION" },
-      });
+      const pulls = await countRows(
+        sandbox.server.data,
+        q
+          .selectFrom("LedgerEntry")
+          .where("accountId", "=", accountId)
+          .where("kind", "=", "CARD_AUTHORIZATION"),
+      );
       expect(pulls).toBe(100);
     });
   });

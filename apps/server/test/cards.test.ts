@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { cardLast4 } from "@sandbox/sandbox-rules";
 import { withoutRevealToken } from "../src/areas/cards/reveal-page.js";
 import { luhnValid } from "../src/areas/cards/test-card-details.js";
@@ -76,7 +77,9 @@ describe.each(databases)("cards on %s", (kind) => {
       let state = "PROCESSING";
       while (state === "PROCESSING" && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 50));
-        state = (await sandbox.server.db.card.findUniqueOrThrow({ where: { id: card.id } })).state;
+        state = (await sandbox.server.data.one(
+          q.selectFrom("Card").selectAll().where("id", "=", card.id),
+        ))!.state;
       }
       expect(state).toBe("ACTIVE");
       expect((await eventsFor(sandbox, card.id)).map((e) => e.type)).toEqual(["CARD.STATE_CHANGE"]);
@@ -134,8 +137,10 @@ describe.each(databases)("cards on %s", (kind) => {
       const advanced = await advance(sandbox, 15);
       expect(advanced.jobsRun).toBeGreaterThanOrEqual(1);
       // The job applied it: the database says so before any read.
-      const row = await sandbox.server.db.card.findUniqueOrThrow({ where: { id: card.id } });
-      expect(row.state).toBe("ACTIVE");
+      const row = await sandbox.server.data.one(
+        q.selectFrom("Card").selectAll().where("id", "=", card.id),
+      );
+      expect(row?.state).toBe("ACTIVE");
       const read = await getCard(sandbox, card.id);
       expect(read.state).toBe("ACTIVE");
       expect(new Date(read.updatedAt).getTime() - new Date(card.createdAt).getTime()).toBe(30_000);
@@ -210,12 +215,15 @@ describe.each(databases)("cards on %s", (kind) => {
       const { customerId, accountId } = await holderWithAccount();
       // Account ids are random, so the fixture gives two accounts ids with
       // those endings directly; the outcome is still decided by POST /cards.
-      const template = await sandbox.server.db.internalAccount.findUniqueOrThrow({
-        where: { id: accountId },
-      });
+      const template = await sandbox.server.data.one(
+        q.selectFrom("InternalAccount").selectAll().where("id", "=", accountId),
+      );
+      if (!template) throw new Error("the account was just created");
       for (const suffix of ["002", "003"]) {
         const id = `InternalAccount:7d9e3c1a-5b2f-4c8e-9a01-4f6b2d8e1${suffix}`;
-        await sandbox.server.db.internalAccount.create({ data: { ...template, id } });
+        await sandbox.server.data.execute(
+          q.insertInto("InternalAccount").values({ ...template, id }),
+        );
         const { error, response } = await sandbox.client.POST("/cards", {
           body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [accountId, id] },
         });

@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { parse } from "yaml";
 import { openApiPath } from "../src/paths.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
+  countRows,
   balanceOf,
   createAccount,
   createCustomer,
@@ -76,7 +78,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -156,7 +158,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
     });
     const body = await expectInvalidInput(res, "external account");
     expect(body.details?.errors?.[0]?.path).toBe("body.beneficiaryName");
-    expect(await sandbox.server.db.externalAccount.count()).toBe(0);
+    expect(await countRows(sandbox.server.data, q.selectFrom("ExternalAccount"))).toBe(0);
   });
 
   it("refuses an unpaired surrogate in POST /cards and issues no card", async () => {
@@ -173,7 +175,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
     });
     const body = await expectInvalidInput(res, "card");
     expect(body.details?.errors?.[0]?.path).toBe("body.platformCardId");
-    expect(await sandbox.server.db.card.count()).toBe(0);
+    expect(await countRows(sandbox.server.data, q.selectFrom("Card"))).toBe(0);
   });
 
   it("refuses a NUL character in a customer's name the same way on both databases", async () => {

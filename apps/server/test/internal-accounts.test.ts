@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 
 describe.each(databases)("internal accounts on %s", (kind) => {
@@ -19,7 +20,9 @@ describe.each(databases)("internal accounts on %s", (kind) => {
   });
 
   async function ledgerSum(accountId: string): Promise<bigint> {
-    const entries = await sandbox.server.db.ledgerEntry.findMany({ where: { accountId } });
+    const entries = await sandbox.server.data.all(
+      q.selectFrom("LedgerEntry").selectAll().where("accountId", "=", accountId),
+    );
     return entries.reduce((sum, e) => sum + e.amount, 0n);
   }
 

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";
-import type { Db } from "../src/db/client.js";
+import type { Database } from "../src/db/database.js";
+import { countRows } from "./money-helpers.js";
+import { q } from "../src/db/query.js";
 import type { DueJob, JobHandlers } from "../src/jobs/registry.js";
-import { scheduleJobViaPrisma } from "../src/jobs/schedule.js";
+import { scheduleJob } from "../src/jobs/schedule.js";
 import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
 
 // These tests exercise the job worker and the sandbox clock through test-only
@@ -14,23 +16,22 @@ afterEach(async () => {
 });
 
 async function platformOf(sandbox: TestSandbox): Promise<string> {
-  const token = await sandbox.server.db.apiToken.findUniqueOrThrow({
-    where: { id: sandbox.credentials.tokenId },
-  });
+  const token = await sandbox.server.data.one(
+    q.selectFrom("ApiToken").select("platformId").where("id", "=", sandbox.credentials.tokenId),
+  );
+  if (!token) throw new Error("the sandbox's token is not stored");
   return token.platformId;
 }
 
 async function schedule(
-  db: Db,
+  db: Database,
   platformId: string,
   kind: string,
   payload: unknown,
   delaySeconds: number,
   now = new Date(),
 ) {
-  return db.$transaction((tx) =>
-    scheduleJobViaPrisma(tx, { platformId, kind, payload, delaySeconds, now }),
-  );
+  return db.transaction(() => scheduleJob({ platformId, kind, payload, delaySeconds, now }));
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -57,7 +58,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
     });
     sandboxes.push(sandbox);
     const platformId = await platformOf(sandbox);
-    const db = sandbox.server.db;
+    const db = sandbox.server.data;
     // Scheduled out of order on purpose.
     await schedule(db, platformId, "test.record", { name: "c" }, 300, clock.now());
     await schedule(db, platformId, "test.record", { name: "a" }, 100, clock.now());
@@ -106,8 +107,8 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
       registerJobs: (h) => {
         h.register("test.first", async (job, tools) => {
           ran.push("first");
-          await tools.db.$transaction((tx) =>
-            scheduleJobViaPrisma(tx, {
+          await tools.data.transaction(() =>
+            scheduleJob({
               platformId: job.platformId,
               kind: "test.second",
               payload: {},
@@ -121,7 +122,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
     });
     sandboxes.push(sandbox);
     await schedule(
-      sandbox.server.db,
+      sandbox.server.data,
       await platformOf(sandbox),
       "test.first",
       {},
@@ -145,11 +146,14 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
       registerJobs: (h) => h.register("test.record", async () => void ran.push("x")),
     });
     sandboxes.push(sandbox);
-    await schedule(sandbox.server.db, await platformOf(sandbox), "test.record", {}, 1);
+    await schedule(sandbox.server.data, await platformOf(sandbox), "test.record", {}, 1);
     expect(ran).toEqual([]);
     await waitFor(async () => ran.length === 1);
     // The worker marks the job DONE just after its handler returns.
-    await waitFor(async () => (await sandbox.server.db.job.findFirstOrThrow({})).status === "DONE");
+    await waitFor(
+      async () =>
+        (await sandbox.server.data.one(q.selectFrom("Job").select("status")))?.status === "DONE",
+    );
     expect(ran).toEqual(["x"]);
   });
 
@@ -164,14 +168,15 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
         }),
     });
     sandboxes.push(sandbox);
-    const id = await schedule(sandbox.server.db, await platformOf(sandbox), "test.flaky", {}, 0);
+    const id = await schedule(sandbox.server.data, await platformOf(sandbox), "test.flaky", {}, 0);
     await waitFor(
       async () =>
-        (await sandbox.server.db.job.findUniqueOrThrow({ where: { id } })).status === "DONE",
+        (await sandbox.server.data.one(q.selectFrom("Job").selectAll().where("id", "=", id)))
+          ?.status === "DONE",
     );
-    const job = await sandbox.server.db.job.findUniqueOrThrow({ where: { id } });
+    const job = await sandbox.server.data.one(q.selectFrom("Job").selectAll().where("id", "=", id));
     expect(calls).toBe(3);
-    expect(job.attempts).toBe(3);
+    expect(job?.attempts).toBe(3);
   });
 
   it("loses no job across a restart", async () => {
@@ -179,7 +184,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
     try {
       const first = await startSandbox(kind, { databaseUrl: database.url });
       const platformId = await platformOf(first);
-      await schedule(first.server.db, platformId, "test.record", { name: "survivor" }, 2);
+      await schedule(first.server.data, platformId, "test.record", { name: "survivor" }, 2);
       await first.server.close();
 
       const ran: string[] = [];
@@ -226,24 +231,21 @@ describe.runIf(databases.includes("postgresql"))("two servers on one PostgreSQL 
       sandboxes.push(b);
       const platformId = await platformOf(a);
       const due = new Date(Date.now() + 1500);
-      // Setup, not what is tested: 200 inserts may outlast Prisma's default
-      // 5 s transaction timeout on a busy machine.
-      await a.server.db.$transaction(
-        async (tx) => {
-          for (let i = 0; i < 200; i++) {
-            await scheduleJobViaPrisma(tx, {
-              platformId,
-              kind: "test.count",
-              payload: { i },
-              delaySeconds: 0,
-              now: due,
-            });
-          }
-        },
-        { timeout: 60_000 },
-      );
+      await a.server.data.transaction(function* () {
+        for (let i = 0; i < 200; i++) {
+          yield* scheduleJob({
+            platformId,
+            kind: "test.count",
+            payload: { i },
+            delaySeconds: 0,
+            now: due,
+          });
+        }
+      });
       await waitFor(
-        async () => (await a.server.db.job.count({ where: { status: "DONE" } })) === 200,
+        async () =>
+          (await countRows(a.server.data, q.selectFrom("Job").where("status", "=", "DONE"))) ===
+          200,
         30_000,
       );
       const ids = runs.map((r) => r.job);

@@ -1,6 +1,9 @@
 import { expect } from "vitest";
 import type { SandboxClient, Schemas } from "@sandbox/client";
-import type { Db } from "../src/db/client.js";
+import type { Database } from "../src/db/database.js";
+import type { SelectQueryBuilder } from "kysely";
+import { countOf, q } from "../src/db/query.js";
+import type { Tables } from "../src/db/tables.js";
 
 // Shared steps of the money-movement tests, all through the public API.
 
@@ -94,10 +97,12 @@ export async function advanceClock(client: SandboxClient, seconds: number): Prom
  * Every internal account's balance equals the sum of its ledger entries, and
  * no balance is negative: the invariant money movement must keep.
  */
-export async function expectLedgersBalanced(db: Db): Promise<void> {
-  const accounts = await db.internalAccount.findMany({ select: { id: true, balance: true } });
-  const sums = await db.ledgerEntry.groupBy({ by: ["accountId"], _sum: { amount: true } });
-  const byAccount = new Map(sums.map((s) => [s.accountId, s._sum.amount ?? 0n]));
+export async function expectLedgersBalanced(db: Database): Promise<void> {
+  const accounts = await db.all(q.selectFrom("InternalAccount").select(["id", "balance"]));
+  const entries = await db.all(q.selectFrom("LedgerEntry").select(["accountId", "amount"]));
+  const byAccount = new Map<string, bigint>();
+  for (const e of entries)
+    byAccount.set(e.accountId, (byAccount.get(e.accountId) ?? 0n) + e.amount);
   for (const account of accounts) {
     expect({ id: account.id, balance: account.balance }).toEqual({
       id: account.id,
@@ -107,15 +112,27 @@ export async function expectLedgersBalanced(db: Db): Promise<void> {
   }
 }
 
+/** How many rows the statement selects: `countRows(db, q.selectFrom("Quote"))`. */
+export async function countRows<TB extends keyof Tables>(
+  db: Database,
+  from: SelectQueryBuilder<Tables, TB, object>,
+): Promise<number> {
+  return countOf(await db.one(from.select((eb) => eb.fn.countAll().as("count"))));
+}
+
 /** Types and data of the webhook events recorded about one object, oldest first. */
 export async function eventsAbout(
-  db: Db,
+  db: Database,
   objectId: string,
 ): Promise<{ type: string; data: Record<string, unknown> }[]> {
-  const rows = await db.webhookEvent.findMany({
-    where: { objectId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
+  const rows = await db.all(
+    q
+      .selectFrom("WebhookEvent")
+      .select("payload")
+      .where("objectId", "=", objectId)
+      .orderBy("createdAt")
+      .orderBy("id"),
+  );
   return rows.map((r) => {
     const envelope = JSON.parse(r.payload) as { type: string; data: Record<string, unknown> };
     return { type: envelope.type, data: envelope.data };

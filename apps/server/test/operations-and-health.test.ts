@@ -4,6 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { q } from "../src/db/query.js";
 import { parseDatabaseUrl, pgPoolConfig } from "../src/db/client.js";
 import { hashSecret } from "../src/platform/api-tokens.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
@@ -59,15 +60,17 @@ describe.each(databases)("operational behaviour on %s", (kind) => {
     // Another process (or a restart with a new SANDBOX_TOKEN_SECRET) re-hashes it.
     const next = `${secret}-rotated`;
     const hashed = await hashSecret(next);
-    await sandbox.server.db.apiToken.update({
-      where: { id: tokenId },
-      data: { secretSalt: hashed.salt, secretHash: hashed.hash },
-    });
+    await sandbox.server.data.execute(
+      q
+        .updateTable("ApiToken")
+        .set({ secretSalt: hashed.salt, secretHash: hashed.hash })
+        .where("id", "=", tokenId),
+    );
     expect((await sandbox.rawFetch("/customers", { auth: auth(secret) })).status).toBe(401);
     expect((await sandbox.rawFetch("/customers", { auth: auth(next) })).status).toBe(200);
 
     // Revoked: the row is gone.
-    await sandbox.server.db.apiToken.delete({ where: { id: tokenId } });
+    await sandbox.server.data.execute(q.deleteFrom("ApiToken").where("id", "=", tokenId));
     expect((await sandbox.rawFetch("/customers", { auth: auth(next) })).status).toBe(401);
   });
 });

@@ -72,7 +72,7 @@ describe.each(databases)("signed quote execution from an embedded wallet on %s",
       signedHeaders(challenge, sessionKey),
     );
     expect(again.response.status).toBe(401);
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
 
   it("refuses a stamp by a key that is no session of this wallet, and moves no money", async () => {

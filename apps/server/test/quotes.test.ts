@@ -71,7 +71,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -184,7 +184,7 @@ describe.each(databases)("quotes on %s", (kind) => {
       direction: "DEBIT",
     });
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
-    const events = await eventsAbout(sandbox.server.db, quote.id);
+    const events = await eventsAbout(sandbox.server.data, quote.id);
     expect(events.map((e) => [e.type, e.data.status])).toEqual([
       ["QUOTE.STATUS_CHANGE", "COMPLETED"],
     ]);
@@ -210,7 +210,7 @@ describe.each(databases)("quotes on %s", (kind) => {
       expect(await balanceOf(sandbox.client, account.id)).toBe(
         refunded ? FUNDED : FUNDED - quote.sendingAmount,
       );
-      const events = await eventsAbout(sandbox.server.db, data!.transactionId!);
+      const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
       expect(events.map((e) => e.data.status)).toEqual(["FAILED"]);
     });
   }
@@ -227,7 +227,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
     expect(transaction.status).toBe("COMPLETED");
     expect(transaction.completedAt).toBeDefined();
-    const events = await eventsAbout(sandbox.server.db, quote.id);
+    const events = await eventsAbout(sandbox.server.data, quote.id);
     expect(events.map((e) => e.data.status)).toEqual(["PROCESSING", "COMPLETED"]);
   });
 
@@ -242,7 +242,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(transaction).toMatchObject({ status: "FAILED", failureReason: "PAYOUT_RETURNED" });
     expect(transaction.completedAt).toBeDefined();
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
-    const events = await eventsAbout(sandbox.server.db, data!.transactionId!);
+    const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
     expect(events.map((e) => e.data.status)).toEqual(["COMPLETED", "FAILED"]);
   });
 
@@ -262,7 +262,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("EXPIRED");
     const res = await execute(sandbox.client, quote.id);
     expect(res.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
-    const events = await eventsAbout(sandbox.server.db, quote.id);
+    const events = await eventsAbout(sandbox.server.data, quote.id);
     expect(events.map((e) => e.data.status)).toEqual(["EXPIRED"]);
   });
 
@@ -390,7 +390,7 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     const replay = await execute(sandbox.client, quote.id, held);
     expect(replay.data).toEqual(other.data);
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
 });
 
@@ -475,6 +475,6 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
     const plain = await quoteToIban(sandbox.client, standard.id, iban.id);
     expect((await execute(sandbox.client, plain.id)).data?.status).toBe("COMPLETED");
     expect(checked).toHaveLength(calls);
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
 });

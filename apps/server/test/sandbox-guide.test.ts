@@ -73,6 +73,6 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[11]).toBe(lines[12]);
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
 });

@@ -12,10 +12,12 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_RATE_LIMITS } from "../src/areas/auth/rate-limits.js";
 import { API_BASE_PATH } from "../src/config.js";
-import { createDb, parseDatabaseUrl } from "../src/db/client.js";
+import { parseDatabaseUrl } from "../src/db/client.js";
+import { Database } from "../src/db/database.js";
+import { q } from "../src/db/query.js";
 import { repoRoot } from "../src/paths.js";
 import { databases, freshDatabase, type TestDatabase } from "./harness.js";
-import { expectLedgersBalanced } from "./money-helpers.js";
+import { countRows, expectLedgersBalanced } from "./money-helpers.js";
 
 // Stopping the built server as CI jobs and process supervisors do: SIGTERM
 // while keep-alive clients have requests in flight, with the parent no
@@ -404,26 +406,34 @@ describe.each(databases)("stopping the server process on %s", (kind) => {
       // A stop never turned a request into a server error.
       expect(outcomes.serverErrors).toEqual([]);
 
-      const db = createDb(parseDatabaseUrl(database.url));
+      const db = Database.open(parseDatabaseUrl(database.url));
       try {
         // Every answered creation is there.
         const customerIds = outcomes.customers;
-        expect(await db.customer.count({ where: { id: { in: customerIds } } })).toBe(
+        expect(await countRows(db, q.selectFrom("Customer").where("id", "in", customerIds))).toBe(
           customerIds.length,
         );
         const transferIds = outcomes.transfers.map((t) => t.id);
-        expect(await db.transaction.count({ where: { id: { in: transferIds } } })).toBe(
-          transferIds.length,
-        );
+        expect(
+          await countRows(db, q.selectFrom("Transaction").where("id", "in", transferIds)),
+        ).toBe(transferIds.length);
         // No Idempotency-Key is left claimed by a request that never finished
         // (its retry would be refused with 409 until the claim ran out).
-        expect(await db.idempotencyRecord.findMany({ where: { status: "IN_PROGRESS" } })).toEqual(
-          [],
+        expect(
+          await db.all(
+            q.selectFrom("IdempotencyRecord").selectAll().where("status", "=", "IN_PROGRESS"),
+          ),
+        ).toEqual([]);
+        const completed = await db.all(
+          q
+            .selectFrom("IdempotencyRecord")
+            .select(["status", "responseStatus"])
+            .where(
+              "key",
+              "in",
+              outcomes.transfers.map((t) => t.key),
+            ),
         );
-        const completed = await db.idempotencyRecord.findMany({
-          where: { key: { in: outcomes.transfers.map((t) => t.key) } },
-          select: { status: true, responseStatus: true },
-        });
         expect(completed).toHaveLength(outcomes.transfers.length);
         expect(completed.every((r) => r.status === "COMPLETED" && r.responseStatus === 201)).toBe(
           true,
@@ -433,18 +443,18 @@ describe.each(databases)("stopping the server process on %s", (kind) => {
         // A refused (429) attempt is not counted: no window holds more than its limit.
         const now = Date.now();
         for (const rule of Object.values(AUTH_RATE_LIMITS)) {
-          const events = await db.rateLimitEvent.groupBy({
-            by: ["key"],
-            where: {
-              key: { startsWith: `${rule.name}:` },
-              at: { gt: new Date(now - rule.windowSeconds * 1000) },
-            },
-            _count: { _all: true },
-          });
-          for (const e of events) expect(e._count._all, e.key).toBeLessThanOrEqual(rule.limit);
+          const events = await db.all(
+            q
+              .selectFrom("RateLimitEvent")
+              .select(["key", (eb) => eb.fn.countAll().as("count")])
+              .where("key", "like", `${rule.name}:%`)
+              .where("at", ">", new Date(now - rule.windowSeconds * 1000))
+              .groupBy("key"),
+          );
+          for (const e of events) expect(Number(e.count), e.key).toBeLessThanOrEqual(rule.limit);
         }
       } finally {
-        await db.$disconnect();
+        await db.close();
       }
     },
     // About 45 s on an idle machine; far more when the cores are shared.

@@ -3,6 +3,8 @@ import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countRows } from "./money-helpers.js";
+import { q } from "../src/db/query.js";
 import type { AuthorizationPlan } from "../src/areas/card-transactions/authorization.js";
 import { parseDatabaseUrl } from "../src/db/client.js";
 import { COMPLETE_CHECKPOINT_EVERY, SqliteWriterThread } from "../src/db/sql-runner.js";
@@ -25,7 +27,10 @@ describe("the SQLite writer thread", () => {
     sandbox = await startSandbox("sqlite");
     writer = new SqliteWriterThread(parseDatabaseUrl(sandbox.database.url).location);
     ({ card, accountId } = await activeCard(sandbox, 10_000));
-    const row = await sandbox.server.db.card.findUniqueOrThrow({ where: { id: card.id } });
+    const row = await sandbox.server.data.one(
+      q.selectFrom("Card").selectAll().where("id", "=", card.id),
+    );
+    if (!row) throw new Error("the card was just created");
     platformId = row.platformId;
   });
   afterAll(async () => {
@@ -59,16 +64,16 @@ describe("the SQLite writer thread", () => {
     expect(row.authorizedAt).toBeInstanceOf(Date);
     expect(row.authorizedAt.toISOString()).toBe(at.toISOString());
     expect(await balanceOf(sandbox, accountId)).toBe(before - 250);
-    const stored = await sandbox.server.db.cardTransaction.findUniqueOrThrow({
-      where: { id: row.id },
-    });
-    expect(stored.heldAmount).toBe(250n);
+    const stored = await sandbox.server.data.one(
+      q.selectFrom("CardTransaction").selectAll().where("id", "=", row.id),
+    );
+    expect(stored?.heldAmount).toBe(250n);
     await expectLedgersBalance(sandbox);
   });
 
   it("rejects with the database's error when a program fails, and writes nothing", async () => {
     const before = await balanceOf(sandbox, accountId);
-    const count = await sandbox.server.db.cardTransaction.count();
+    const count = await countRows(sandbox.server.data, q.selectFrom("CardTransaction"));
     await expect(
       writer.run(
         "cardAuthorization",
@@ -77,7 +82,7 @@ describe("the SQLite writer thread", () => {
       ),
     ).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) as unknown });
     expect(await balanceOf(sandbox, accountId)).toBe(before);
-    expect(await sandbox.server.db.cardTransaction.count()).toBe(count);
+    expect(await countRows(sandbox.server.data, q.selectFrom("CardTransaction"))).toBe(count);
     await expectLedgersBalance(sandbox);
   });
 
@@ -99,7 +104,10 @@ describe("the SQLite writer thread", () => {
     }
     const seqs: bigint[] = [];
     for (const { objectId, next } of pairs) {
-      const event = await sandbox.server.db.webhookEvent.findFirstOrThrow({ where: { objectId } });
+      const event = await sandbox.server.data.one(
+        q.selectFrom("WebhookEvent").selectAll().where("objectId", "=", objectId),
+      );
+      if (!event) throw new Error(`no event about ${objectId}`);
       seqs.push(event.seq, next);
     }
     for (let i = 1; i < seqs.length; i++) {
@@ -124,7 +132,7 @@ describe("the SQLite writer thread", () => {
     // The database file alone, without its WAL, comes to hold every
     // committed row once the checkpoint thread has been by (it looks every
     // 50 ms; a loaded machine may make it slower).
-    const expected = await sandbox.server.db.cardTransaction.count();
+    const expected = await countRows(sandbox.server.data, q.selectFrom("CardTransaction"));
     const dir = mkdtempSync(join(tmpdir(), "checkpointed-"));
     const rowsInFile = () => {
       copyFileSync(file, join(dir, "copy.db"));

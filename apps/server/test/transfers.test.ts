@@ -29,7 +29,7 @@ describe.each(databases)("transfers on %s", (kind) => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -59,7 +59,7 @@ describe.each(databases)("transfers on %s", (kind) => {
     });
     expect(data?.completedAt).toBeDefined();
     expect(await balanceOf(sandbox.client, account.id)).toBe(5_000);
-    const events = await eventsAbout(sandbox.server.db, data!.id);
+    const events = await eventsAbout(sandbox.server.data, data!.id);
     expect(events.map((e) => [e.type, e.data.status])).toEqual([
       ["TRANSACTION.STATUS_CHANGE", "COMPLETED"],
     ]);
@@ -111,7 +111,7 @@ describe.each(databases)("transfers on %s", (kind) => {
     const failed = await transactionOf(sandbox.client, data!.id);
     expect(failed).toMatchObject({ status: "FAILED", failureReason: "TIMEOUT" });
     expect(await balanceOf(sandbox.client, account.id)).toBe(0);
-    const events = await eventsAbout(sandbox.server.db, data!.id);
+    const events = await eventsAbout(sandbox.server.data, data!.id);
     expect(events.map((e) => e.data.status)).toEqual(["PENDING", "FAILED"]);
   });
 

@@ -50,7 +50,7 @@ describe.each(databases)("UMA on %s", (kind) => {
     sandbox = await startSandbox(kind);
   });
   afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.db);
+    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
@@ -95,7 +95,7 @@ describe.each(databases)("UMA on %s", (kind) => {
           customerId: customer.id,
         });
         expect(await balanceOf(sandbox.client, accounts[currency].id)).toBe(10_000);
-        const events = await eventsAbout(sandbox.server.db, data!.id);
+        const events = await eventsAbout(sandbox.server.data, data!.id);
         expect(events.map((e) => e.data.status)).toEqual(["COMPLETED"]);
       });
     }

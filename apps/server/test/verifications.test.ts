@@ -40,7 +40,7 @@ describe.each(databases)("KYC and KYB on %s", (kind) => {
     it(`sets kycStatus ${kycStatus} for last name ${lastName} and reports it by webhook`, async () => {
       const customer = await createCustomer(sandbox.client, { lastName });
       expect(customer.kycStatus).toBe(kycStatus);
-      const events = await eventsAbout(sandbox.server.db, customer.id);
+      const events = await eventsAbout(sandbox.server.data, customer.id);
       expect(events).toEqual([
         { type: "CUSTOMER.KYC_STATUS_CHANGE", data: expect.objectContaining({ kycStatus }) },
       ]);
@@ -65,14 +65,14 @@ describe.each(databases)("KYC and KYB on %s", (kind) => {
         params: { path: { customerId: business.id } },
       });
       expect(customer.data).toMatchObject({ kybStatus });
-      const kyb = (await eventsAbout(sandbox.server.db, business.id)).filter(
+      const kyb = (await eventsAbout(sandbox.server.data, business.id)).filter(
         (e) => e.type === "CUSTOMER.KYB_STATUS_CHANGE",
       );
       expect(kyb.map((e) => e.data.kybStatus)).toEqual([kybStatus]);
 
       // Verifying again changes nothing, so no second event.
       await sandbox.client.POST("/verifications", { body: { customerId: business.id } });
-      const again = (await eventsAbout(sandbox.server.db, business.id)).filter(
+      const again = (await eventsAbout(sandbox.server.data, business.id)).filter(
         (e) => e.type === "CUSTOMER.KYB_STATUS_CHANGE",
       );
       expect(again).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Schemas, SandboxClient } from "@sandbox/client";
-import { emitEventViaPrisma, type WebhookEventType } from "../src/events/outbox.js";
+import { emitEvent, type WebhookEventType } from "../src/events/outbox.js";
 import { advanceWebhookRetries } from "../src/events/retry.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
@@ -65,8 +65,8 @@ async function emit(
   data: Record<string, unknown>,
   type: WebhookEventType = "CUSTOMER.KYC_STATUS_CHANGE",
 ): Promise<string> {
-  return sandbox.server.db.$transaction((tx) =>
-    emitEventViaPrisma(tx, {
+  return sandbox.server.data.transaction(() =>
+    emitEvent({
       platformId: sandbox.server.bootstrap.platformId,
       type,
       objectId,
@@ -251,10 +251,8 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
     });
     expect(receiver.delivered()).not.toContain(id);
 
-    const moved = await advanceWebhookRetries(
-      sandbox.server.db,
-      sandbox.server.bootstrap.platformId,
-      2 * 3_600_000,
+    const moved = await sandbox.server.data.transaction(() =>
+      advanceWebhookRetries(sandbox.server.bootstrap.platformId, 2 * 3_600_000),
     );
     expect(moved).toBe(1);
     await waitFor("the retry", () => receiver.delivered().includes(id));

@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify, verify as nodeVerify } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, type Schemas, type SandboxClient } from "@sandbox/client";
-import { emitEventViaPrisma } from "../src/events/outbox.js";
+import { emitEvent } from "../src/events/outbox.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
 
@@ -226,8 +226,8 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await sendTest(sandbox.client));
     const objectId = "Customer:6f1d6a55-4b8e-4f5e-9d4c-3b2a1f0e9d8c";
-    await sandbox.server.db.$transaction((tx) =>
-      emitEventViaPrisma(tx, {
+    await sandbox.server.data.transaction(() =>
+      emitEvent({
         platformId: sandbox.server.bootstrap.platformId,
         type: "CUSTOMER.KYC_STATUS_CHANGE",
         objectId,
@@ -268,8 +268,8 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
   it("keeps events while no URL is set (NO_ENDPOINT) and delivers them once one is", async () => {
     await setWebhookUrl(sandbox.client, null);
     const objectId = "Customer:0b9a3c1e-2d4f-4a6b-8c7d-9e0f1a2b3c4d";
-    const eventId = await sandbox.server.db.$transaction((tx) =>
-      emitEventViaPrisma(tx, {
+    const eventId = await sandbox.server.data.transaction(() =>
+      emitEvent({
         platformId: sandbox.server.bootstrap.platformId,
         type: "CUSTOMER.KYC_STATUS_CHANGE",
         objectId,

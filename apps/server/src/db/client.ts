@@ -1,14 +1,6 @@
 import { resolve } from "node:path";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient as SqliteClient } from "./generated/sqlite/client.js";
-import { PrismaClient as PgClient } from "./generated/postgresql/client.js";
 import { ConfigError } from "../config.js";
 
-// Both generated clients come from the same data model, so they share one
-// API; the SQLite one's type stands for both.
-export type Db = SqliteClient;
-export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 export type Provider = "sqlite" | "postgresql";
 
 export interface DatabaseTarget {
@@ -57,15 +49,4 @@ export function pgPoolConfig(target: DatabaseTarget, max = 10) {
     max,
     options: `-c search_path=${target.schema}`,
   };
-}
-
-export function createDb(target: DatabaseTarget): Db {
-  if (target.provider === "sqlite") {
-    // A busy timeout lets several processes share the file without
-    // SQLITE_BUSY failures on short write bursts.
-    const adapter = new PrismaBetterSQLite3({ url: `file:${target.location}`, timeout: 10_000 });
-    return new SqliteClient({ adapter });
-  }
-  const adapter = new PrismaPg(pgPoolConfig(target), { schema: target.schema });
-  return new PgClient({ adapter }) as unknown as Db;
 }

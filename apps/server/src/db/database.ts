@@ -1,9 +1,9 @@
 import type { Compilable } from "kysely";
-import type { Provider } from "./client.js";
+import type { DatabaseTarget, Provider } from "./client.js";
 import { decodeRow, run, statement } from "./query.js";
-import type { SqlCommit, SqlDriver, SqlProgram } from "./sql.js";
+import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
-import type { SqlRunner } from "./sql-runner.js";
+import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
 
 /**
  * The sandbox's data access: reads, write transactions written as programs
@@ -15,6 +15,18 @@ export class Database {
     private readonly driver: SqlDriver,
     private readonly runner: SqlRunner,
   ) {}
+
+  /** A Database on connections of its own, in this thread (tests and tools). */
+  static open(target: DatabaseTarget): Database {
+    const driver = openSqlDriver(target);
+    return new Database(driver, inlineSqlRunner(driver));
+  }
+
+  /** Lets the named programs already sent finish, then closes the connections. */
+  async close(): Promise<void> {
+    await this.runner.close();
+    await this.driver.close();
+  }
 
   get provider(): Provider {
     return this.driver.provider;

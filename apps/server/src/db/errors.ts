@@ -3,8 +3,6 @@ export function isUniqueViolation(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const code = (err as { code?: unknown }).code;
   return (
-    // Prisma's, until every area reads through db/database.ts.
-    code === "P2002" ||
     code === "SQLITE_CONSTRAINT_UNIQUE" ||
     code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
     code === "23505"

@@ -73,7 +73,7 @@ interface Pending {
  * authorization spends about a third of its CPU time in SQLite; on the main
  * thread that time is taken from parsing, validating and answering requests.
  * On its own thread it runs on the other core, with the same group commit
- * (db/sql.ts). The main thread keeps its connections for reads and Prisma.
+ * (db/sql.ts). The main thread keeps its connection for reads and other writes.
  */
 export class SqliteWriterThread implements SqlRunner {
   private worker: Worker | undefined;

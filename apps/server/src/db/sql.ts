@@ -3,16 +3,15 @@ import pg from "pg";
 import type { DatabaseTarget, Provider } from "./client.js";
 import { pgPoolConfig } from "./client.js";
 
-// Direct SQL for the few request paths that must be fast (a simulated card
-// authorization, the per-request platform clock). Prisma costs far more per
-// statement than the statement itself, so these paths talk to the driver on a
-// connection of their own, with the same tables and the same storage formats
-// Prisma uses. Everything else goes through Prisma.
+// The SQL driver under the data layer (database.ts): the connections, the
+// transactions and the storage formats (the ones Prisma's migrations define:
+// DateTime as text on SQLite and TIMESTAMP(3) UTC on PostgreSQL, BigInt as
+// integers). Statements come typed from query.ts.
 //
 // A write transaction is written once, as a generator of steps, and run
 // synchronously on SQLite (better-sqlite3 is synchronous: the write lock is
-// never held across an await, so Prisma's own connection in this process is
-// never left waiting on it) and asynchronously on PostgreSQL.
+// never held across an await, so this thread never waits on it for another of
+// its own connections) and asynchronously on PostgreSQL.
 //
 // On SQLite the commit costs more than the statements, so transactions that
 // arrive together are committed together (group commit): each runs in its

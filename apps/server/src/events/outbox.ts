@@ -1,5 +1,4 @@
 import type { Schemas } from "@sandbox/client";
-import type { Tx } from "../db/client.js";
 import { insert } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
@@ -96,14 +95,4 @@ export function* emitEvent(event: EventInput): SqlProgram<string> {
   // regular poll picks the event up then.
   notifyEventEmitted();
   return row.id;
-}
-
-/** emitEvent inside a Prisma transaction, until every area has moved to db/database.ts. */
-export async function emitEventViaPrisma(tx: Tx, event: EventInput): Promise<string> {
-  const data = outboxRow(event);
-  await tx.webhookEvent.create({ data });
-  // The nudge may arrive before the transaction commits; the dispatcher's
-  // regular poll picks the event up then.
-  notifyEventEmitted();
-  return data.id;
 }

@@ -2,7 +2,6 @@ import type { Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
 import type { SelectQueryBuilder } from "kysely";
-import type { Db } from "../db/client.js";
 import type { Database } from "../db/database.js";
 
 /** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */
@@ -28,16 +27,6 @@ export interface RequestContext {
 }
 
 /**
- * The Prisma `where` fragment for records this caller may see: its
- * platform's, and only its customer's when an agent is acting.
- */
-export function visibleTo(ctx: RequestContext): { platformId: string; customerId?: string } {
-  return ctx.agent
-    ? { platformId: ctx.platformId, customerId: ctx.agent.customerId }
-    : { platformId: ctx.platformId };
-}
-
-/**
  * Narrows a statement to the rows this caller may see: its platform's, and
  * only its customer's when an agent is acting. For any table with
  * `platformId` and `customerId`: `q.selectFrom(...).$call(scopedTo(ctx))`.
@@ -53,7 +42,6 @@ export function scopedTo(ctx: RequestContext) {
 }
 
 export interface Services {
-  db: Db;
   data: Database;
   /** Real time; request handling uses RequestContext.clock instead. */
   clock: Clock;

@@ -40,19 +40,6 @@ export function encodeCursor(row: CursorPosition): string {
   return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString("base64url");
 }
 
-/** The Prisma `where` fragment for rows after the cursor in newest-first order. */
-export function afterCursor(cursor: CursorPosition | undefined) {
-  if (!cursor) return {};
-  return {
-    OR: [
-      { createdAt: { lt: cursor.createdAt } },
-      { createdAt: cursor.createdAt, id: { lt: cursor.id } },
-    ],
-  };
-}
-
-export const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
-
 /**
  * One page of a list, newest first, after the cursor: `limit + 1` rows (the
  * extra one tells toPage whether there is more). For any table with

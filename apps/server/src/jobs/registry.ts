@@ -1,5 +1,4 @@
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/client.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../logger.js";
 
@@ -18,7 +17,6 @@ export interface DueJob {
 }
 
 export interface JobTools {
-  db: Db;
   data: Database;
   /** The job's platform clock (sandbox time), for the timestamps it writes. */
   clock: Clock;

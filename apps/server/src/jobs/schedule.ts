@@ -1,4 +1,3 @@
-import type { Tx } from "../db/client.js";
 import { insert } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
@@ -36,11 +35,4 @@ export function* scheduleJob(job: JobInput): SqlProgram<string> {
   const row = jobRow(job);
   yield* insert("Job", row);
   return row.id;
-}
-
-/** scheduleJob inside a Prisma transaction, until every area has moved to db/database.ts. */
-export async function scheduleJobViaPrisma(tx: Tx, job: JobInput): Promise<string> {
-  const data = jobRow(job);
-  await tx.job.create({ data });
-  return data.id;
 }

@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/client.js";
 import type { Database } from "../db/database.js";
 import type { ExpressionBuilder } from "kysely";
 import { countOf, q, type Row } from "../db/query.js";
@@ -46,7 +45,6 @@ export class JobWorker {
   private stopped = true;
 
   constructor(
-    private readonly db: Db,
     private readonly data: Database,
     private readonly clock: Clock,
     private readonly clocks: PlatformClocks,
@@ -186,7 +184,6 @@ export class JobWorker {
         dueAt: job.dueAt,
       };
       await handler(due, {
-        db: this.db,
         data: this.data,
         clock: await this.clocks.forPlatform(job.platformId),
         log,

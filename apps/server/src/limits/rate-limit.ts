@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db/client.js";
+import type { Database } from "../db/database.js";
+import { countOf, q } from "../db/query.js";
 import { ApiError } from "../errors.js";
 
 /** At most `limit` counted events per `windowSeconds`, per subject. */
@@ -22,7 +23,31 @@ function rateLimited(retryAfterSeconds: number, message: string): ApiError {
  * the same counts. Time comes from the caller (the platform's sandbox clock).
  */
 export class RateLimiter {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Database) {}
+
+  /** Events of `key` still inside the window at `now`. */
+  private inWindow(rule: RateRule, key: string, now: Date) {
+    return q
+      .selectFrom("RateLimitEvent")
+      .where("key", "=", key)
+      .where("at", ">", this.windowStart(rule, now));
+  }
+
+  private count(rule: RateRule, key: string, now: Date): Promise<number> {
+    return this.db
+      .one(this.inWindow(rule, key, now).select((eb) => eb.fn.countAll().as("count")))
+      .then(countOf);
+  }
+
+  /** Old events of this key are no longer needed by any window. */
+  private async forgetOld(rule: RateRule, key: string, now: Date): Promise<void> {
+    await this.db.execute(
+      q
+        .deleteFrom("RateLimitEvent")
+        .where("key", "=", key)
+        .where("at", "<=", this.windowStart(rule, now)),
+    );
+  }
 
   private key(rule: RateRule, subject: string): string {
     return `${rule.name}:${subject}`;
@@ -34,12 +59,9 @@ export class RateLimiter {
 
   /** Seconds until the window holds fewer than `limit` events again. */
   private async retryAfter(rule: RateRule, key: string, now: Date): Promise<number> {
-    const events = await this.db.rateLimitEvent.findMany({
-      where: { key, at: { gt: this.windowStart(rule, now) } },
-      orderBy: { at: "desc" },
-      select: { at: true },
-      take: rule.limit,
-    });
+    const events = await this.db.all(
+      this.inWindow(rule, key, now).select("at").orderBy("at", "desc").limit(rule.limit),
+    );
     const oldestCounted = events.at(-1)?.at ?? now;
     return (oldestCounted.getTime() + rule.windowSeconds * 1000 - now.getTime()) / 1000;
   }
@@ -52,36 +74,28 @@ export class RateLimiter {
   async hit(rule: RateRule, subject: string, now: Date, message: string): Promise<void> {
     const key = this.key(rule, subject);
     const id = randomUUID();
-    await this.db.rateLimitEvent.create({ data: { id, key, at: now } });
-    const count = await this.db.rateLimitEvent.count({
-      where: { key, at: { gt: this.windowStart(rule, now) } },
-    });
-    if (count <= rule.limit) {
-      // Old events of this key are no longer needed by any window.
-      await this.db.rateLimitEvent.deleteMany({
-        where: { key, at: { lte: this.windowStart(rule, now) } },
-      });
+    await this.db.execute(q.insertInto("RateLimitEvent").values({ id, key, at: now }));
+    if ((await this.count(rule, key, now)) <= rule.limit) {
+      await this.forgetOld(rule, key, now);
       return;
     }
-    await this.db.rateLimitEvent.delete({ where: { id } });
+    await this.db.execute(q.deleteFrom("RateLimitEvent").where("id", "=", id));
     throw rateLimited(await this.retryAfter(rule, key, now), message);
   }
 
   /** Refuses with 429 when the window already holds `limit` events; counts nothing. */
   async check(rule: RateRule, subject: string, now: Date, message: string): Promise<void> {
     const key = this.key(rule, subject);
-    const count = await this.db.rateLimitEvent.count({
-      where: { key, at: { gt: this.windowStart(rule, now) } },
-    });
-    if (count >= rule.limit) throw rateLimited(await this.retryAfter(rule, key, now), message);
+    if ((await this.count(rule, key, now)) >= rule.limit)
+      throw rateLimited(await this.retryAfter(rule, key, now), message);
   }
 
   /** Counts one event without checking (e.g. a failed verification). */
   async record(rule: RateRule, subject: string, now: Date): Promise<void> {
     const key = this.key(rule, subject);
-    await this.db.rateLimitEvent.create({ data: { id: randomUUID(), key, at: now } });
-    await this.db.rateLimitEvent.deleteMany({
-      where: { key, at: { lte: this.windowStart(rule, now) } },
-    });
+    await this.db.execute(
+      q.insertInto("RateLimitEvent").values({ id: randomUUID(), key, at: now }),
+    );
+    await this.forgetOld(rule, key, now);
   }
 }

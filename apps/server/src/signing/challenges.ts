@@ -1,11 +1,12 @@
-import type { SignedChallenge } from "../db/generated/sqlite/client.js";
 import { sha256Hex } from "../crypto/sha256.js";
-import type { Db, Tx } from "../db/client.js";
+import type { Database } from "../db/database.js";
+import { insert, q, run, type Row } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
 import { canonicalJson } from "./canonical-json.js";
 
-export type ChallengeRow = SignedChallenge;
+export type ChallengeRow = Row<"SignedChallenge">;
 
 /** Who may answer a challenge. */
 export type SignerRule =
@@ -58,24 +59,25 @@ export function payloadToSign(
   });
 }
 
-export async function createChallenge(db: Db | Tx, input: NewChallenge): Promise<ChallengeRow> {
-  return db.signedChallenge.create({
-    data: {
-      id: newId("Request"),
-      platformId: input.platformId,
-      accountId: input.accountId,
-      activity: input.activity,
-      payload: payloadToSign(input.platformId, input.activity, input.parameters, input.now),
-      bindingDigest: bindingDigest(input.binding ?? input.parameters),
-      signerKind: input.signer.kind,
-      signerPublicKey: input.signer.kind === "KEY" ? input.signer.publicKey : null,
-      authMethodId: input.authMethodId ?? null,
-      authType: input.authType ?? null,
-      data: input.data ? JSON.stringify(input.data) : null,
-      expiresAt: new Date(input.now.getTime() + input.ttlSeconds * 1000),
-      createdAt: input.now,
-    },
-  });
+export function* createChallenge(input: NewChallenge): SqlProgram<ChallengeRow> {
+  const row: ChallengeRow = {
+    id: newId("Request"),
+    platformId: input.platformId,
+    accountId: input.accountId,
+    activity: input.activity,
+    payload: payloadToSign(input.platformId, input.activity, input.parameters, input.now),
+    bindingDigest: bindingDigest(input.binding ?? input.parameters),
+    signerKind: input.signer.kind,
+    signerPublicKey: input.signer.kind === "KEY" ? input.signer.publicKey : null,
+    authMethodId: input.authMethodId ?? null,
+    authType: input.authType ?? null,
+    data: input.data ? JSON.stringify(input.data) : null,
+    expiresAt: new Date(input.now.getTime() + input.ttlSeconds * 1000),
+    consumedAt: null,
+    createdAt: input.now,
+  };
+  yield* insert("SignedChallenge", row);
+  return row;
 }
 
 export function requestIdRejected(reason: string): ApiError {
@@ -93,12 +95,16 @@ export function requestIdRejected(reason: string): ApiError {
  * checks that it belongs to the request at hand.
  */
 export async function pendingChallenge(
-  db: Db,
+  db: Database,
   params: { platformId: string; requestId: string; now: Date },
 ): Promise<ChallengeRow> {
-  const row = await db.signedChallenge.findFirst({
-    where: { id: params.requestId, platformId: params.platformId },
-  });
+  const row = await db.one(
+    q
+      .selectFrom("SignedChallenge")
+      .selectAll()
+      .where("id", "=", params.requestId)
+      .where("platformId", "=", params.platformId),
+  );
   if (!row) throw requestIdRejected("Request-Id is unknown");
   if (row.consumedAt !== null) throw requestIdRejected("Request-Id already consumed");
   if (row.expiresAt.getTime() <= params.now.getTime()) {
@@ -112,11 +118,14 @@ export async function pendingChallenge(
  * the action and the consumption commit together. A guarded update: of two
  * concurrent retries with the same Request-Id only one gets through.
  */
-export async function consumeChallenge(tx: Tx, requestId: string, now: Date): Promise<void> {
-  const { count } = await tx.signedChallenge.updateMany({
-    where: { id: requestId, consumedAt: null },
-    data: { consumedAt: now },
-  });
+export function* consumeChallenge(requestId: string, now: Date): SqlProgram<void> {
+  const count = yield* run(
+    q
+      .updateTable("SignedChallenge")
+      .set({ consumedAt: now })
+      .where("id", "=", requestId)
+      .where("consumedAt", "is", null),
+  );
   if (count !== 1) throw requestIdRejected("Request-Id already consumed");
 }
 

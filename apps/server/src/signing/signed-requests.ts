@@ -4,7 +4,8 @@ import { walletSignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
 import { readStamp, verifyStamp, type ReadStamp } from "../crypto/stamps.js";
-import type { Tx } from "../db/client.js";
+import { countOf, one, q } from "../db/query.js";
+import type { SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import type { RequestContext, Services } from "../http/context.js";
 import {
@@ -117,19 +118,21 @@ export class SignedRequests {
 
   /** Stores a challenge and returns its row (flows that answer with more than the 202 body). */
   async issueRow(ctx: RequestContext, action: SignedAction): Promise<ChallengeRow> {
-    return createChallenge(this.services.db, {
-      platformId: ctx.platformId,
-      accountId: action.accountId,
-      activity: action.activity,
-      parameters: action.parameters,
-      binding: action.binding ?? action.parameters,
-      signer: action.signer ?? { kind: "SESSION" },
-      ...(action.authMethodId !== undefined ? { authMethodId: action.authMethodId } : {}),
-      ...(action.authType !== undefined ? { authType: action.authType } : {}),
-      ...(action.data !== undefined ? { data: action.data } : {}),
-      now: ctx.clock.now(),
-      ttlSeconds: this.config.challengeTtlSeconds,
-    });
+    return this.services.data.transaction(() =>
+      createChallenge({
+        platformId: ctx.platformId,
+        accountId: action.accountId,
+        activity: action.activity,
+        parameters: action.parameters,
+        binding: action.binding ?? action.parameters,
+        signer: action.signer ?? { kind: "SESSION" },
+        ...(action.authMethodId !== undefined ? { authMethodId: action.authMethodId } : {}),
+        ...(action.authType !== undefined ? { authType: action.authType } : {}),
+        ...(action.data !== undefined ? { data: action.data } : {}),
+        now: ctx.clock.now(),
+        ttlSeconds: this.config.challengeTtlSeconds,
+      }),
+    );
   }
 
   /**
@@ -174,7 +177,7 @@ export class SignedRequests {
     }
 
     const now = ctx.clock.now();
-    const challenge = await pendingChallenge(this.services.db, {
+    const challenge = await pendingChallenge(this.services.data, {
       platformId: ctx.platformId,
       requestId,
       now,
@@ -230,16 +233,16 @@ export class SignedRequests {
     }
 
     // SESSION: the stamp's key must be an active session key of this account.
-    const session = await this.services.db.authSession.findFirst({
-      where: {
-        accountId: challenge.accountId,
-        platformId: ctx.platformId,
-        publicKey: signer,
-        revokedAt: null,
-        expiresAt: { gt: now },
-      },
-      select: { id: true },
-    });
+    const session = await this.services.data.one(
+      q
+        .selectFrom("AuthSession")
+        .select("id")
+        .where("accountId", "=", challenge.accountId)
+        .where("platformId", "=", ctx.platformId)
+        .where("publicKey", "=", signer)
+        .where("revokedAt", "is", null)
+        .where("expiresAt", ">", now),
+    );
     if (!session) {
       throw walletError(
         "WALLET_SIGNATURE_INVALID",
@@ -261,26 +264,41 @@ export class SignedRequests {
     ctx: RequestContext,
     headers: WalletHeaders,
     action: SignedAction,
-    perform: (tx: Tx) => Promise<T>,
+    perform: () => SqlProgram<T>,
   ): Promise<SignedResult<T>> {
     const outcome = await this.handle(ctx, headers, action);
     if (outcome.kind === "CHALLENGE") return outcome;
-    const value = await this.services.db.$transaction(async (tx) => {
-      await this.consume(tx, ctx, outcome.approval);
-      return perform(tx);
-    });
+    const value = await this.services.data.transaction(() =>
+      this.performOnce(ctx, outcome.approval, perform),
+    );
     return { kind: "DONE", value };
   }
 
+  private *performOnce<T>(
+    ctx: RequestContext,
+    approval: Approval,
+    perform: () => SqlProgram<T>,
+  ): SqlProgram<T> {
+    yield* this.consume(ctx, approval);
+    return yield* perform();
+  }
+
   /** Consumes the challenge inside the action's transaction (single use). */
-  async consume(tx: Tx, ctx: RequestContext, approval: Approval): Promise<void> {
+  *consume(ctx: RequestContext, approval: Approval): SqlProgram<void> {
     const now = ctx.clock.now();
-    await consumeChallenge(tx, approval.challenge.id, now);
+    yield* consumeChallenge(approval.challenge.id, now);
     if (approval.sessionId !== undefined) {
       // The signing session may have been revoked since the retry was checked.
-      const live = await tx.authSession.count({
-        where: { id: approval.sessionId, revokedAt: null, expiresAt: { gt: now } },
-      });
+      const live = countOf(
+        yield* one(
+          q
+            .selectFrom("AuthSession")
+            .select((eb) => eb.fn.countAll().as("count"))
+            .where("id", "=", approval.sessionId)
+            .where("revokedAt", "is", null)
+            .where("expiresAt", ">", now),
+        ),
+      );
       if (live === 0) {
         throw walletError(
           "WALLET_SIGNATURE_INVALID",

@@ -2,7 +2,7 @@ import type {
   SignedRequestGuard,
   SignedRequestDecision,
 } from "../areas/quotes/signed-request-guard.js";
-import type { Db } from "../db/client.js";
+import type { Database } from "../db/database.js";
 import type { SignedRequests } from "./signed-requests.js";
 
 /**
@@ -13,7 +13,7 @@ import type { SignedRequests } from "./signed-requests.js";
  * Request-Id can never authorise two executions; if execution then fails, the
  * client starts again with a new challenge.
  */
-export function walletSignatureGuard(signing: SignedRequests, db: Db): SignedRequestGuard {
+export function walletSignatureGuard(signing: SignedRequests, db: Database): SignedRequestGuard {
   return {
     async check({ ctx, accountId, action, parameters, headers }): Promise<SignedRequestDecision> {
       const outcome = await signing.handle(
@@ -28,7 +28,7 @@ export function walletSignatureGuard(signing: SignedRequests, db: Db): SignedReq
         const { payloadToSign, requestId, expiresAt } = outcome.body;
         return { kind: "CHALLENGE", challenge: { payloadToSign, requestId, expiresAt } };
       }
-      await db.$transaction((tx) => signing.consume(tx, ctx, outcome.approval));
+      await db.transaction(() => signing.consume(ctx, outcome.approval));
       return { kind: "AUTHORIZED" };
     },
   };

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
-import type { Agent as AgentRow } from "../../db/generated/sqlite/client.js";
+import { insert, q, run, type Row } from "../../db/query.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import { notFound } from "../../errors.js";
 import type { AgentTokenVerifier } from "../../http/authenticator.js";
@@ -9,6 +9,7 @@ import { newId } from "../../ids.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CustomerService } from "../customers/service.js";
 
+type AgentRow = Row<"Agent">;
 export type Agent = Schemas["Agent"];
 export type AgentCreate = Schemas["AgentCreate"];
 export type AgentAccessToken = Schemas["AgentAccessToken"];
@@ -54,18 +55,17 @@ export class AgentService implements AgentTokenVerifier {
     for (;;) {
       const deviceCode = newDeviceCode();
       try {
-        const row = await this.services.db.agent.create({
-          data: {
-            id: newId("Agent"),
-            platformId: ctx.platformId,
-            customerId: customer.id,
-            maxTransactionAmount: BigInt(input.policy.maxTransactionAmount),
-            approvalRequiredAbove: BigInt(input.policy.approvalRequiredAbove),
-            deviceCodeHash: sha256(deviceCode),
-            createdAt: now,
-            updatedAt: now,
-          },
-        });
+        const row = {
+          id: newId("Agent"),
+          platformId: ctx.platformId,
+          customerId: customer.id,
+          maxTransactionAmount: BigInt(input.policy.maxTransactionAmount),
+          approvalRequiredAbove: BigInt(input.policy.approvalRequiredAbove),
+          deviceCodeHash: sha256(deviceCode),
+          createdAt: now,
+          updatedAt: now,
+        };
+        await this.services.data.transaction(() => insert("Agent", row));
         return {
           id: row.id,
           customerId: row.customerId,
@@ -88,26 +88,32 @@ export class AgentService implements AgentTokenVerifier {
     const now = ctx.clock.now();
     const unknown = () =>
       notFound("AGENT_NOT_FOUND", "No agent has this device code, or it was already redeemed");
-    const agent = await this.services.db.agent.findFirst({
-      where: { platformId: ctx.platformId, deviceCodeHash: sha256(code.toUpperCase()) },
-    });
+    const agent = await this.services.data.one(
+      q
+        .selectFrom("Agent")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("deviceCodeHash", "=", sha256(code.toUpperCase())),
+    );
     if (!agent) throw unknown();
     const accessToken = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
-    const redeemed = await this.services.db.$transaction(async (tx) => {
+    const redeemed = await this.services.data.transaction(function* () {
       // Conditional on not yet redeemed: of two concurrent redemptions one wins.
-      const { count } = await tx.agent.updateMany({
-        where: { id: agent.id, deviceCodeRedeemedAt: null },
-        data: { deviceCodeRedeemedAt: now, updatedAt: now },
-      });
+      const count = yield* run(
+        q
+          .updateTable("Agent")
+          .set({ deviceCodeRedeemedAt: now, updatedAt: now })
+          .where("id", "=", agent.id)
+          .where("platformId", "=", agent.platformId)
+          .where("deviceCodeRedeemedAt", "is", null),
+      );
       if (count !== 1) return false;
-      await tx.agentAccessToken.create({
-        data: {
-          tokenHash: sha256(accessToken),
-          agentId: agent.id,
-          platformId: agent.platformId,
-          expiresAt: new Date(now.getTime() + AGENT_TOKEN_TTL_SECONDS * 1000),
-          createdAt: now,
-        },
+      yield* insert("AgentAccessToken", {
+        tokenHash: sha256(accessToken),
+        agentId: agent.id,
+        platformId: agent.platformId,
+        expiresAt: new Date(now.getTime() + AGENT_TOKEN_TTL_SECONDS * 1000),
+        createdAt: now,
       });
       return true;
     });
@@ -126,13 +132,19 @@ export class AgentService implements AgentTokenVerifier {
     clocks: PlatformClocks,
   ): Promise<{ platformId: string; agent: AgentPrincipal } | undefined> {
     if (!accessToken.startsWith(TOKEN_PREFIX)) return undefined;
-    const token = await this.services.db.agentAccessToken.findUnique({
-      where: { tokenHash: sha256(accessToken) },
-    });
+    const token = await this.services.data.one(
+      q.selectFrom("AgentAccessToken").selectAll().where("tokenHash", "=", sha256(accessToken)),
+    );
     if (!token) return undefined;
     const now = (await clocks.forPlatform(token.platformId)).now();
     if (token.expiresAt <= now) return undefined;
-    const agent = await this.services.db.agent.findUnique({ where: { id: token.agentId } });
+    const agent = await this.services.data.one(
+      q
+        .selectFrom("Agent")
+        .selectAll()
+        .where("id", "=", token.agentId)
+        .where("platformId", "=", token.platformId),
+    );
     if (!agent) return undefined;
     return { platformId: agent.platformId, agent: principalOf(agent) };
   }

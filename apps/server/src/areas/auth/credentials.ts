@@ -1,19 +1,10 @@
 import type { Schemas } from "@sandbox/client";
 import type { AuthConfig } from "../../config.js";
-import type {
-  AuthMethod as AuthMethodRow,
-  InternalAccount as AccountRow,
-} from "../../db/generated/sqlite/client.js";
+import { insert, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
@@ -25,8 +16,11 @@ import {
 } from "../../signing/signed-requests.js";
 import { toAuthMethod, type InternalAccountService } from "../internal-accounts/service.js";
 import type { OidcIdentity, OidcVerifier } from "./oidc.js";
-import { issueOtp } from "./otp.js";
+import { enclaveKey, newOtpTarget, storeOtpTarget } from "./otp.js";
 import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
+
+type AuthMethodRow = Row<"AuthMethod">;
+type AccountRow = Row<"InternalAccount">;
 
 export type AuthMethod = Schemas["AuthMethod"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
@@ -54,9 +48,13 @@ export class CredentialService {
 
   /** A credential of this platform; anything else is 404. */
   async getRow(ctx: RequestContext, id: string): Promise<AuthMethodRow> {
-    const row = await this.services.db.authMethod.findFirst({
-      where: { id, platformId: ctx.platformId },
-    });
+    const row = await this.services.data.one(
+      q
+        .selectFrom("AuthMethod")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId),
+    );
     if (!row) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
     return row;
   }
@@ -74,15 +72,14 @@ export class CredentialService {
 
   async list(ctx: RequestContext, filter: CredentialFilter): Promise<Page<AuthMethod>> {
     await this.accounts.getRow(ctx, filter.accountId);
-    const rows = await this.services.db.authMethod.findMany({
-      where: {
-        platformId: ctx.platformId,
-        accountId: filter.accountId,
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    const rows = await this.services.data.all(
+      q
+        .selectFrom("AuthMethod")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("accountId", "=", filter.accountId)
+        .$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toAuthMethod);
   }
 
@@ -98,7 +95,7 @@ export class CredentialService {
   ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 201; body: AuthMethodCreated }> {
     const account = await this.wallet(ctx, input.accountId);
     const hasCredentials =
-      (await this.services.db.authMethod.count({ where: { accountId: account.id } })) > 0;
+      (await this.services.data.one(this.methodsOf(account).select("id").limit(1))) !== undefined;
     const action = {
       activity: Activity.CREATE_AUTH_CREDENTIAL,
       accountId: account.id,
@@ -123,33 +120,37 @@ export class CredentialService {
     }
 
     const now = ctx.clock.now();
-    const { row, bundle } = await this.services.db.$transaction(async (tx) => {
-      if (approval) await this.signing.consume(tx, ctx, approval);
-      const row = await tx.authMethod.create({
-        data: {
-          id: newId("AuthMethod"),
-          platformId: ctx.platformId,
-          accountId: account.id,
-          type: input.type,
-          nickname: prepared.nickname,
-          credentialId: prepared.passkey?.credentialId ?? null,
-          oauthIssuer: prepared.oauth?.iss ?? null,
-          oauthAudience: prepared.oauth?.aud ?? null,
-          oauthSubject: prepared.oauth?.sub ?? null,
-          passkeyPublicKey: prepared.passkey?.publicKey ?? null,
-          passkeyCounter: prepared.passkey ? BigInt(prepared.passkey.counter) : null,
-          passkeyTransports: prepared.passkey ? JSON.stringify(prepared.passkey.transports) : null,
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
-      // A new OTP credential is sent its first code right away.
-      const bundle =
-        input.type === "EMAIL_OTP" || input.type === "SMS_OTP"
-          ? await issueOtp(tx, row, now, this.config.challengeTtlSeconds)
-          : undefined;
-      return { row, bundle };
+    const row: AuthMethodRow = {
+      id: newId("AuthMethod"),
+      platformId: ctx.platformId,
+      accountId: account.id,
+      type: input.type,
+      nickname: prepared.nickname,
+      credentialId: prepared.passkey?.credentialId ?? null,
+      oauthIssuer: prepared.oauth?.iss ?? null,
+      oauthAudience: prepared.oauth?.aud ?? null,
+      oauthSubject: prepared.oauth?.sub ?? null,
+      passkeyPublicKey: prepared.passkey?.publicKey ?? null,
+      passkeyCounter: prepared.passkey ? BigInt(prepared.passkey.counter) : null,
+      passkeyTransports: prepared.passkey ? JSON.stringify(prepared.passkey.transports) : null,
+      otpTargetPrivateKey: null,
+      otpExpiresAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // A new OTP credential is sent its first code right away.
+    const target =
+      input.type === "EMAIL_OTP" || input.type === "SMS_OTP"
+        ? newOtpTarget(row, await enclaveKey(this.services.data, ctx.platformId))
+        : undefined;
+    const ttlSeconds = this.config.challengeTtlSeconds;
+    const signing = this.signing;
+    await this.services.data.transaction(function* () {
+      if (approval) yield* signing.consume(ctx, approval);
+      yield* insert("AuthMethod", row);
+      if (target) yield* storeOtpTarget(row, target, now, ttlSeconds);
     });
+    const bundle = target?.bundle;
     return {
       status: 201,
       body: {
@@ -159,15 +160,22 @@ export class CredentialService {
     };
   }
 
+  /** The credentials of a wallet. */
+  private methodsOf(account: AccountRow) {
+    return q
+      .selectFrom("AuthMethod")
+      .where("platformId", "=", account.platformId)
+      .where("accountId", "=", account.id);
+  }
+
   private async validate(
     account: AccountRow,
     input: CreateAuthCredentialRequest,
     at: Date,
   ): Promise<NewCredential> {
-    const existing = await this.services.db.authMethod.findMany({
-      where: { accountId: account.id },
-      select: { type: true, credentialId: true },
-    });
+    const existing = await this.services.data.all(
+      this.methodsOf(account).select(["type", "credentialId"]),
+    );
     switch (input.type) {
       case "EMAIL_OTP":
       case "SMS_OTP":
@@ -216,14 +224,23 @@ export class CredentialService {
       parameters: { credentialId: method.id },
       authType: method.type,
     };
-    const result = await this.signing.run(ctx, headers, action, async (tx) => {
+    const result = await this.signing.run(ctx, headers, action, function* () {
       const now = ctx.clock.now();
-      const { count } = await tx.authMethod.deleteMany({ where: { id: method.id } });
+      const count = yield* run(
+        q
+          .deleteFrom("AuthMethod")
+          .where("id", "=", method.id)
+          .where("platformId", "=", method.platformId),
+      );
       if (count !== 1) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
-      await tx.authSession.updateMany({
-        where: { authMethodId: method.id, revokedAt: null },
-        data: { revokedAt: now, updatedAt: now },
-      });
+      yield* run(
+        q
+          .updateTable("AuthSession")
+          .set({ revokedAt: now, updatedAt: now })
+          .where("authMethodId", "=", method.id)
+          .where("platformId", "=", method.platformId)
+          .where("revokedAt", "is", null),
+      );
     });
     return result.kind === "CHALLENGE"
       ? { status: 202, body: authChallengeBody(result.body) }
@@ -231,10 +248,16 @@ export class CredentialService {
   }
 
   private async requireAnother(method: AuthMethodRow): Promise<void> {
-    const others = await this.services.db.authMethod.count({
-      where: { accountId: method.accountId, id: { not: method.id } },
-    });
-    if (others === 0) {
+    const other = await this.services.data.one(
+      q
+        .selectFrom("AuthMethod")
+        .select("id")
+        .where("platformId", "=", method.platformId)
+        .where("accountId", "=", method.accountId)
+        .where("id", "!=", method.id)
+        .limit(1),
+    );
+    if (!other) {
       throw new ApiError(
         409,
         "CONFLICT",

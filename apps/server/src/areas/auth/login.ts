@@ -2,7 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { passkeySignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
-import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
+import { q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { RateLimiter } from "../../limits/rate-limit.js";
@@ -34,6 +34,7 @@ import {
   type SessionService,
 } from "./sessions.js";
 
+type AuthMethodRow = Row<"AuthMethod">;
 export type AuthCredentialChallenge = Schemas["AuthCredentialChallenge"];
 export type VerifyAuthCredentialRequest = Schemas["VerifyAuthCredentialRequest"];
 
@@ -58,7 +59,7 @@ export class LoginService {
     private readonly oidc: OidcVerifier,
     private readonly passkeys: PasskeyVerifier,
   ) {
-    this.limiter = new RateLimiter(services.db);
+    this.limiter = new RateLimiter(services.data);
   }
 
   /** OTP: a new code and target bundle. PASSKEY: a pending session request to assert over. */
@@ -88,7 +89,12 @@ export class LoginService {
     );
 
     if (isOtp(method.type)) {
-      const bundle = await issueOtp(this.services.db, method, now, this.config.challengeTtlSeconds);
+      const bundle = await issueOtp(
+        this.services.data,
+        method,
+        now,
+        this.config.challengeTtlSeconds,
+      );
       return { ...toAuthMethod(method), otpEncryptionTargetBundle: bundle };
     }
 
@@ -169,9 +175,14 @@ export class LoginService {
     input: OtpVerify,
   ): Promise<ChallengeBody> {
     const now = ctx.clock.now();
-    const tek = await acceptOtp(this.services.db, method, input.encryptedOtpBundle, now);
+    const tek = await acceptOtp(this.services.data, method, input.encryptedOtpBundle, now);
     const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
-    const verificationToken = await otpVerificationToken(this.services.db, method, tek, expiresAt);
+    const verificationToken = await otpVerificationToken(
+      this.services.data,
+      method,
+      tek,
+      expiresAt,
+    );
     return this.signing.issue(ctx, {
       activity: Activity.OTP_LOGIN,
       accountId: method.accountId,
@@ -196,9 +207,10 @@ export class LoginService {
       binding: { authMethodId: method.id, body: input },
     });
     const tek = approval.challenge.signerPublicKey as string;
-    const row = await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, approval);
-      return this.sessions.create(tx, ctx, method, tek);
+    const { signing, sessions } = this;
+    const row = await this.services.data.transaction(function* () {
+      yield* signing.consume(ctx, approval);
+      return yield* sessions.create(ctx, method, tek);
     });
     return toAuthSession(row);
   }
@@ -218,8 +230,8 @@ export class LoginService {
       clientPublicKey: input.clientPublicKey,
     });
     const sealed = await sealNewSessionKey(input.clientPublicKey);
-    const row = await this.services.db.$transaction((tx) =>
-      this.sessions.create(tx, ctx, method, sealed.publicKey),
+    const row = await this.services.data.transaction(() =>
+      this.sessions.create(ctx, method, sealed.publicKey),
     );
     return toAuthSession(row, sealed.encryptedSessionSigningKey);
   }
@@ -238,7 +250,7 @@ export class LoginService {
       );
     }
     const now = ctx.clock.now();
-    const challenge = await pendingChallenge(this.services.db, {
+    const challenge = await pendingChallenge(this.services.data, {
       platformId: ctx.platformId,
       requestId: headers.requestId,
       now,
@@ -268,21 +280,30 @@ export class LoginService {
 
     const { clientPublicKey } = challengeData<PasskeyChallengeData>(challenge);
     const sealed = await sealNewSessionKey(clientPublicKey);
-    const row = await this.services.db.$transaction(async (tx) => {
-      await consumeChallenge(tx, challenge.id, now);
+    const sessions = this.sessions;
+    const row = await this.services.data.transaction(function* () {
+      yield* consumeChallenge(challenge.id, now);
       if (newCounter !== storedCounter) {
         // Guarded: two assertions with the same counter cannot both advance it.
-        const { count } = await tx.authMethod.updateMany({
-          where: { id: method.id, passkeyCounter: method.passkeyCounter },
-          data: { passkeyCounter: newCounter, updatedAt: now },
-        });
+        const count = yield* run(
+          q
+            .updateTable("AuthMethod")
+            .set({ passkeyCounter: newCounter, updatedAt: now })
+            .where("id", "=", method.id)
+            .where("platformId", "=", method.platformId)
+            .where((eb) =>
+              method.passkeyCounter === null
+                ? eb("passkeyCounter", "is", null)
+                : eb("passkeyCounter", "=", method.passkeyCounter),
+            ),
+        );
         if (count !== 1) {
           throw new ApiError(401, "UNAUTHORIZED", "The passkey assertion was rejected.", {
             reason: "Signature counter did not increase",
           });
         }
       }
-      return this.sessions.create(tx, ctx, method, sealed.publicKey);
+      return yield* sessions.create(ctx, method, sealed.publicKey);
     });
     return toAuthSession(row, sealed.encryptedSessionSigningKey);
   }

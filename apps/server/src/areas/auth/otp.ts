@@ -4,47 +4,74 @@ import { otpOutcome } from "@sandbox/sandbox-rules";
 import { createOtpTargetBundle, openOtpBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { issueVerificationToken } from "../../crypto/verification-token.js";
-import type { AuthMethod as AuthMethodRow } from "../../db/generated/sqlite/client.js";
-import type { Db, Tx } from "../../db/client.js";
+import type { Database } from "../../db/database.js";
+import { q, run, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput } from "../../errors.js";
 
 const otpRejected = (reason: string) =>
   new ApiError(401, "UNAUTHORIZED", "OTP verification failed.", { reason });
 
-async function enclaveKey(db: Db | Tx, platformId: string): Promise<string> {
-  const platform = await db.platform.findUniqueOrThrow({
-    where: { id: platformId },
-    select: { otpSigningPrivateKey: true },
-  });
+type AuthMethodRow = Row<"AuthMethod">;
+
+/** The platform's OTP enclave signing key. */
+export async function enclaveKey(db: Database, platformId: string): Promise<string> {
+  const platform = await db.one(
+    q.selectFrom("Platform").select("otpSigningPrivateKey").where("id", "=", platformId),
+  );
+  if (!platform) throw new Error(`platform ${platformId} not found`);
   return platform.otpSigningPrivateKey;
 }
 
-/**
- * "Sends" a new code: a fresh target key pair whose private half stays on the
- * credential (replacing any earlier one, so only the latest bundle works),
- * and the target bundle signed by the platform's OTP enclave key.
- */
-export async function issueOtp(
-  db: Db | Tx,
-  method: AuthMethodRow,
-  now: Date,
-  ttlSeconds: number,
-): Promise<string> {
+/** A new code's target: a fresh key pair, and its bundle signed by the enclave key. */
+export interface OtpTarget {
+  privateKeyHex: string;
+  bundle: string;
+}
+
+export function newOtpTarget(method: AuthMethodRow, enclaveKeyHex: string): OtpTarget {
   const target = generateP256KeyPair();
   const bundle = createOtpTargetBundle({
     target,
     organizationId: method.platformId,
     userId: method.accountId,
-    signingPrivateKeyHex: await enclaveKey(db, method.platformId),
+    signingPrivateKeyHex: enclaveKeyHex,
   });
-  await db.authMethod.update({
-    where: { id: method.id },
-    data: {
-      otpTargetPrivateKey: target.privateKeyHex,
-      otpExpiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-    },
-  });
-  return bundle;
+  return { privateKeyHex: target.privateKeyHex, bundle };
+}
+
+/**
+ * "Sends" the code: the target's private half stays on the credential
+ * (replacing any earlier one, so only the latest bundle works).
+ */
+export function* storeOtpTarget(
+  method: AuthMethodRow,
+  target: OtpTarget,
+  now: Date,
+  ttlSeconds: number,
+): SqlProgram<void> {
+  yield* run(
+    q
+      .updateTable("AuthMethod")
+      .set({
+        otpTargetPrivateKey: target.privateKeyHex,
+        otpExpiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+      })
+      .where("id", "=", method.id)
+      .where("platformId", "=", method.platformId),
+  );
+}
+
+/** Sends a new code to an existing credential; returns the target bundle. */
+export async function issueOtp(
+  db: Database,
+  method: AuthMethodRow,
+  now: Date,
+  ttlSeconds: number,
+): Promise<string> {
+  const target = newOtpTarget(method, await enclaveKey(db, method.platformId));
+  await db.transaction(() => storeOtpTarget(method, target, now, ttlSeconds));
+  return target.bundle;
 }
 
 function checkBundleShape(bundle: string): void {
@@ -73,7 +100,7 @@ function checkBundleShape(bundle: string): void {
  * wrong, expired or missing code is 401; the code is used up on success.
  */
 export async function acceptOtp(
-  db: Db,
+  db: Database,
   method: AuthMethodRow,
   encryptedOtpBundle: string,
   now: Date,
@@ -101,17 +128,21 @@ export async function acceptOtp(
     });
   }
   // Single use: only one request can clear this exact target key.
-  const { count } = await db.authMethod.updateMany({
-    where: { id: method.id, otpTargetPrivateKey: targetKey },
-    data: { otpTargetPrivateKey: null, otpExpiresAt: null },
-  });
+  const count = await db.execute(
+    q
+      .updateTable("AuthMethod")
+      .set({ otpTargetPrivateKey: null, otpExpiresAt: null })
+      .where("id", "=", method.id)
+      .where("platformId", "=", method.platformId)
+      .where("otpTargetPrivateKey", "=", targetKey),
+  );
   if (count !== 1) throw otpRejected("OTP code was already used");
   return opened.publicKey;
 }
 
 /** The ES256 verification token that binds a successful OTP to the TEK. */
 export async function otpVerificationToken(
-  db: Db,
+  db: Database,
   method: AuthMethodRow,
   tekPublicKey: string,
   expiresAt: Date,

@@ -6,21 +6,12 @@ import {
   generateP256KeyPair,
   isValidP256PublicKeyHex,
 } from "../../crypto/p256-keys.js";
-import type {
-  AuthMethod as AuthMethodRow,
-  AuthSession as SessionRow,
-} from "../../db/generated/sqlite/client.js";
-import type { Tx } from "../../db/client.js";
+import { insert, one, q, run, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -32,6 +23,8 @@ import {
 } from "../../signing/signed-requests.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 
+type AuthMethodRow = Row<"AuthMethod">;
+type SessionRow = Row<"AuthSession">;
 export type AuthSession = Schemas["AuthSession"];
 type AuthMethodType = Schemas["AuthMethodType"];
 
@@ -94,57 +87,53 @@ export class SessionService {
   ) {}
 
   /** Creates a session for `method` whose signing key is `publicKey` (either form). */
-  async create(
-    tx: Tx,
-    ctx: RequestContext,
-    method: AuthMethodRow,
-    publicKey: string,
-  ): Promise<SessionRow> {
+  *create(ctx: RequestContext, method: AuthMethodRow, publicKey: string): SqlProgram<SessionRow> {
     const now = ctx.clock.now();
-    return tx.authSession.create({
-      data: {
-        id: newId("Session"),
-        platformId: ctx.platformId,
-        accountId: method.accountId,
-        authMethodId: method.id,
-        type: method.type,
-        nickname: method.nickname,
-        credentialId: method.type === "PASSKEY" ? method.credentialId : null,
-        publicKey: compressPublicKey(publicKey),
-        expiresAt: new Date(now.getTime() + this.config.sessionTtlSeconds * 1000),
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
+    const row: SessionRow = {
+      id: newId("Session"),
+      platformId: ctx.platformId,
+      accountId: method.accountId,
+      authMethodId: method.id,
+      type: method.type,
+      nickname: method.nickname,
+      credentialId: method.type === "PASSKEY" ? method.credentialId : null,
+      publicKey: compressPublicKey(publicKey),
+      expiresAt: new Date(now.getTime() + this.config.sessionTtlSeconds * 1000),
+      revokedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    yield* insert("AuthSession", row);
+    return row;
   }
 
   /** An active session of this platform; revoked or expired ones are gone (404). */
   private async activeRow(ctx: RequestContext, id: string): Promise<SessionRow> {
-    const row = await this.services.db.authSession.findFirst({
-      where: {
-        id,
-        platformId: ctx.platformId,
-        revokedAt: null,
-        expiresAt: { gt: ctx.clock.now() },
-      },
-    });
+    const row = await this.services.data.one(
+      q
+        .selectFrom("AuthSession")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId)
+        .where("revokedAt", "is", null)
+        .where("expiresAt", ">", ctx.clock.now()),
+    );
     if (!row) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
     return row;
   }
 
   async list(ctx: RequestContext, filter: SessionFilter): Promise<Page<ListedSession>> {
     await this.accounts.getRow(ctx, filter.accountId);
-    const rows = await this.services.db.authSession.findMany({
-      where: {
-        platformId: ctx.platformId,
-        accountId: filter.accountId,
-        revokedAt: null,
-        expiresAt: { gt: ctx.clock.now() },
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    const rows = await this.services.data.all(
+      q
+        .selectFrom("AuthSession")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("accountId", "=", filter.accountId)
+        .where("revokedAt", "is", null)
+        .where("expiresAt", ">", ctx.clock.now())
+        .$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toListedSession);
   }
 
@@ -165,19 +154,27 @@ export class SessionService {
     if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
 
     const sealed = await sealNewSessionKey(clientPublicKey);
-    const row = await this.services.db.$transaction(async (tx) => {
-      await this.signing.consume(tx, ctx, outcome.approval);
-      const now = ctx.clock.now();
-      const { count } = await tx.authSession.updateMany({
-        where: { id: session.id, revokedAt: null, expiresAt: { gt: now } },
-        data: {
-          publicKey: sealed.publicKey,
-          expiresAt: new Date(now.getTime() + this.config.sessionTtlSeconds * 1000),
-          updatedAt: now,
-        },
-      });
-      if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
-      return tx.authSession.findUniqueOrThrow({ where: { id: session.id } });
+    const now = ctx.clock.now();
+    const ttlMs = this.config.sessionTtlSeconds * 1000;
+    const signing = this.signing;
+    const row = await this.services.data.transaction(function* () {
+      yield* signing.consume(ctx, outcome.approval);
+      const refreshed = yield* one(
+        q
+          .updateTable("AuthSession")
+          .set({
+            publicKey: sealed.publicKey,
+            expiresAt: new Date(now.getTime() + ttlMs),
+            updatedAt: now,
+          })
+          .where("id", "=", session.id)
+          .where("platformId", "=", ctx.platformId)
+          .where("revokedAt", "is", null)
+          .where("expiresAt", ">", now)
+          .returningAll(),
+      );
+      if (!refreshed) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+      return refreshed;
     });
     return { status: 201, body: toAuthSession(row, sealed.encryptedSessionSigningKey) };
   }
@@ -195,12 +192,16 @@ export class SessionService {
       parameters: { sessionId: session.id },
       authType: session.type,
     };
-    const result = await this.signing.run(ctx, headers, action, async (tx) => {
+    const result = await this.signing.run(ctx, headers, action, function* () {
       const now = ctx.clock.now();
-      const { count } = await tx.authSession.updateMany({
-        where: { id: session.id, revokedAt: null },
-        data: { revokedAt: now, updatedAt: now },
-      });
+      const count = yield* run(
+        q
+          .updateTable("AuthSession")
+          .set({ revokedAt: now, updatedAt: now })
+          .where("id", "=", session.id)
+          .where("platformId", "=", ctx.platformId)
+          .where("revokedAt", "is", null),
+      );
       if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
     });
     return result.kind === "CHALLENGE"

@@ -1,5 +1,7 @@
 import type { CardPullResolution } from "@sandbox/sandbox-rules";
-import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
+import { q, run, type Row as RowOf } from "../../db/query.js";
+
+type Row = RowOf<"CardTransaction">;
 import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
 import { outboxRow } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
@@ -13,9 +15,9 @@ import {
   type CardTransactionStatus,
 } from "./view.js";
 
-// A simulated authorization, as direct SQL (db/sql.ts): it is the hot path of
-// the card sandbox, so it does not go through Prisma. The guarded debit is the
-// hold.
+// A simulated authorization: the hot path of the card sandbox, a named program
+// (db/sql-programs.ts) that may run on the SQLite writer thread. The guarded
+// debit is the hold.
 //
 // An approval is one guarded step: the debit of a funding source and, only if
 // it covers the amount, every record of the authorization (the transaction,
@@ -177,11 +179,12 @@ function* failPullAtOnce(
   if (effect.release > 0n) {
     yield* credit({ ...posting, amount: effect.release, kind: "CARD_PULL_FAILED" });
   }
-  yield {
-    kind: "run",
-    sql: `UPDATE "CardTransactionEvent" SET "status" = ?, "updatedAt" = ? WHERE "id" = ?`,
-    params: [pull.pullStatus, at, pullId],
-  };
+  yield* run(
+    q
+      .updateTable("CardTransactionEvent")
+      .set({ status: pull.pullStatus, updatedAt: at })
+      .where("id", "=", pullId),
+  );
   const resolved: Row = {
     ...row,
     status: effect.status,
@@ -190,18 +193,18 @@ function* failPullAtOnce(
     heldAmount: effect.heldAmount,
     version: 1,
   };
-  yield {
-    kind: "run",
-    sql: `UPDATE "CardTransaction" SET "status" = ?, "pullPending" = ?, "pullTotal" = ?, "heldAmount" = ?, "version" = ? WHERE "id" = ?`,
-    params: [
-      resolved.status,
-      resolved.pullPending,
-      resolved.pullTotal,
-      resolved.heldAmount,
-      resolved.version,
-      row.id,
-    ],
-  };
+  yield* run(
+    q
+      .updateTable("CardTransaction")
+      .set({
+        status: resolved.status,
+        pullPending: resolved.pullPending,
+        pullTotal: resolved.pullTotal,
+        heldAmount: resolved.heldAmount,
+        version: resolved.version,
+      })
+      .where("id", "=", row.id),
+  );
   yield { kind: "insert", ...announce(resolved) };
   return resolved;
 }

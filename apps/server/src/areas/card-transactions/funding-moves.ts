@@ -1,5 +1,5 @@
-import type { Tx } from "../../db/client.js";
-import { credit, debit, InsufficientFundsError } from "../ledger/ledger-prisma.js";
+import type { SqlProgram } from "../../db/sql.js";
+import { credit, debit, InsufficientFundsError } from "../ledger/ledger.js";
 
 // Every movement of money for a card transaction goes through the ledger,
 // against the transaction's funding source, referencing the transaction.
@@ -23,14 +23,13 @@ export interface MoveTarget {
 }
 
 /** A guarded debit: false, and nothing written, when the account cannot cover it. */
-export async function tryPull(
-  tx: Tx,
+export function* tryPull(
   target: MoveTarget,
   amount: bigint,
   kind: "CARD_AUTHORIZATION" | "CARD_PULL",
-): Promise<boolean> {
+): SqlProgram<boolean> {
   try {
-    await debit(tx, {
+    yield* debit({
       platformId: target.platformId,
       accountId: target.accountId,
       amount,
@@ -46,14 +45,13 @@ export async function tryPull(
 }
 
 /** Money back to the funding source (a zero amount writes nothing). */
-export async function giveBack(
-  tx: Tx,
+export function* giveBack(
   target: MoveTarget,
   amount: bigint,
   kind: "CARD_PULL_FAILED" | "CARD_RELEASE" | "CARD_REFUND",
-): Promise<void> {
+): SqlProgram<void> {
   if (amount <= 0n) return;
-  await credit(tx, {
+  yield* credit({
     platformId: target.platformId,
     accountId: target.accountId,
     amount,

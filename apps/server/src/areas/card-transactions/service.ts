@@ -1,22 +1,14 @@
 import type { Schemas } from "@sandbox/client";
 import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
-import type { Tx } from "../../db/client.js";
-import type { CardTransaction as Row } from "../../db/generated/sqlite/client.js";
+import { insertAll, one, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { emitEvent } from "../../events/outbox.js";
 import type { Query } from "../../http/operation-types.js";
 import type { Caller, RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
-import type { SqlDriver } from "../../db/sql.js";
-import type { SqlRunner } from "../../db/sql-runner.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CardService } from "../cards/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
@@ -40,9 +32,7 @@ export type SimulateReversal = Schemas["SimulateCardReversalRequest"];
 /** The query of listCardTransactions, as validated. */
 export type CardTransactionFilter = Query<"listCardTransactions">;
 
-// Changes to one transaction queue on its version; waiting for a connection
-// is better than failing them.
-const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
+type Row = RowOf<"CardTransaction">;
 
 type ChildKind = "PULL" | "SETTLEMENT" | "REFUND" | "RELEASE";
 type ChildStatus = "PENDING" | "CONFIRMED" | "FAILED";
@@ -131,20 +121,21 @@ function requireStatus(row: Row, allowed: readonly CardTransactionStatus[], acti
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 
 /** Records how a pull resolved (see pull-resolution.ts). */
-async function resolvePull(
-  tx: Tx,
+function* resolvePull(
   row: Row,
   next: Progress,
   pull: { id: string; amount: bigint },
   resolution: CardPullResolution,
   at: Date,
-): Promise<void> {
-  await tx.cardTransactionEvent.update({
-    where: { id: pull.id },
-    data: { status: resolution.pullStatus, updatedAt: at },
-  });
+): SqlProgram<void> {
+  yield* run(
+    q
+      .updateTable("CardTransactionEvent")
+      .set({ status: resolution.pullStatus, updatedAt: at })
+      .where("id", "=", pull.id),
+  );
   const effect = pullEffect(next, pull.amount, resolution);
-  await giveBack(tx, targetOf(row, at), effect.release, "CARD_PULL_FAILED");
+  yield* giveBack(targetOf(row, at), effect.release, "CARD_PULL_FAILED");
   next.pullPending = effect.pullPending;
   next.pullTotal = effect.pullTotal;
   next.heldAmount = effect.heldAmount;
@@ -170,8 +161,6 @@ export class CardTransactionService {
   constructor(
     private readonly services: Services,
     private readonly cards: CardService,
-    private readonly sql: SqlDriver,
-    private readonly writer: SqlRunner,
     private readonly clocks: PlatformClocks,
   ) {}
 
@@ -182,23 +171,26 @@ export class CardTransactionService {
   }
 
   async get(ctx: RequestContext, id: string): Promise<CardTransaction> {
-    const row = await this.services.db.cardTransaction.findFirst({
-      where: { id, platformId: ctx.platformId },
-    });
+    const row = await this.services.data.one(
+      q
+        .selectFrom("CardTransaction")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId),
+    );
     if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Card transaction ${id} not found`);
     return toCardTransaction(row);
   }
 
   async list(ctx: RequestContext, filter: CardTransactionFilter): Promise<Page<CardTransaction>> {
-    const rows = await this.services.db.cardTransaction.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.cardId ? { cardId: filter.cardId } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    let query = q
+      .selectFrom("CardTransaction")
+      .selectAll()
+      .where("platformId", "=", ctx.platformId);
+    if (filter.cardId) query = query.where("cardId", "=", filter.cardId);
+    const rows = await this.services.data.all(
+      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toCardTransaction);
   }
 
@@ -243,7 +235,7 @@ export class CardTransactionService {
       ...(declineReason ? { declineReason } : {}),
       pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
     };
-    return toCardTransaction(await this.writer.run("cardAuthorization", plan));
+    return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
   }
 
   /**
@@ -254,16 +246,26 @@ export class CardTransactionService {
     caller: Caller,
     cardId: string,
   ): Promise<{ card: CardForUse; ctx: RequestContext }> {
-    const row = (await this.sql.one(
-      `SELECT c."id", c."cardholderId", c."state", c."currency", c."fundingSources", c."pendingIssuance", p."clockOffsetSeconds" FROM "Card" c JOIN "Platform" p ON p."id" = c."platformId" WHERE c."id" = ? AND c."platformId" = ?`,
-      [cardId, caller.platformId],
-    )) as
-      | (CardForUse & { pendingIssuance: string | null; clockOffsetSeconds: number | bigint })
-      | undefined;
+    const row = await this.services.data.one(
+      q
+        .selectFrom("Card as c")
+        .innerJoin("Platform as p", "p.id", "c.platformId")
+        .select([
+          "c.id",
+          "c.cardholderId",
+          "c.state",
+          "c.currency",
+          "c.fundingSources",
+          "c.pendingIssuance",
+          "p.clockOffsetSeconds",
+        ])
+        .where("c.id", "=", cardId)
+        .where("c.platformId", "=", caller.platformId),
+    );
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
     const ctx: RequestContext = {
       ...caller,
-      clock: this.clocks.withOffset(Number(row.clockOffsetSeconds)),
+      clock: this.clocks.withOffset(row.clockOffsetSeconds),
     };
     // An issuance step may be due: the card service applies it first.
     const card = row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
@@ -274,80 +276,68 @@ export class CardTransactionService {
     await this.cards.getRow(ctx, cardId);
     const cleared = BigInt(input.amount);
     const at = ctx.clock.now();
-    return this.change(
-      ctx.platformId,
-      input.cardTransactionId,
-      cardId,
-      at,
-      async (tx, row, next) => {
-        requireStatus(row, ["AUTHORIZED"], "cleared");
-        const target = targetOf(row, at);
-        const children: ChildEvent[] = [];
-        // While AUTHORIZED, what is held equals what is authorized.
-        const held = next.heldAmount;
-        if (cleared === 0n) {
-          await giveBack(tx, target, held, "CARD_RELEASE");
-          if (held > 0n) children.push({ kind: "RELEASE", amount: held, status: "CONFIRMED" });
-          next.heldAmount = 0n;
-          next.status = "EXPIRED";
-          return children;
-        }
-        if (cleared > held) {
-          const difference = cleared - held;
-          const pulled = await tryPull(tx, target, difference, "CARD_PULL");
-          children.push({
-            kind: "PULL",
-            amount: difference,
-            status: pulled ? "CONFIRMED" : "FAILED",
-          });
-          next.pullCount += 1;
-          if (pulled) next.pullTotal += difference;
-          next.status = pulled ? "SETTLED" : "EXCEPTION";
-        } else if (cleared < held) {
-          await giveBack(tx, target, held - cleared, "CARD_RELEASE");
-          children.push({ kind: "RELEASE", amount: held - cleared, status: "CONFIRMED" });
-          next.status = "PARTIALLY_SETTLED";
-        } else {
-          next.status = "SETTLED";
-        }
-        children.push({ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" });
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["AUTHORIZED"], "cleared");
+      const target = targetOf(row, at);
+      const children: ChildEvent[] = [];
+      // While AUTHORIZED, what is held equals what is authorized.
+      const held = next.heldAmount;
+      if (cleared === 0n) {
+        yield* giveBack(target, held, "CARD_RELEASE");
+        if (held > 0n) children.push({ kind: "RELEASE", amount: held, status: "CONFIRMED" });
         next.heldAmount = 0n;
-        next.settledAmount += cleared;
-        next.settlementCount += 1;
-        next.settlementTotal += cleared;
+        next.status = "EXPIRED";
         return children;
-      },
-    );
+      }
+      if (cleared > held) {
+        const difference = cleared - held;
+        const pulled = yield* tryPull(target, difference, "CARD_PULL");
+        children.push({
+          kind: "PULL",
+          amount: difference,
+          status: pulled ? "CONFIRMED" : "FAILED",
+        });
+        next.pullCount += 1;
+        if (pulled) next.pullTotal += difference;
+        next.status = pulled ? "SETTLED" : "EXCEPTION";
+      } else if (cleared < held) {
+        yield* giveBack(target, held - cleared, "CARD_RELEASE");
+        children.push({ kind: "RELEASE", amount: held - cleared, status: "CONFIRMED" });
+        next.status = "PARTIALLY_SETTLED";
+      } else {
+        next.status = "SETTLED";
+      }
+      children.push({ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" });
+      next.heldAmount = 0n;
+      next.settledAmount += cleared;
+      next.settlementCount += 1;
+      next.settlementTotal += cleared;
+      return children;
+    });
   }
 
   async refund(ctx: RequestContext, cardId: string, input: SimulateReturn) {
     await this.cards.getRow(ctx, cardId);
     const amount = BigInt(input.amount);
     const at = ctx.clock.now();
-    return this.change(
-      ctx.platformId,
-      input.cardTransactionId,
-      cardId,
-      at,
-      async (tx, row, next) => {
-        requireStatus(row, ["SETTLED", "PARTIALLY_SETTLED"], "refunded");
-        const refundable = next.settledAmount - next.refundedAmount;
-        if (amount > refundable) {
-          throw new ApiError(
-            400,
-            "INVALID_AMOUNT",
-            `At most ${refundable} is left to refund on this transaction`,
-            { details: { refundable: Number(refundable) } },
-          );
-        }
-        await giveBack(tx, targetOf(row, at), amount, "CARD_REFUND");
-        next.refundedAmount += amount;
-        next.refundCount += 1;
-        next.refundTotal += amount;
-        if (next.refundedAmount === next.settledAmount) next.status = "REFUNDED";
-        return [{ kind: "REFUND", amount, status: "CONFIRMED" }];
-      },
-    );
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["SETTLED", "PARTIALLY_SETTLED"], "refunded");
+      const refundable = next.settledAmount - next.refundedAmount;
+      if (amount > refundable) {
+        throw new ApiError(
+          400,
+          "INVALID_AMOUNT",
+          `At most ${refundable} is left to refund on this transaction`,
+          { details: { refundable: Number(refundable) } },
+        );
+      }
+      yield* giveBack(targetOf(row, at), amount, "CARD_REFUND");
+      next.refundedAmount += amount;
+      next.refundCount += 1;
+      next.refundTotal += amount;
+      if (next.refundedAmount === next.settledAmount) next.status = "REFUNDED";
+      return [{ kind: "REFUND", amount, status: "CONFIRMED" }];
+    });
   }
 
   async increment(ctx: RequestContext, cardId: string, input: SimulateIncrement) {
@@ -361,73 +351,61 @@ export class CardTransactionService {
     }
     const amount = BigInt(input.amount);
     const at = ctx.clock.now();
-    return this.change(
-      ctx.platformId,
-      input.cardTransactionId,
-      cardId,
-      at,
-      async (tx, row, next) => {
-        requireStatus(row, ["AUTHORIZED"], "incremented");
-        if (!(await tryPull(tx, targetOf(row, at), amount, "CARD_PULL"))) {
-          throw new ApiError(
-            400,
-            "AMOUNT_OUT_OF_RANGE",
-            "The funding source cannot cover the increment; the authorization is unchanged",
-            { details: { reason: "INSUFFICIENT_FUNDS" } },
-          );
-        }
-        next.authorizedAmount += amount;
-        next.heldAmount += amount;
-        next.pullCount += 1;
-        next.pullTotal += amount;
-        return [{ kind: "PULL", amount, status: "CONFIRMED" }];
-      },
-    );
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["AUTHORIZED"], "incremented");
+      if (!(yield* tryPull(targetOf(row, at), amount, "CARD_PULL"))) {
+        throw new ApiError(
+          400,
+          "AMOUNT_OUT_OF_RANGE",
+          "The funding source cannot cover the increment; the authorization is unchanged",
+          { details: { reason: "INSUFFICIENT_FUNDS" } },
+        );
+      }
+      next.authorizedAmount += amount;
+      next.heldAmount += amount;
+      next.pullCount += 1;
+      next.pullTotal += amount;
+      return [{ kind: "PULL", amount, status: "CONFIRMED" }];
+    });
   }
 
   async reverse(ctx: RequestContext, cardId: string, input: SimulateReversal) {
     await this.cards.getRow(ctx, cardId);
     const at = ctx.clock.now();
-    return this.change(
-      ctx.platformId,
-      input.cardTransactionId,
-      cardId,
-      at,
-      async (tx, row, next) => {
-        requireStatus(row, ["AUTHORIZED"], "reversed");
-        const amount = input.amount === undefined ? next.authorizedAmount : BigInt(input.amount);
-        if (amount > next.authorizedAmount) {
-          throw new ApiError(
-            400,
-            "INVALID_AMOUNT",
-            `At most ${next.authorizedAmount} is authorized on this transaction`,
-            { details: { authorizedAmount: Number(next.authorizedAmount) } },
-          );
-        }
-        await giveBack(tx, targetOf(row, at), amount, "CARD_RELEASE");
-        next.authorizedAmount -= amount;
-        next.heldAmount -= amount;
-        if (next.authorizedAmount === 0n) next.status = "REVERSED";
-        return [{ kind: "RELEASE", amount, status: "CONFIRMED" }];
-      },
-    );
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["AUTHORIZED"], "reversed");
+      const amount = input.amount === undefined ? next.authorizedAmount : BigInt(input.amount);
+      if (amount > next.authorizedAmount) {
+        throw new ApiError(
+          400,
+          "INVALID_AMOUNT",
+          `At most ${next.authorizedAmount} is authorized on this transaction`,
+          { details: { authorizedAmount: Number(next.authorizedAmount) } },
+        );
+      }
+      yield* giveBack(targetOf(row, at), amount, "CARD_RELEASE");
+      next.authorizedAmount -= amount;
+      next.heldAmount -= amount;
+      if (next.authorizedAmount === 0n) next.status = "REVERSED";
+      return [{ kind: "RELEASE", amount, status: "CONFIRMED" }];
+    });
   }
 
   /** The delayed resolution of a pending pull (job). Idempotent. */
   private async applyPullResolution(platformId: string, payload: CardPullJobPayload) {
     const at = new Date(payload.at);
-    await this.change(
-      platformId,
-      payload.cardTransactionId,
-      undefined,
-      at,
-      async (tx, row, next) => {
-        const pull = await tx.cardTransactionEvent.findUnique({ where: { id: payload.pullId } });
-        if (!pull || pull.status !== "PENDING") return "skip";
-        await resolvePull(tx, row, next, pull, payload.resolution, at);
-        return [];
-      },
-    );
+    await this.change(platformId, payload.cardTransactionId, undefined, at, function* (row, next) {
+      const pull = yield* one(
+        q
+          .selectFrom("CardTransactionEvent")
+          .select(["id", "amount", "status"])
+          .where("id", "=", payload.pullId)
+          .where("cardTransactionId", "=", row.id),
+      );
+      if (!pull || pull.status !== "PENDING") return "skip";
+      yield* resolvePull(row, next, pull, payload.resolution, at);
+      return [];
+    });
   }
 
   /**
@@ -442,51 +420,20 @@ export class CardTransactionService {
     id: string,
     cardId: string | undefined,
     at: Date,
-    op: (tx: Tx, row: Row, next: Progress) => Promise<ChildEvent[] | "skip">,
+    op: (row: Row, next: Progress) => SqlProgram<ChildEvent[] | "skip">,
   ): Promise<CardTransaction> {
-    const db = this.services.db;
+    const db = this.services.data;
+    let read = q
+      .selectFrom("CardTransaction")
+      .selectAll()
+      .where("id", "=", id)
+      .where("platformId", "=", platformId);
+    if (cardId) read = read.where("cardId", "=", cardId);
     for (let attempt = 0; attempt < 8; attempt++) {
-      const row = await db.cardTransaction.findFirst({
-        where: { id, platformId, ...(cardId ? { cardId } : {}) },
-      });
+      const row = await db.one(read);
       if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Card transaction ${id} not found`);
       try {
-        const saved = await db.$transaction(async (tx) => {
-          const { count } = await tx.cardTransaction.updateMany({
-            where: { id, version: row.version },
-            data: { version: { increment: 1 } },
-          });
-          if (count !== 1) return undefined;
-          const next = progressOf(row);
-          const children = await op(tx, row, next);
-          if (children === "skip") throw new Skip();
-          requireAmountsInRange(next);
-          if (children.length > 0) {
-            await tx.cardTransactionEvent.createMany({
-              data: children.map((child) => ({
-                id: newId("CardTransactionEvent"),
-                platformId,
-                cardTransactionId: id,
-                ...child,
-                createdAt: at,
-                updatedAt: at,
-              })),
-            });
-          }
-          const stamp = later(at, row.lastEventAt);
-          const updated = await tx.cardTransaction.update({
-            where: { id },
-            data: { ...next, lastEventAt: stamp, updatedAt: later(at, row.updatedAt) },
-          });
-          await emitEventViaPrisma(tx, {
-            platformId,
-            type: EVENT_OF_STATUS[updated.status as CardTransactionStatus],
-            objectId: id,
-            data: toCardTransaction(updated),
-            at: stamp,
-          });
-          return updated;
-        }, TX_OPTIONS);
+        const saved = await db.transaction(() => applyChange(row, at, op));
         if (saved) return toCardTransaction(saved);
       } catch (err) {
         if (err instanceof Skip) return toCardTransaction(row);
@@ -495,4 +442,57 @@ export class CardTransactionService {
     }
     throw new ApiError(409, "CONFLICT", "The card transaction kept changing; retry the request");
   }
+}
+
+/**
+ * The change as one transaction: claims the version that was read (undefined
+ * when another change came first), then applies `op`, records the child
+ * events, saves the progress and emits the event of the resulting status.
+ */
+function* applyChange(
+  row: Row,
+  at: Date,
+  op: (row: Row, next: Progress) => SqlProgram<ChildEvent[] | "skip">,
+): SqlProgram<Row | undefined> {
+  const claimed = yield* run(
+    q
+      .updateTable("CardTransaction")
+      .set((eb) => ({ version: eb("version", "+", 1) }))
+      .where("id", "=", row.id)
+      .where("version", "=", row.version),
+  );
+  if (claimed !== 1) return undefined;
+  const next = progressOf(row);
+  const children = yield* op(row, next);
+  if (children === "skip") throw new Skip();
+  requireAmountsInRange(next);
+  yield* insertAll(
+    children.map((child) =>
+      rowOf("CardTransactionEvent", {
+        id: newId("CardTransactionEvent"),
+        platformId: row.platformId,
+        cardTransactionId: row.id,
+        ...child,
+        createdAt: at,
+        updatedAt: at,
+      }),
+    ),
+  );
+  const stamp = later(at, row.lastEventAt);
+  const updated = yield* one(
+    q
+      .updateTable("CardTransaction")
+      .set({ ...next, lastEventAt: stamp, updatedAt: later(at, row.updatedAt) })
+      .where("id", "=", row.id)
+      .returningAll(),
+  );
+  if (!updated) throw new Error(`card transaction ${row.id} disappeared`);
+  yield* emitEvent({
+    platformId: row.platformId,
+    type: EVENT_OF_STATUS[updated.status as CardTransactionStatus],
+    objectId: row.id,
+    data: toCardTransaction(updated),
+    at: stamp,
+  });
+  return updated;
 }

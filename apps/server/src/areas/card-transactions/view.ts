@@ -1,5 +1,7 @@
 import type { Schemas } from "@sandbox/client";
-import type { CardTransaction as CardTransactionRow } from "../../db/generated/sqlite/client.js";
+import type { Row } from "../../db/query.js";
+
+type CardTransactionRow = Row<"CardTransaction">;
 import type { WebhookEventType } from "../../events/outbox.js";
 
 export type CardTransaction = Schemas["CardTransaction"];

@@ -1,9 +1,10 @@
 import type { CardIssuanceStep } from "@sandbox/sandbox-rules";
-import type { Db } from "../../db/client.js";
-import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import type { Database } from "../../db/database.js";
+import { q, run } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
+import { emitEvent } from "../../events/outbox.js";
 import type { JobHandlers } from "../../jobs/registry.js";
-import { toCard } from "./view.js";
+import { toCard, type CardRow } from "./view.js";
 
 // The sandbox issuance outcome is a list of state changes with offsets. They
 // are kept on the card in sandbox time and applied by whichever comes first:
@@ -54,65 +55,85 @@ export function hasDueIssuance(row: CardRow, now: Date): boolean {
  * that was read, and the loser re-reads. Returns the card as it is afterwards.
  */
 export async function applyDueIssuance(
-  db: Db,
-  cardId: string,
+  db: Database,
+  loaded: CardRow,
   through: Date,
-  loaded?: CardRow,
 ): Promise<CardRow> {
-  let row = loaded ?? (await db.card.findUniqueOrThrow({ where: { id: cardId } }));
+  let row = loaded;
+  const reread = q
+    .selectFrom("Card")
+    .selectAll()
+    .where("id", "=", loaded.id)
+    .where("platformId", "=", loaded.platformId);
   for (let attempt = 0; attempt < 10; attempt++) {
     const pending = pendingOf(row);
     const due = pending.filter((s) => new Date(s.at).getTime() <= through.getTime());
     if (due.length === 0) return row;
-    const rest = pending.slice(due.length);
-    const current = row;
-    const applied = await db.$transaction(async (tx) => {
-      let state = current.state;
-      let stateReason = current.stateReason;
-      let updatedAt = current.updatedAt;
-      const snapshots: CardRow[] = [];
-      // Steps only move a card out of PROCESSING; if it has left it, they lapse.
-      if (state === "PROCESSING") {
-        for (const step of due) {
-          state = step.state;
-          stateReason = step.stateReason ?? null;
-          updatedAt = new Date(step.at);
-          snapshots.push({ ...current, state, stateReason, updatedAt });
-          if (state !== "PROCESSING") break;
-        }
-      }
-      const { count } = await tx.card.updateMany({
-        where: { id: current.id, version: current.version },
-        data: {
-          state,
-          stateReason,
-          updatedAt,
-          pendingIssuance: rest.length > 0 && state === "PROCESSING" ? JSON.stringify(rest) : null,
-          version: { increment: 1 },
-        },
-      });
-      if (count !== 1) return false;
-      for (const snapshot of snapshots) {
-        await emitEventViaPrisma(tx, {
-          platformId: current.platformId,
-          type: "CARD.STATE_CHANGE",
-          objectId: current.id,
-          data: toCard(snapshot),
-          at: snapshot.updatedAt,
-        });
-      }
-      return true;
-    });
-    row = await db.card.findUniqueOrThrow({ where: { id: cardId } });
+    const applied = await db.transaction(() => applySteps(row, due, pending.slice(due.length)));
+    const now = await db.one(reread);
+    if (!now) throw new Error(`card ${loaded.id} disappeared`);
+    row = now;
     if (applied) return row;
   }
-  throw new Error(`card ${cardId}: issuance steps kept conflicting`);
+  throw new Error(`card ${loaded.id}: issuance steps kept conflicting`);
 }
 
-export function registerCardIssuanceJob(handlers: JobHandlers, db: Db): void {
-  handlers.register(CARD_ISSUANCE_JOB, async (job) => {
+/** The due steps as one conditional write (false: the card changed since it was read). */
+function* applySteps(
+  current: CardRow,
+  due: readonly PendingIssuanceStep[],
+  rest: readonly PendingIssuanceStep[],
+): SqlProgram<boolean> {
+  let state = current.state;
+  let stateReason = current.stateReason;
+  let updatedAt = current.updatedAt;
+  const snapshots: CardRow[] = [];
+  // Steps only move a card out of PROCESSING; if it has left it, they lapse.
+  if (state === "PROCESSING") {
+    for (const step of due) {
+      state = step.state;
+      stateReason = step.stateReason ?? null;
+      updatedAt = new Date(step.at);
+      snapshots.push({ ...current, state, stateReason, updatedAt });
+      if (state !== "PROCESSING") break;
+    }
+  }
+  const count = yield* run(
+    q
+      .updateTable("Card")
+      .set((eb) => ({
+        state,
+        stateReason,
+        updatedAt,
+        pendingIssuance: rest.length > 0 && state === "PROCESSING" ? JSON.stringify(rest) : null,
+        version: eb("version", "+", 1),
+      }))
+      .where("id", "=", current.id)
+      .where("version", "=", current.version),
+  );
+  if (count !== 1) return false;
+  for (const snapshot of snapshots) {
+    yield* emitEvent({
+      platformId: current.platformId,
+      type: "CARD.STATE_CHANGE",
+      objectId: current.id,
+      data: toCard(snapshot),
+      at: snapshot.updatedAt,
+    });
+  }
+  return true;
+}
+
+export function registerCardIssuanceJob(handlers: JobHandlers): void {
+  handlers.register(CARD_ISSUANCE_JOB, async (job, tools) => {
     const { cardId, through } = job.payload as CardIssuanceJobPayload;
-    const row = await db.card.findFirst({ where: { id: cardId, platformId: job.platformId } });
-    if (row) await applyDueIssuance(db, row.id, new Date(through), row);
+    const row = await tools.data.one(
+      q
+        .selectFrom("Card")
+        .selectAll()
+        .where("id", "=", cardId)
+        .where("platformId", "=", job.platformId),
+    );
+    if (row) await applyDueIssuance(tools.data, row, new Date(through));
   });
 }

@@ -1,20 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
-import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
-import { emitEventViaPrisma } from "../../events/outbox.js";
+import { insert, one, q } from "../../db/query.js";
+import { emitEvent } from "../../events/outbox.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import {
-  afterCursor,
-  decodeCursor,
-  newestFirst,
-  toPage,
-  type Page,
-} from "../../http/pagination.js";
+import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { scheduleJobViaPrisma } from "../../jobs/schedule.js";
+import { scheduleJob } from "../../jobs/schedule.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CustomerService } from "../customers/service.js";
 import {
@@ -25,7 +19,7 @@ import {
   type CardIssuanceJobPayload,
 } from "./issuance.js";
 import { testCardDetails, type TestCardDetails } from "./test-card-details.js";
-import { fundingSourcesOf, toCard, type Card } from "./view.js";
+import { fundingSourcesOf, toCard, type Card, type CardRow } from "./view.js";
 
 export type CardCreate = Schemas["CardCreate"];
 export type CardUpdate = Schemas["CardUpdate"];
@@ -89,32 +83,32 @@ export class CardService {
     const realNow = this.services.clock.now();
     const steps = planIssuance(issuance.outcome.steps, now);
     const id = newId("Card");
-    const row = await this.services.db.$transaction(async (tx) => {
-      const card = await tx.card.create({
-        data: {
-          id,
-          platformId: ctx.platformId,
-          cardholderId: holder.id,
-          platformCardId: input.platformCardId ?? null,
-          state: "PROCESSING",
-          stateReason: null,
-          brand: CARD_BRAND,
-          form: input.form,
-          last4: issuance.last4,
-          expMonth: now.getUTCMonth() + 1,
-          expYear: now.getUTCFullYear() + CARD_VALIDITY_YEARS,
-          fundingSources: JSON.stringify(input.fundingSources),
-          currency,
-          processorRef: `proc_${randomBytes(6).toString("hex")}`,
-          issuerRef: `iss_${randomBytes(4).readUInt32BE(0).toString().padStart(10, "0")}`,
-          pendingIssuance: steps.length > 0 ? JSON.stringify(steps) : null,
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
+    const row: CardRow = {
+      id,
+      platformId: ctx.platformId,
+      cardholderId: holder.id,
+      platformCardId: input.platformCardId ?? null,
+      state: "PROCESSING",
+      stateReason: null,
+      brand: CARD_BRAND,
+      form: input.form,
+      last4: issuance.last4,
+      expMonth: now.getUTCMonth() + 1,
+      expYear: now.getUTCFullYear() + CARD_VALIDITY_YEARS,
+      fundingSources: JSON.stringify(input.fundingSources),
+      currency,
+      processorRef: `proc_${randomBytes(6).toString("hex")}`,
+      issuerRef: `iss_${randomBytes(4).readUInt32BE(0).toString().padStart(10, "0")}`,
+      pendingIssuance: steps.length > 0 ? JSON.stringify(steps) : null,
+      version: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.services.data.transaction(function* () {
+      yield* insert("Card", row);
       for (const [i, step] of issuance.outcome.steps.entries()) {
         const payload: CardIssuanceJobPayload = { cardId: id, through: steps[i]!.at };
-        await scheduleJobViaPrisma(tx, {
+        yield* scheduleJob({
           platformId: ctx.platformId,
           kind: CARD_ISSUANCE_JOB,
           payload,
@@ -122,7 +116,6 @@ export class CardService {
           now: realNow,
         });
       }
-      return card;
     });
     return toCard(row);
   }
@@ -132,15 +125,19 @@ export class CardService {
    * applied first (so reads and simulations see the state the card has now).
    */
   async getRow(ctx: RequestContext, id: string): Promise<CardRow> {
-    const row = await this.services.db.card.findFirst({
-      where: { id, platformId: ctx.platformId },
-    });
+    const row = await this.services.data.one(
+      q
+        .selectFrom("Card")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId),
+    );
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${id} not found`);
     return this.caughtUp(row, ctx.clock.now());
   }
 
   private async caughtUp(row: CardRow, now: Date): Promise<CardRow> {
-    return hasDueIssuance(row, now) ? applyDueIssuance(this.services.db, row.id, now, row) : row;
+    return hasDueIssuance(row, now) ? applyDueIssuance(this.services.data, row, now) : row;
   }
 
   async get(ctx: RequestContext, id: string): Promise<Card> {
@@ -150,24 +147,14 @@ export class CardService {
   async list(ctx: RequestContext, filter: CardFilter): Promise<Page<Card>> {
     const now = ctx.clock.now();
     // Catch up first, so a state filter sees the state each card has now.
-    const due = await this.services.db.card.findMany({
-      where: {
-        platformId: ctx.platformId,
-        pendingIssuance: { not: null },
-        ...(filter.cardholderId ? { cardholderId: filter.cardholderId } : {}),
-      },
-    });
+    let cards = q.selectFrom("Card").selectAll().where("platformId", "=", ctx.platformId);
+    if (filter.cardholderId) cards = cards.where("cardholderId", "=", filter.cardholderId);
+    const due = await this.services.data.all(cards.where("pendingIssuance", "is not", null));
     for (const row of due) await this.caughtUp(row, now);
-    const rows = await this.services.db.card.findMany({
-      where: {
-        platformId: ctx.platformId,
-        ...(filter.cardholderId ? { cardholderId: filter.cardholderId } : {}),
-        ...(filter.state ? { state: filter.state } : {}),
-        ...afterCursor(decodeCursor(filter.cursor)),
-      },
-      orderBy: newestFirst,
-      take: filter.limit + 1,
-    });
+    if (filter.state) cards = cards.where("state", "=", filter.state);
+    const rows = await this.services.data.all(
+      cards.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    );
     return toPage(rows, filter.limit, toCard);
   }
 
@@ -194,27 +181,31 @@ export class CardService {
         await this.checkFundingSources(ctx, row.cardholderId, patch.fundingSources!, row.currency);
       }
       const now = ctx.clock.now();
-      const updated = await this.services.db.$transaction(async (tx) => {
-        const { count } = await tx.card.updateMany({
-          where: { id, version: row.version },
-          data: {
-            ...(stateChange
-              ? {
-                  state: patch.state!,
-                  stateReason: patch.state === "CLOSED" ? "CLOSED_BY_PLATFORM" : null,
-                }
-              : {}),
-            ...(sourcesChange ? { fundingSources: JSON.stringify(patch.fundingSources) } : {}),
-            updatedAt: now,
-            version: { increment: 1 },
-          },
-        });
-        if (count !== 1) return undefined;
-        const card = toCard(await tx.card.findUniqueOrThrow({ where: { id } }));
+      const updated = await this.services.data.transaction(function* () {
+        const changed = yield* one(
+          q
+            .updateTable("Card")
+            .set((eb) => ({
+              ...(stateChange
+                ? {
+                    state: patch.state!,
+                    stateReason: patch.state === "CLOSED" ? "CLOSED_BY_PLATFORM" : null,
+                  }
+                : {}),
+              ...(sourcesChange ? { fundingSources: JSON.stringify(patch.fundingSources) } : {}),
+              updatedAt: now,
+              version: eb("version", "+", 1),
+            }))
+            .where("id", "=", id)
+            .where("platformId", "=", ctx.platformId)
+            .where("version", "=", row.version)
+            .returningAll(),
+        );
+        if (!changed) return undefined;
+        const card = toCard(changed);
         const base = { platformId: ctx.platformId, objectId: id, data: card, at: now };
-        if (stateChange) await emitEventViaPrisma(tx, { ...base, type: "CARD.STATE_CHANGE" });
-        if (sourcesChange)
-          await emitEventViaPrisma(tx, { ...base, type: "CARD.FUNDING_SOURCE_CHANGE" });
+        if (stateChange) yield* emitEvent({ ...base, type: "CARD.STATE_CHANGE" });
+        if (sourcesChange) yield* emitEvent({ ...base, type: "CARD.FUNDING_SOURCE_CHANGE" });
         return card;
       });
       if (updated) return updated;
@@ -234,15 +225,16 @@ export class CardService {
     const token = randomBytes(32).toString("base64url");
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + REVEAL_TTL_SECONDS * 1000);
-    await this.services.db.cardRevealToken.create({
-      data: {
+    await this.services.data.execute(
+      q.insertInto("CardRevealToken").values({
         id: tokenDigest(token),
         platformId: ctx.platformId,
         cardId: row.id,
         expiresAt,
+        usedAt: null,
         createdAt: now,
-      },
-    });
+      }),
+    );
     return {
       panEmbedUrl: `${this.origin()}/card-reveal/${token}`,
       expiresAt: expiresAt.toISOString(),
@@ -252,18 +244,29 @@ export class CardService {
   /** Uses up a reveal token: the card's details once, then GONE. */
   async openReveal(token: string): Promise<RevealResult> {
     if (!REVEAL_TOKEN.test(token)) return { kind: "UNKNOWN" };
-    const db = this.services.db;
+    const db = this.services.data;
     const digest = tokenDigest(token);
-    const row = await db.cardRevealToken.findUnique({ where: { id: digest } });
+    const row = await db.one(q.selectFrom("CardRevealToken").selectAll().where("id", "=", digest));
     if (!row) return { kind: "UNKNOWN" };
     const now = (await this.clocks.forPlatform(row.platformId)).now();
     // Single use: only one opener wins this conditional update.
-    const { count } = await db.cardRevealToken.updateMany({
-      where: { id: digest, usedAt: null, expiresAt: { gt: now } },
-      data: { usedAt: now },
-    });
+    const count = await db.execute(
+      q
+        .updateTable("CardRevealToken")
+        .set({ usedAt: now })
+        .where("id", "=", digest)
+        .where("usedAt", "is", null)
+        .where("expiresAt", ">", now),
+    );
     if (count !== 1) return { kind: "GONE" };
-    const card = await db.card.findUniqueOrThrow({ where: { id: row.cardId } });
+    const card = await db.one(
+      q
+        .selectFrom("Card")
+        .selectAll()
+        .where("id", "=", row.cardId)
+        .where("platformId", "=", row.platformId),
+    );
+    if (!card) return { kind: "GONE" };
     return { kind: "SHOWN", details: testCardDetails(card), last4: card.last4 };
   }
 
@@ -277,9 +280,16 @@ export class CardService {
     ids: readonly string[],
     currency: string | undefined,
   ): Promise<string> {
-    const accounts = await this.services.db.internalAccount.findMany({
-      where: { id: { in: [...ids] }, platformId: ctx.platformId },
-    });
+    const accounts =
+      ids.length === 0
+        ? []
+        : await this.services.data.all(
+            q
+              .selectFrom("InternalAccount")
+              .selectAll()
+              .where("id", "in", [...ids])
+              .where("platformId", "=", ctx.platformId),
+          );
     const byId = new Map(accounts.map((a) => [a.id, a]));
     let cardCurrency = currency;
     for (const accountId of ids) {

@@ -1,5 +1,7 @@
 import type { Schemas } from "@sandbox/client";
-import type { Card as CardRow } from "../../db/generated/sqlite/client.js";
+import type { Row } from "../../db/query.js";
+
+export type CardRow = Row<"Card">;
 
 export type Card = Schemas["Card"];
 export type CardState = Schemas["CardState"];

@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
-import type { InternalAccount as AccountRow } from "../../db/generated/sqlite/client.js";
+import { found, one, q, run, type Row } from "../../db/query.js";
 import { invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { Activity } from "../../signing/activities.js";
@@ -11,6 +11,7 @@ import { requireClientPublicKey } from "../auth/sessions.js";
 import { toInternalAccount, type InternalAccount, type InternalAccountService } from "./service.js";
 
 export type WalletExport = Schemas["WalletExport"];
+type AccountRow = Row<"InternalAccount">;
 
 /** Embedded-wallet actions authorised by the user's session key (signed retries). */
 export class WalletService {
@@ -42,11 +43,16 @@ export class WalletService {
       accountId: account.id,
       parameters: { accountId: account.id, privacyEnabled },
     };
-    const result = await this.signing.run(ctx, headers, action, (tx) =>
-      tx.internalAccount.update({
-        where: { id: account.id },
-        data: { privacyEnabled, updatedAt: ctx.clock.now() },
-      }),
+    const result = await this.signing.run(ctx, headers, action, () =>
+      found(
+        q
+          .updateTable("InternalAccount")
+          .set({ privacyEnabled, updatedAt: ctx.clock.now() })
+          .where("id", "=", account.id)
+          .where("platformId", "=", ctx.platformId)
+          .returningAll(),
+        `internal account ${account.id}`,
+      ),
     );
     if (result.kind === "CHALLENGE") return { status: 202, body: result.body };
     return { status: 200, body: toInternalAccount(result.value) };
@@ -66,17 +72,26 @@ export class WalletService {
       accountId: account.id,
       parameters: { accountId: account.id, clientPublicKey },
     };
-    const result = await this.signing.run(ctx, headers, action, async (tx) => {
+    const result = await this.signing.run(ctx, headers, action, function* () {
+      const own = q
+        .updateTable("InternalAccount")
+        .where("id", "=", account.id)
+        .where("platformId", "=", ctx.platformId);
       // The wallet key is made on first export; the guard keeps one key per wallet.
-      await tx.internalAccount.updateMany({
-        where: { id: account.id, walletPrivateKey: null },
-        data: { walletPrivateKey: generateP256KeyPair().privateKeyHex },
-      });
-      const row = await tx.internalAccount.findUniqueOrThrow({
-        where: { id: account.id },
-        select: { walletPrivateKey: true },
-      });
-      return row.walletPrivateKey as string;
+      yield* run(
+        own
+          .set({ walletPrivateKey: generateP256KeyPair().privateKeyHex })
+          .where("walletPrivateKey", "is", null),
+      );
+      const row = yield* one(
+        q
+          .selectFrom("InternalAccount")
+          .select("walletPrivateKey")
+          .where("id", "=", account.id)
+          .where("platformId", "=", ctx.platformId),
+      );
+      if (!row?.walletPrivateKey) throw new Error(`wallet ${account.id} has no key`);
+      return row.walletPrivateKey;
     });
     if (result.kind === "CHALLENGE") return { status: 202, body: result.body };
     return {

@@ -1,10 +1,10 @@
 import type { UmaAddress } from "@sandbox/sandbox-rules";
-import type {
-  Customer as CustomerRow,
-  InternalAccount as AccountRow,
-} from "../../db/generated/sqlite/client.js";
+import { q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
+
+type CustomerRow = Row<"Customer">;
+type AccountRow = Row<"InternalAccount">;
 
 export interface PlatformUmaReceiver {
   customer: CustomerRow;
@@ -27,19 +27,31 @@ export class UmaDirectory {
     address: UmaAddress,
     currency: string,
   ): Promise<PlatformUmaReceiver> {
-    const customer = await this.services.db.customer.findFirst({
-      where: { platformId: ctx.platformId, platformCustomerId: address.username },
-    });
+    const customer = await this.services.data.one(
+      q
+        .selectFrom("Customer")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("platformCustomerId", "=", address.username),
+    );
     if (!customer) {
       throw notFound(
         "UMA_NOT_FOUND",
         `No receiver exists for ${address.address}: no customer of your platform has platformCustomerId ${address.username}`,
       );
     }
-    const account = await this.services.db.internalAccount.findFirst({
-      where: { platformId: ctx.platformId, customerId: customer.id, currency, status: "ACTIVE" },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    });
+    const account = await this.services.data.one(
+      q
+        .selectFrom("InternalAccount")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("customerId", "=", customer.id)
+        .where("currency", "=", currency)
+        .where("status", "=", "ACTIVE")
+        .orderBy("createdAt")
+        .orderBy("id")
+        .limit(1),
+    );
     if (!account) {
       throw new ApiError(
         400,
