@@ -6,7 +6,6 @@ import {
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
 import { debitOrRefuse } from "../ledger/balance-guard.js";
 import { credit } from "../ledger/ledger.js";
 import {
@@ -16,7 +15,11 @@ import {
 } from "../transactions/records.js";
 import type { ChangeTimes } from "../transactions/service.js";
 import { moveQuote, type QuoteRow } from "./records.js";
-import { applyLaterStep, type StepPayload } from "../transactions/later-step.js";
+import {
+  applyLaterStep,
+  scheduleLaterSteps,
+  type StepPayload,
+} from "../transactions/later-step.js";
 import { planSteps, type StepPlan } from "../transactions/step-plan.js";
 
 /** A delayed step of a quote payment (sandbox suffixes 003 and 005). */
@@ -168,16 +171,7 @@ export class QuotePayments {
     }
     for (const { step } of plan.now)
       yield* this.moneyEffects(quote, transaction.id, step, times.at);
-    for (const { stepIndex, step } of plan.later) {
-      const payload: StepPayload = { transactionId: transaction.id, stepIndex, step };
-      yield* scheduleJob({
-        platformId: quote.platformId,
-        kind: QUOTE_PAYMENT_STEP_JOB,
-        payload,
-        delaySeconds: step.afterSeconds,
-        now: times.realNow,
-      });
-    }
+    yield* scheduleLaterSteps(plan.later, transaction, QUOTE_PAYMENT_STEP_JOB, times.realNow);
   }
 
   private *moneyEffects(

@@ -9,7 +9,6 @@ import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
-import { scheduleJob } from "../../jobs/schedule.js";
 import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
@@ -18,7 +17,11 @@ import {
   type Transaction,
   type TransactionRow,
 } from "../transactions/records.js";
-import { applyLaterStep, type StepPayload } from "../transactions/later-step.js";
+import {
+  applyLaterStep,
+  scheduleLaterSteps,
+  type StepPayload,
+} from "../transactions/later-step.js";
 import { planSteps, type StepPlan } from "../transactions/step-plan.js";
 import type { UmaDirectory } from "../uma/directory.js";
 
@@ -131,16 +134,7 @@ export class UmaReceiveService {
   ): SqlProgram<TransactionRow> {
     const created = yield* createTransaction(input, at);
     for (const { step } of plan.now) yield* this.moneyEffects(created, step, at);
-    for (const { stepIndex, step } of plan.later) {
-      const payload: StepPayload = { transactionId: created.id, stepIndex, step };
-      yield* scheduleJob({
-        platformId: created.platformId,
-        kind: UMA_RECEIVE_STEP_JOB,
-        payload,
-        delaySeconds: step.afterSeconds,
-        now: realNow,
-      });
-    }
+    yield* scheduleLaterSteps(plan.later, created, UMA_RECEIVE_STEP_JOB, realNow);
     return created;
   }
 

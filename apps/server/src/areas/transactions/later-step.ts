@@ -2,6 +2,8 @@ import type { PaymentStep } from "@sandbox/sandbox-rules";
 import { one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import type { JobTools } from "../../jobs/registry.js";
+import { scheduleJob } from "../../jobs/schedule.js";
+import type { IndexedStep } from "./step-plan.js";
 import { moveTransaction, type TransactionRow } from "./records.js";
 
 /** The payload of a job that applies one later step of a payment (see step-plan.ts). */
@@ -39,4 +41,23 @@ export async function applyLaterStep(
     );
     yield* effects(row, step, at);
   });
+}
+
+/** Schedules each later step of a plan as a job of `kind`, due when the step is. */
+export function* scheduleLaterSteps(
+  later: readonly IndexedStep[],
+  transaction: { id: string; platformId: string },
+  kind: string,
+  realNow: Date,
+): SqlProgram<void> {
+  for (const { stepIndex, step } of later) {
+    const payload: StepPayload = { transactionId: transaction.id, stepIndex, step };
+    yield* scheduleJob({
+      platformId: transaction.platformId,
+      kind,
+      payload,
+      delaySeconds: step.afterSeconds,
+      now: realNow,
+    });
+  }
 }

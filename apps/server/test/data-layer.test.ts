@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseDatabaseUrl } from "../src/db/client.js";
+import { Database } from "../src/db/database.js";
+import { isUniqueViolation } from "../src/db/errors.js";
+import { migrate } from "../src/db/migrate.js";
+import { insert, one, q, run } from "../src/db/query.js";
+import { databases, freshDatabase, type TestDatabase } from "./harness.js";
+
+// The one data layer: statements typed from the Prisma schema, run by the SQL
+// driver. What goes in must come out as the same values on both databases,
+// whatever each stores (text dates and 64-bit integers on SQLite, TIMESTAMP(3)
+// and BIGINT text on PostgreSQL).
+
+describe.each(databases)("the data layer on %s", (kind) => {
+  let database: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    const target = parseDatabaseUrl(database.url);
+    await migrate(target);
+    db = Database.open(target);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  const at = new Date("2025-10-13T09:30:00.123Z");
+  const account = (id: string, balance: bigint) => ({
+    id,
+    platformId: "Platform:p1",
+    customerId: "Customer:c1",
+    type: "STANDARD",
+    currency: "USD",
+    balance,
+    status: "ACTIVE",
+    privacyEnabled: true,
+    walletPrivateKey: null,
+    createdAt: at,
+    updatedAt: at,
+  });
+
+  it("reads back exactly what it wrote: dates, bigints past 2^53, booleans, nulls", async () => {
+    const big = 2n ** 62n + 7n;
+    await db.transaction(() => insert("InternalAccount", account("IA:1", big)));
+    const row = await db.one(q.selectFrom("InternalAccount").selectAll().where("id", "=", "IA:1"));
+    expect(row).toEqual(account("IA:1", big));
+    expect(row?.createdAt).toBeInstanceOf(Date);
+  });
+
+  it("compares dates by value in WHERE clauses and orders by them", async () => {
+    const later = new Date(at.getTime() + 1);
+    await db.transaction(() =>
+      insert("InternalAccount", { ...account("IA:2", 5n), createdAt: later }),
+    );
+    const after = await db.all(
+      q.selectFrom("InternalAccount").select("id").where("createdAt", ">", at).orderBy("createdAt"),
+    );
+    expect(after.map((r) => r.id)).toEqual(["IA:2"]);
+  });
+
+  it("rolls a whole program back when a step throws, and keeps the error", async () => {
+    class Refused extends Error {}
+    const attempt = db.transaction(function* () {
+      yield* run(q.updateTable("InternalAccount").set({ balance: 0n }).where("id", "=", "IA:2"));
+      throw new Refused("after the update");
+    });
+    await expect(attempt).rejects.toBeInstanceOf(Refused);
+    const row = await db.one(
+      q.selectFrom("InternalAccount").select("balance").where("id", "=", "IA:2"),
+    );
+    expect(row?.balance).toBe(5n);
+  });
+
+  it("reports a duplicate key as a unique violation, whichever database refused it", async () => {
+    const error = await db
+      .transaction(() => insert("InternalAccount", account("IA:1", 1n)))
+      .catch((err: unknown) => err);
+    expect(isUniqueViolation(error)).toBe(true);
+  });
+
+  it("returns the updated row of a conditional update, or nothing when its guard fails", async () => {
+    const debit = (amount: bigint) =>
+      db.transaction(() =>
+        one(
+          q
+            .updateTable("InternalAccount")
+            .set((eb) => ({ balance: eb("balance", "-", amount) }))
+            .where("id", "=", "IA:2")
+            .where("balance", ">=", amount)
+            .returning("balance"),
+        ),
+      );
+    expect(await debit(3n)).toEqual({ balance: 2n });
+    expect(await debit(3n)).toBeUndefined();
+  });
+});
