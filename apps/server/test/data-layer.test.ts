@@ -3,7 +3,7 @@ import { parseDatabaseUrl } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { isUniqueViolation } from "../src/db/errors.js";
 import { migrate } from "../src/db/migrate.js";
-import { insert, one, q, run } from "../src/db/query.js";
+import { insert, one, prepared, q, run } from "../src/db/query.js";
 import { databases, freshDatabase, type TestDatabase } from "./harness.js";
 
 // The one data layer: statements typed from the Prisma schema, run by the SQL
@@ -93,5 +93,29 @@ describe.each(databases)("the data layer on %s", (kind) => {
       );
     expect(await debit(3n)).toEqual({ balance: 2n });
     expect(await debit(3n)).toBeUndefined();
+  });
+
+  it("runs a prepared statement with each call's arguments", async () => {
+    const byId = prepared((args: { id: string; min: bigint }) =>
+      q
+        .selectFrom("InternalAccount")
+        .select(["id", "balance"])
+        .where("id", "=", args.id)
+        .where("balance", ">=", args.min)
+        .where("currency", "=", "USD"),
+    );
+    expect(await db.one(byId({ id: "IA:1", min: 0n }))).toEqual({
+      id: "IA:1",
+      balance: 2n ** 62n + 7n,
+    });
+    expect(await db.one(byId({ id: "IA:2", min: 0n }))).toEqual({ id: "IA:2", balance: 2n });
+    expect(await db.one(byId({ id: "IA:2", min: 3n }))).toBeUndefined();
+  });
+
+  it("refuses a prepared statement whose shape depends on an argument", () => {
+    const shaped = prepared((args: { id: string }) =>
+      q.selectFrom("InternalAccount").select("id").where("id", "=", args.id.slice(1)),
+    );
+    expect(() => shaped({ id: "IA:1" }).compile()).toThrow(/argument id is not a parameter/);
   });
 });

@@ -5,6 +5,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
   type Compilable,
+  type CompiledQuery,
   type Insertable,
 } from "kysely";
 import type { SqlInsert, SqlProgram, SqlRow, SqlValue } from "./sql.js";
@@ -70,6 +71,47 @@ export function decodeRow<O>(row: SqlRow): O {
     if (kind !== undefined) row[column] = decode(kind, row[column]);
   }
   return row as O;
+}
+
+/**
+ * A statement built and compiled once, for the paths every request takes
+ * (its API token, its platform's clock): each call only supplies the
+ * arguments. `build` must use every argument as a value, never to decide the
+ * statement's shape; the first call checks that each one lands in a parameter.
+ */
+export function prepared<A extends Record<string, SqlValue>, O>(
+  build: (args: A) => Compilable<O>,
+): (args: A) => Compilable<O> {
+  let shape: { compiled: CompiledQuery<O>; slots: ({ arg: keyof A } | { value: unknown })[] };
+  return (args) => ({
+    compile() {
+      shape ??= shapeOf(build, Object.keys(args));
+      return {
+        ...shape.compiled,
+        parameters: shape.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value)),
+      };
+    },
+  });
+}
+
+function shapeOf<A extends Record<string, SqlValue>, O>(
+  build: (args: A) => Compilable<O>,
+  names: readonly string[],
+) {
+  const marker = (name: string) => `\u0000prepared:${name}`;
+  const markers = Object.fromEntries(names.map((name) => [name, marker(name)])) as A;
+  const compiled = build(markers).compile();
+  const byMarker = new Map(names.map((name) => [marker(name), name]));
+  const slots = compiled.parameters.map((value) => {
+    const arg = typeof value === "string" ? byMarker.get(value) : undefined;
+    return arg === undefined ? { value } : { arg: arg as keyof A };
+  });
+  for (const name of names) {
+    if (!slots.some((slot) => "arg" in slot && slot.arg === name)) {
+      throw new Error(`prepared statement: argument ${name} is not a parameter of ${compiled.sql}`);
+    }
+  }
+  return { compiled, slots };
 }
 
 /** A count (COUNT(*) as `count`), whichever driver read it. */

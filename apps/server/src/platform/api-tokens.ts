@@ -8,7 +8,7 @@ import {
 import { promisify } from "node:util";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { insert, q } from "../db/query.js";
+import { insert, prepared, q } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 
 const scrypt = promisify(scryptCb) as (
@@ -72,6 +72,14 @@ export async function createApiToken(
   await db.transaction(() => storeApiToken(clock, platformId, tokenId, hashed));
 }
 
+/** Read on every request. */
+const tokenRow = prepared((args: { id: string }) =>
+  q
+    .selectFrom("ApiToken")
+    .select(["platformId", "secretSalt", "secretHash"])
+    .where("id", "=", args.id),
+);
+
 export class ApiTokenVerifier {
   /** Digest of (token id, presented secret) → the stored hash it was checked against. */
   private readonly memo = new Map<string, string>();
@@ -79,12 +87,7 @@ export class ApiTokenVerifier {
   constructor(private readonly db: Database) {}
 
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
-    const row = await this.db.one(
-      q
-        .selectFrom("ApiToken")
-        .select(["platformId", "secretSalt", "secretHash"])
-        .where("id", "=", tokenId),
-    );
+    const row = await this.db.one(tokenRow({ id: tokenId }));
     const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
     if (row && this.memo.get(digest) === row.secretHash) {
       return { tokenId, platformId: row.platformId };

@@ -1,6 +1,11 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { q } from "../db/query.js";
+import { prepared, q } from "../db/query.js";
+
+/** Read on every request. */
+const clockOffset = prepared((args: { id: string }) =>
+  q.selectFrom("Platform").select("clockOffsetSeconds").where("id", "=", args.id),
+);
 
 // Each platform sees the sandbox clock: real time plus the offset it has
 // advanced by (POST /sandbox/clock/advance). The offset lives in the database
@@ -12,9 +17,7 @@ export class PlatformClocks {
   ) {}
 
   async offsetSeconds(platformId: string): Promise<number> {
-    const row = await this.db.one(
-      q.selectFrom("Platform").select("clockOffsetSeconds").where("id", "=", platformId),
-    );
+    const row = await this.db.one(clockOffset({ id: platformId }));
     return row?.clockOffsetSeconds ?? 0;
   }
 

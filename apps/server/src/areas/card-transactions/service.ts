@@ -1,6 +1,6 @@
 import type { Schemas } from "@sandbox/client";
 import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
-import { insertAll, one, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
+import { insertAll, one, prepared, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
@@ -154,6 +154,24 @@ interface CardForUse {
   fundingSources: string;
 }
 
+/** The card as an authorization needs it, with its platform's clock offset: one read. */
+const cardAndClock = prepared((args: { cardId: string; platformId: string }) =>
+  q
+    .selectFrom("Card as c")
+    .innerJoin("Platform as p", "p.id", "c.platformId")
+    .select([
+      "c.id",
+      "c.cardholderId",
+      "c.state",
+      "c.currency",
+      "c.fundingSources",
+      "c.pendingIssuance",
+      "p.clockOffsetSeconds",
+    ])
+    .where("c.id", "=", args.cardId)
+    .where("c.platformId", "=", args.platformId),
+);
+
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
@@ -247,20 +265,7 @@ export class CardTransactionService {
     cardId: string,
   ): Promise<{ card: CardForUse; ctx: RequestContext }> {
     const row = await this.services.data.one(
-      q
-        .selectFrom("Card as c")
-        .innerJoin("Platform as p", "p.id", "c.platformId")
-        .select([
-          "c.id",
-          "c.cardholderId",
-          "c.state",
-          "c.currency",
-          "c.fundingSources",
-          "c.pendingIssuance",
-          "p.clockOffsetSeconds",
-        ])
-        .where("c.id", "=", cardId)
-        .where("c.platformId", "=", caller.platformId),
+      cardAndClock({ cardId, platformId: caller.platformId }),
     );
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
     const ctx: RequestContext = {

@@ -1,6 +1,6 @@
 import type { Schemas } from "@sandbox/client";
 import { kycOutcome } from "@sandbox/sandbox-rules";
-import { insert, q, type Row } from "../../db/query.js";
+import { insert, prepared, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -49,6 +49,14 @@ function initialKycStatus(input: CustomerCreate): KycStatus {
   // A business with no beneficial owner declared cannot be KYC approved yet.
   return owner ? kycOutcome(owner.personalInfo.lastName).outcome.kycStatus : "PENDING";
 }
+
+const customerRow = prepared((args: { id: string; platformId: string }) =>
+  q
+    .selectFrom("Customer")
+    .selectAll()
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId),
+);
 
 export class CustomerService {
   constructor(private readonly services: Services) {}
@@ -99,13 +107,7 @@ export class CustomerService {
   }
 
   async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
-    const row = await this.services.data.one(
-      q
-        .selectFrom("Customer")
-        .selectAll()
-        .where("id", "=", id)
-        .where("platformId", "=", ctx.platformId),
-    );
+    const row = await this.services.data.one(customerRow({ id, platformId: ctx.platformId }));
     if (!row) throw notFound("CUSTOMER_NOT_FOUND", `Customer ${id} not found`);
     return row;
   }
