@@ -47,7 +47,13 @@ datasource db {
  * row can be decoded without knowing its table; a clash fails here.
  */
 function tablesModule(schema) {
-  const tsType = { String: "string", Int: "number", BigInt: "bigint", Boolean: "boolean", DateTime: "Date" };
+  const tsType = {
+    String: "string",
+    Int: "number",
+    BigInt: "bigint",
+    Boolean: "boolean",
+    DateTime: "Date",
+  };
   const kindOf = { Int: "int", BigInt: "bigint", Boolean: "boolean", DateTime: "date" };
   const models = [];
   const kinds = new Map();
@@ -71,7 +77,9 @@ function tablesModule(schema) {
     }
     models.push({ name, columns });
   }
-  const decoded = [...kinds].filter(([, kind]) => kind !== "string").sort(([a], [b]) => a.localeCompare(b));
+  const decoded = [...kinds]
+    .filter(([, kind]) => kind !== "string")
+    .sort(([a], [b]) => a.localeCompare(b));
   return `// Generated from prisma/schema.base.prisma by scripts/gen-schemas.mjs: do not edit.
 import type { Generated } from "kysely";
 
