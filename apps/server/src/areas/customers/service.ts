@@ -1,13 +1,13 @@
 import type { Schemas } from "@sandbox/client";
 import { kycOutcome } from "@sandbox/sandbox-rules";
-import { insert, prepared, q, type Row } from "../../db/query.js";
+import { insertAll, prepared, q, rowOf, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { isUniqueViolation } from "../../db/errors.js";
-import { emitEvent } from "../../events/outbox.js";
+import { notifyEventEmitted, outboxRow } from "../../events/outbox.js";
 
 export type Customer = Schemas["Customer"];
 export type CustomerCreate = Schemas["CustomerCreate"];
@@ -83,16 +83,20 @@ export class CustomerService {
         createdAt: now,
         updatedAt: now,
       };
-      await this.services.data.transaction(function* () {
-        yield* insert("Customer", row);
-        yield* emitEvent({
-          platformId: ctx.platformId,
-          type: "CUSTOMER.KYC_STATUS_CHANGE",
-          objectId: row.id,
-          data: toCustomer(row),
-          at: now,
-        });
+      const event = outboxRow({
+        platformId: ctx.platformId,
+        type: "CUSTOMER.KYC_STATUS_CHANGE",
+        objectId: row.id,
+        data: toCustomer(row),
+        at: now,
       });
+      // Two rows that do not read each other: one statement, and on
+      // PostgreSQL one round trip instead of BEGIN, two inserts and COMMIT.
+      await this.services.data.transaction(
+        () => insertAll([rowOf("Customer", row), rowOf("WebhookEvent", event)]),
+        "eachStep",
+      );
+      notifyEventEmitted();
       return toCustomer(row);
     } catch (err) {
       if (isUniqueViolation(err)) {
