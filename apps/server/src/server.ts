@@ -224,7 +224,7 @@ export async function startServer(
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards, clocks);
+  const cardTransactions = new CardTransactionService(services, cards);
   registerCardIssuanceJob(jobHandlers);
   cardTransactions.registerJobs(jobHandlers);
 

@@ -97,7 +97,7 @@ export function createApp(options: AppOptions): Express {
       },
     }),
   );
-  api.use(operationDispatcher(options.operations, options.clocks));
+  api.use(operationDispatcher(options.operations));
 
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.

@@ -3,7 +3,8 @@ import { ApiError } from "../errors.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
-import type { AgentPrincipal, Caller } from "./context.js";
+import type { Clock } from "../clock.js";
+import type { AgentPrincipal, RequestContext } from "./context.js";
 
 const challenge = {
   "WWW-Authenticate":
@@ -19,7 +20,7 @@ export interface AgentTokenVerifier {
   verify(
     accessToken: string,
     clocks: PlatformClocks,
-  ): Promise<{ platformId: string; agent: AgentPrincipal } | undefined>;
+  ): Promise<{ platformId: string; agent: AgentPrincipal; clock: Clock } | undefined>;
 }
 
 /**
@@ -46,7 +47,7 @@ export function authenticator(
     if ((kind !== "basic" && kind !== "bearer") || !encoded) {
       throw rejected("Unsupported authorization scheme: use HTTP Basic (or Bearer for agents)");
     }
-    let caller: Caller;
+    let caller: RequestContext;
     if (kind === "bearer") {
       const identity = await agents.verify(encoded, clocks);
       if (!identity) throw rejected("Invalid or expired agent access token");
@@ -54,6 +55,7 @@ export function authenticator(
         platformId: identity.platformId,
         tokenId: identity.agent.agentId,
         agent: identity.agent,
+        clock: identity.clock,
         log: lazyChild(log, {
           traceId: res.locals.traceId,
           platformId: identity.platformId,
@@ -69,6 +71,7 @@ export function authenticator(
       caller = {
         platformId: identity.platformId,
         tokenId: identity.tokenId,
+        clock: clocks.withOffset(identity.clockOffsetSeconds),
         log: lazyChild(log, { traceId: res.locals.traceId, platformId: identity.platformId }),
       };
     }
@@ -94,8 +97,8 @@ function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
   });
 }
 
-function callerOf(req: Request): Caller | undefined {
-  return req.res?.locals.caller as Caller | undefined;
+function callerOf(req: Request): RequestContext | undefined {
+  return req.res?.locals.caller as RequestContext | undefined;
 }
 
 /**

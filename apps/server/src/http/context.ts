@@ -49,15 +49,11 @@ export interface Services {
 }
 
 /**
- * The caller as authentication finds it, before the platform's clock is read:
- * that read waits until the request is known to be valid and routed (see
- * operationDispatcher).
+ * The authenticated caller, as the authenticator left it for the dispatcher,
+ * with its platform's clock (read with the credentials, in the same query).
  */
-export type Caller = Omit<RequestContext, "clock">;
-
-/** The authenticated caller, as the authenticator left it for the dispatcher. */
-export function callerOf(res: Response): Caller {
-  const caller = res.locals.caller as Caller | undefined;
+export function callerOf(res: Response): RequestContext {
+  const caller = res.locals.caller as RequestContext | undefined;
   if (!caller) throw new Error("request reached a handler without authentication");
   return caller;
 }

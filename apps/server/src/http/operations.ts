@@ -1,6 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import type { PlatformClocks } from "../platform/platform-clock.js";
-import { callerOf, type Caller, type RequestContext } from "./context.js";
+import { callerOf, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
 import type {
   IdempotentOperationId,
@@ -26,16 +25,6 @@ export type Handler<Op extends OperationId> = (
   ctx: RequestContext,
 ) => Promise<Reply<Op>> | Reply<Op>;
 
-/**
- * A handler that reads the platform's sandbox clock itself, with data it
- * reads anyway: one read fewer on a hot path. It gets the caller without
- * the clock.
- */
-export interface ClockReadingOperation<Op extends OperationId> {
-  readonly readsClockItself: true;
-  readonly handler: (input: Input<Op>, caller: Caller) => Promise<Reply<Op>>;
-}
-
 /** A handler that honours `Idempotency-Key` (see idempotency.ts). */
 export interface IdempotentOperation<Op extends OperationId> {
   readonly idempotency: IdempotencyStore;
@@ -44,20 +33,13 @@ export interface IdempotentOperation<Op extends OperationId> {
   readonly handler: Handler<Op>;
 }
 
-export type OperationEntry<Op extends OperationId> =
-  Handler<Op> | ClockReadingOperation<Op> | IdempotentOperation<Op>;
+export type OperationEntry<Op extends OperationId> = Handler<Op> | IdempotentOperation<Op>;
 
 /** One area's handlers: exactly the operations named, each typed from openapi.yaml. */
 export type Handlers<Ids extends OperationId> = { [Op in Ids]: OperationEntry<Op> };
 
 /** A handler for every operation the API serves. */
 export type ApiHandlers = Handlers<OperationId>;
-
-export function readsClockItself<Op extends OperationId>(
-  handler: ClockReadingOperation<Op>["handler"],
-): ClockReadingOperation<Op> {
-  return { readsClockItself: true, handler };
-}
 
 /**
  * Runs the handler once per Idempotency-Key (the header the operation
@@ -97,20 +79,15 @@ interface SentReply {
   body?: unknown;
 }
 
-type ErasedHandler = (
-  input: ValidatedInput,
-  who: RequestContext | Caller,
-) => Promise<SentReply> | SentReply;
+type ErasedHandler = (input: ValidatedInput, ctx: RequestContext) => Promise<SentReply> | SentReply;
 
 interface Entry {
   handler: ErasedHandler;
-  readsClockItself: boolean;
   idempotency?: { store: IdempotencyStore; notFinal: readonly number[] };
 }
 
 type ErasedEntry =
   | ErasedHandler
-  | { readsClockItself: true; handler: ErasedHandler }
   | { idempotency: IdempotencyStore; notFinal: readonly number[]; handler: ErasedHandler };
 
 function entryOf(operation: ApiHandlers[OperationId]): Entry {
@@ -120,11 +97,9 @@ function entryOf(operation: ApiHandlers[OperationId]): Entry {
   // operation it matched, which is what the handler's Input<Op> describes;
   // the response validator checks the reply on the way out.
   const erased = operation as unknown as ErasedEntry;
-  if (typeof erased === "function") return { handler: erased, readsClockItself: false };
-  if ("readsClockItself" in erased) return { handler: erased.handler, readsClockItself: true };
+  if (typeof erased === "function") return { handler: erased };
   return {
     handler: erased.handler,
-    readsClockItself: false,
     idempotency: { store: erased.idempotency, notFinal: erased.notFinal },
   };
 }
@@ -154,10 +129,10 @@ function send(res: Response, reply: SentReply): void {
 /**
  * Middleware, mounted after the validator, that runs the handler of the
  * operation it matched; requests with no handler go on to `next`. It gives
- * the handler its RequestContext: the authenticated caller with the
- * platform's sandbox clock, read now that the request is known to be valid.
+ * the handler its RequestContext: the caller as the authenticator found it,
+ * with the platform's sandbox clock.
  */
-export function operationDispatcher(handlers: ApiHandlers, clocks: PlatformClocks) {
+export function operationDispatcher(handlers: ApiHandlers) {
   const table = new Map<string, Entry>();
   for (const [operationId, operation] of Object.entries<ApiHandlers[OperationId]>(handlers)) {
     table.set(operationId, entryOf(operation));
@@ -176,12 +151,7 @@ export function operationDispatcher(handlers: ApiHandlers, clocks: PlatformClock
       headers: requestHeaders(req),
       body: req.body,
     };
-    const caller = callerOf(res);
-    if (entry.readsClockItself) {
-      send(res, await entry.handler(input, caller));
-      return;
-    }
-    const ctx: RequestContext = { ...caller, clock: await clocks.forPlatform(caller.platformId) };
+    const ctx = callerOf(res);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;
     if (idempotency === undefined || key === undefined) {

@@ -28,6 +28,8 @@ const MEMO_LIMIT = 10_000;
 export interface TokenIdentity {
   tokenId: string;
   platformId: string;
+  /** The platform's sandbox clock offset, read with the token. */
+  clockOffsetSeconds: number;
 }
 
 export interface HashedSecret {
@@ -72,12 +74,13 @@ export async function createApiToken(
   await db.transaction(() => storeApiToken(clock, platformId, tokenId, hashed));
 }
 
-/** Read on every request. */
+/** Read on every request: the token, and its platform's clock with it. */
 const tokenRow = prepared((args: { id: string }) =>
   q
-    .selectFrom("ApiToken")
-    .select(["platformId", "secretSalt", "secretHash"])
-    .where("id", "=", args.id),
+    .selectFrom("ApiToken as t")
+    .innerJoin("Platform as p", "p.id", "t.platformId")
+    .select(["t.platformId", "t.secretSalt", "t.secretHash", "p.clockOffsetSeconds"])
+    .where("t.id", "=", args.id),
 );
 
 export class ApiTokenVerifier {
@@ -90,7 +93,7 @@ export class ApiTokenVerifier {
     const row = await this.db.one(tokenRow({ id: tokenId }));
     const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
     if (row && this.memo.get(digest) === row.secretHash) {
-      return { tokenId, platformId: row.platformId };
+      return { tokenId, platformId: row.platformId, clockOffsetSeconds: row.clockOffsetSeconds };
     }
 
     // Hash even for an unknown token so timing does not reveal which ids exist.
@@ -101,6 +104,6 @@ export class ApiTokenVerifier {
 
     if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
     this.memo.set(digest, row.secretHash);
-    return { tokenId, platformId: row.platformId };
+    return { tokenId, platformId: row.platformId, clockOffsetSeconds: row.clockOffsetSeconds };
   }
 }

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { insert, q, run, type Row } from "../db/query.js";
+import { insert, prepared, q, run, type Row } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
@@ -80,6 +80,23 @@ export function* createChallenge(input: NewChallenge): SqlProgram<ChallengeRow> 
   return row;
 }
 
+// Every signed retry reads and consumes its challenge; compiled once.
+const challengeRow = prepared((args: { id: string; platformId: string }) =>
+  q
+    .selectFrom("SignedChallenge")
+    .selectAll()
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId),
+);
+const consume = prepared((args: { id: string; platformId: string; now: Date }) =>
+  q
+    .updateTable("SignedChallenge")
+    .set({ consumedAt: args.now })
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId)
+    .where("consumedAt", "is", null),
+);
+
 export function requestIdRejected(reason: string): ApiError {
   return new ApiError(
     401,
@@ -98,13 +115,7 @@ export async function pendingChallenge(
   db: Database,
   params: { platformId: string; requestId: string; now: Date },
 ): Promise<ChallengeRow> {
-  const row = await db.one(
-    q
-      .selectFrom("SignedChallenge")
-      .selectAll()
-      .where("id", "=", params.requestId)
-      .where("platformId", "=", params.platformId),
-  );
+  const row = await db.one(challengeRow({ id: params.requestId, platformId: params.platformId }));
   if (!row) throw requestIdRejected("Request-Id is unknown");
   if (row.consumedAt !== null) throw requestIdRejected("Request-Id already consumed");
   if (row.expiresAt.getTime() <= params.now.getTime()) {
@@ -118,14 +129,8 @@ export async function pendingChallenge(
  * the action and the consumption commit together. A guarded update: of two
  * concurrent retries with the same Request-Id only one gets through.
  */
-export function* consumeChallenge(requestId: string, now: Date): SqlProgram<void> {
-  const count = yield* run(
-    q
-      .updateTable("SignedChallenge")
-      .set({ consumedAt: now })
-      .where("id", "=", requestId)
-      .where("consumedAt", "is", null),
-  );
+export function* consumeChallenge(challenge: ChallengeRow, now: Date): SqlProgram<void> {
+  const count = yield* run(consume({ id: challenge.id, platformId: challenge.platformId, now }));
   if (count !== 1) throw requestIdRejected("Request-Id already consumed");
 }
 

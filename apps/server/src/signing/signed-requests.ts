@@ -118,21 +118,24 @@ export class SignedRequests {
 
   /** Stores a challenge and returns its row (flows that answer with more than the 202 body). */
   async issueRow(ctx: RequestContext, action: SignedAction): Promise<ChallengeRow> {
-    return this.services.data.transaction(() =>
-      createChallenge({
-        platformId: ctx.platformId,
-        accountId: action.accountId,
-        activity: action.activity,
-        parameters: action.parameters,
-        binding: action.binding ?? action.parameters,
-        signer: action.signer ?? { kind: "SESSION" },
-        ...(action.authMethodId !== undefined ? { authMethodId: action.authMethodId } : {}),
-        ...(action.authType !== undefined ? { authType: action.authType } : {}),
-        ...(action.data !== undefined ? { data: action.data } : {}),
-        now: ctx.clock.now(),
-        ttlSeconds: this.config.challengeTtlSeconds,
-      }),
-    );
+    return this.services.data.transaction(() => this.challengeStep(ctx, action));
+  }
+
+  /** Stores a challenge, as a step of a caller's transaction. */
+  challengeStep(ctx: RequestContext, action: SignedAction): SqlProgram<ChallengeRow> {
+    return createChallenge({
+      platformId: ctx.platformId,
+      accountId: action.accountId,
+      activity: action.activity,
+      parameters: action.parameters,
+      binding: action.binding ?? action.parameters,
+      signer: action.signer ?? { kind: "SESSION" },
+      ...(action.authMethodId !== undefined ? { authMethodId: action.authMethodId } : {}),
+      ...(action.authType !== undefined ? { authType: action.authType } : {}),
+      ...(action.data !== undefined ? { data: action.data } : {}),
+      now: ctx.clock.now(),
+      ttlSeconds: this.config.challengeTtlSeconds,
+    });
   }
 
   /**
@@ -286,7 +289,7 @@ export class SignedRequests {
   /** Consumes the challenge inside the action's transaction (single use). */
   *consume(ctx: RequestContext, approval: Approval): SqlProgram<void> {
     const now = ctx.clock.now();
-    yield* consumeChallenge(approval.challenge.id, now);
+    yield* consumeChallenge(approval.challenge, now);
     if (approval.sessionId !== undefined) {
       // The signing session may have been revoked since the retry was checked.
       const live = countOf(

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
+import type { Clock } from "../../clock.js";
 import { insert, q, run, type Row } from "../../db/query.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import { notFound } from "../../errors.js";
@@ -130,14 +131,14 @@ export class AgentService implements AgentTokenVerifier {
   async verify(
     accessToken: string,
     clocks: PlatformClocks,
-  ): Promise<{ platformId: string; agent: AgentPrincipal } | undefined> {
+  ): Promise<{ platformId: string; agent: AgentPrincipal; clock: Clock } | undefined> {
     if (!accessToken.startsWith(TOKEN_PREFIX)) return undefined;
     const token = await this.services.data.one(
       q.selectFrom("AgentAccessToken").selectAll().where("tokenHash", "=", sha256(accessToken)),
     );
     if (!token) return undefined;
-    const now = (await clocks.forPlatform(token.platformId)).now();
-    if (token.expiresAt <= now) return undefined;
+    const clock = await clocks.forPlatform(token.platformId);
+    if (token.expiresAt <= clock.now()) return undefined;
     const agent = await this.services.data.one(
       q
         .selectFrom("Agent")
@@ -146,6 +147,6 @@ export class AgentService implements AgentTokenVerifier {
         .where("platformId", "=", token.platformId),
     );
     if (!agent) return undefined;
-    return { platformId: agent.platformId, agent: principalOf(agent) };
+    return { platformId: agent.platformId, agent: principalOf(agent), clock };
   }
 }

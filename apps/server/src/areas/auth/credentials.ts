@@ -1,6 +1,6 @@
 import type { Schemas } from "@sandbox/client";
 import type { AuthConfig } from "../../config.js";
-import { insert, q, run, type Row } from "../../db/query.js";
+import { insert, prepared, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -21,6 +21,15 @@ import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
 
 type AuthMethodRow = Row<"AuthMethod">;
 type AccountRow = Row<"InternalAccount">;
+
+/** Read on every leg of a login; compiled once. */
+const authMethodRow = prepared((args: { id: string; platformId: string }) =>
+  q
+    .selectFrom("AuthMethod")
+    .selectAll()
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId),
+);
 
 export type AuthMethod = Schemas["AuthMethod"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
@@ -48,13 +57,7 @@ export class CredentialService {
 
   /** A credential of this platform; anything else is 404. */
   async getRow(ctx: RequestContext, id: string): Promise<AuthMethodRow> {
-    const row = await this.services.data.one(
-      q
-        .selectFrom("AuthMethod")
-        .selectAll()
-        .where("id", "=", id)
-        .where("platformId", "=", ctx.platformId),
-    );
+    const row = await this.services.data.one(authMethodRow({ id, platformId: ctx.platformId }));
     if (!row) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
     return row;
   }

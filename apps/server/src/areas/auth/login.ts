@@ -18,12 +18,13 @@ import {
   authChallengeBody,
   type AuthChallengeBody,
   type ChallengeBody,
+  toChallengeBody,
   type SignedRequests,
 } from "../../signing/signed-requests.js";
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
-import { acceptOtp, issueOtp, otpVerificationToken } from "./otp.js";
+import { issueOtp, openOtp, otpVerificationToken, useOtpCode } from "./otp.js";
 import type { PasskeyVerifier } from "./passkey.js";
 import { AUTH_RATE_LIMITS } from "./rate-limits.js";
 import {
@@ -175,7 +176,7 @@ export class LoginService {
     input: OtpVerify,
   ): Promise<ChallengeBody> {
     const now = ctx.clock.now();
-    const tek = await acceptOtp(this.services.data, method, input.encryptedOtpBundle, now);
+    const tek = openOtp(method, input.encryptedOtpBundle, now);
     const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
     const verificationToken = await otpVerificationToken(
       this.services.data,
@@ -183,15 +184,21 @@ export class LoginService {
       tek,
       expiresAt,
     );
-    return this.signing.issue(ctx, {
-      activity: Activity.OTP_LOGIN,
-      accountId: method.accountId,
-      parameters: { publicKey: tek, verificationToken },
-      signer: { kind: "KEY", publicKey: tek },
-      authMethodId: method.id,
-      authType: method.type,
-      binding: { authMethodId: method.id, body: input },
+    const signing = this.signing;
+    // The code is used up and the retry's challenge stored in one commit.
+    const row = await this.services.data.transaction(function* () {
+      yield* useOtpCode(method);
+      return yield* signing.challengeStep(ctx, {
+        activity: Activity.OTP_LOGIN,
+        accountId: method.accountId,
+        parameters: { publicKey: tek, verificationToken },
+        signer: { kind: "KEY", publicKey: tek },
+        authMethodId: method.id,
+        authType: method.type,
+        binding: { authMethodId: method.id, body: input },
+      });
     });
+    return toChallengeBody(row);
   }
 
   /** Signed retry: stamped by the TEK, which becomes the session key. */
@@ -282,7 +289,7 @@ export class LoginService {
     const sealed = await sealNewSessionKey(clientPublicKey);
     const sessions = this.sessions;
     const row = await this.services.data.transaction(function* () {
-      yield* consumeChallenge(challenge.id, now);
+      yield* consumeChallenge(challenge, now);
       if (newCounter !== storedCounter) {
         // Guarded: two assertions with the same counter cannot both advance it.
         const count = yield* run(

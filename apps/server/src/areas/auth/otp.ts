@@ -5,7 +5,7 @@ import { createOtpTargetBundle, openOtpBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { issueVerificationToken } from "../../crypto/verification-token.js";
 import type { Database } from "../../db/database.js";
-import { q, run, type Row } from "../../db/query.js";
+import { prepared, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput } from "../../errors.js";
 
@@ -14,12 +14,21 @@ const otpRejected = (reason: string) =>
 
 type AuthMethodRow = Row<"AuthMethod">;
 
+const enclaveKeyOf = prepared((args: { id: string }) =>
+  q.selectFrom("Platform").select("otpSigningPrivateKey").where("id", "=", args.id),
+);
+// A platform's enclave key is set when the platform is made and never
+// changes, so each process reads it once (platform ids are never reused).
+const enclaveKeys = new Map<string, string>();
+
 /** The platform's OTP enclave signing key. */
 export async function enclaveKey(db: Database, platformId: string): Promise<string> {
-  const platform = await db.one(
-    q.selectFrom("Platform").select("otpSigningPrivateKey").where("id", "=", platformId),
-  );
+  const known = enclaveKeys.get(platformId);
+  if (known !== undefined) return known;
+  const platform = await db.one(enclaveKeyOf({ id: platformId }));
   if (!platform) throw new Error(`platform ${platformId} not found`);
+  if (enclaveKeys.size >= 10_000) enclaveKeys.clear();
+  enclaveKeys.set(platformId, platform.otpSigningPrivateKey);
   return platform.otpSigningPrivateKey;
 }
 
@@ -40,6 +49,24 @@ export function newOtpTarget(method: AuthMethodRow, enclaveKeyHex: string): OtpT
   return { privateKeyHex: target.privateKeyHex, bundle };
 }
 
+// A login writes these on its first two legs; compiled once.
+const setOtpTarget = prepared(
+  (args: { id: string; platformId: string; key: string; expiresAt: Date }) =>
+    q
+      .updateTable("AuthMethod")
+      .set({ otpTargetPrivateKey: args.key, otpExpiresAt: args.expiresAt })
+      .where("id", "=", args.id)
+      .where("platformId", "=", args.platformId),
+);
+const clearOtpTarget = prepared((args: { id: string; platformId: string; key: string }) =>
+  q
+    .updateTable("AuthMethod")
+    .set({ otpTargetPrivateKey: null, otpExpiresAt: null })
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId)
+    .where("otpTargetPrivateKey", "=", args.key),
+);
+
 /**
  * "Sends" the code: the target's private half stays on the credential
  * (replacing any earlier one, so only the latest bundle works).
@@ -51,14 +78,12 @@ export function* storeOtpTarget(
   ttlSeconds: number,
 ): SqlProgram<void> {
   yield* run(
-    q
-      .updateTable("AuthMethod")
-      .set({
-        otpTargetPrivateKey: target.privateKeyHex,
-        otpExpiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-      })
-      .where("id", "=", method.id)
-      .where("platformId", "=", method.platformId),
+    setOtpTarget({
+      id: method.id,
+      platformId: method.platformId,
+      key: target.privateKeyHex,
+      expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    }),
   );
 }
 
@@ -97,14 +122,10 @@ function checkBundleShape(bundle: string): void {
 /**
  * Opens the bundle with the pending target key and checks the code (the
  * sandbox decides through its OTP table). Returns the client's TEK. A
- * wrong, expired or missing code is 401; the code is used up on success.
+ * wrong, expired or missing code is 401. The code is used up by
+ * {@link useOtpCode}, in the transaction that goes on with the login.
  */
-export async function acceptOtp(
-  db: Database,
-  method: AuthMethodRow,
-  encryptedOtpBundle: string,
-  now: Date,
-): Promise<string> {
+export function openOtp(method: AuthMethodRow, encryptedOtpBundle: string, now: Date): string {
   checkBundleShape(encryptedOtpBundle);
   const targetKey = method.otpTargetPrivateKey;
   if (targetKey === null || method.otpExpiresAt === null) {
@@ -127,17 +148,17 @@ export async function acceptOtp(
       reason: outcome.reason,
     });
   }
-  // Single use: only one request can clear this exact target key.
-  const count = await db.execute(
-    q
-      .updateTable("AuthMethod")
-      .set({ otpTargetPrivateKey: null, otpExpiresAt: null })
-      .where("id", "=", method.id)
-      .where("platformId", "=", method.platformId)
-      .where("otpTargetPrivateKey", "=", targetKey),
-  );
-  if (count !== 1) throw otpRejected("OTP code was already used");
   return opened.publicKey;
+}
+
+/** Uses up the code {@link openOtp} accepted: only one request can clear this exact target key. */
+export function* useOtpCode(method: AuthMethodRow): SqlProgram<void> {
+  const key = method.otpTargetPrivateKey;
+  const count =
+    key === null
+      ? 0
+      : yield* run(clearOtpTarget({ id: method.id, platformId: method.platformId, key }));
+  if (count !== 1) throw otpRejected("OTP code was already used");
 }
 
 /** The ES256 verification token that binds a successful OTP to the TEK. */

@@ -1,4 +1,4 @@
-import { readsClockItself, type Handlers } from "../../http/operations.js";
+import type { Handlers } from "../../http/operations.js";
 import type { CardTransactionService } from "./service.js";
 
 export function cardTransactionRoutes(
@@ -27,11 +27,10 @@ export function cardSimulationRoutes(
   | "simulateCardReversal"
 > {
   return {
-    // The hot path: the clock offset comes with the card, in one read.
-    simulateCardAuthorization: readsClockItself(async ({ params, body }, caller) => ({
+    simulateCardAuthorization: async ({ params, body }, ctx) => ({
       status: 201,
-      body: await transactions.authorize(caller, params.cardId, body),
-    })),
+      body: await transactions.authorize(ctx, params.cardId, body),
+    }),
     simulateCardClearing: async ({ params, body }, ctx) => ({
       status: 200,
       body: await transactions.clear(ctx, params.cardId, body),

@@ -5,11 +5,10 @@ import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
 import type { Query } from "../../http/operation-types.js";
-import type { Caller, RequestContext, Services } from "../../http/context.js";
+import type { RequestContext, Services } from "../../http/context.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
-import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CardService } from "../cards/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import { CARD_PULL_JOB, type AuthorizationPlan, type CardPullJobPayload } from "./authorization.js";
@@ -154,22 +153,13 @@ interface CardForUse {
   fundingSources: string;
 }
 
-/** The card as an authorization needs it, with its platform's clock offset: one read. */
-const cardAndClock = prepared((args: { cardId: string; platformId: string }) =>
+/** The card as an authorization needs it (the hot path): compiled once. */
+const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
   q
-    .selectFrom("Card as c")
-    .innerJoin("Platform as p", "p.id", "c.platformId")
-    .select([
-      "c.id",
-      "c.cardholderId",
-      "c.state",
-      "c.currency",
-      "c.fundingSources",
-      "c.pendingIssuance",
-      "p.clockOffsetSeconds",
-    ])
-    .where("c.id", "=", args.cardId)
-    .where("c.platformId", "=", args.platformId),
+    .selectFrom("Card")
+    .select(["id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance"])
+    .where("id", "=", args.cardId)
+    .where("platformId", "=", args.platformId),
 );
 
 /** The pull of a declined authorization: never made. */
@@ -179,7 +169,6 @@ export class CardTransactionService {
   constructor(
     private readonly services: Services,
     private readonly cards: CardService,
-    private readonly clocks: PlatformClocks,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -219,11 +208,11 @@ export class CardTransactionService {
    * as direct SQL (authorization.ts): it is the hot path.
    */
   async authorize(
-    caller: Caller,
+    ctx: RequestContext,
     cardId: string,
     input: SimulateAuthorization,
   ): Promise<CardTransaction> {
-    const { card, ctx } = await this.cardForAuthorization(caller, cardId);
+    const card = await this.cardForAuthorization(ctx, cardId);
     if (input.currency.code !== card.currency) {
       throw new ApiError(
         400,
@@ -256,25 +245,12 @@ export class CardTransactionService {
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
   }
 
-  /**
-   * The card as the authorization needs it and the platform's clock, in one
-   * direct read (hot path; see OperationOptions.readsClockItself).
-   */
-  private async cardForAuthorization(
-    caller: Caller,
-    cardId: string,
-  ): Promise<{ card: CardForUse; ctx: RequestContext }> {
-    const row = await this.services.data.one(
-      cardAndClock({ cardId, platformId: caller.platformId }),
-    );
+  /** The card as the authorization needs it, in one read. */
+  private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
+    const row = await this.services.data.one(cardForUse({ cardId, platformId: ctx.platformId }));
     if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
-    const ctx: RequestContext = {
-      ...caller,
-      clock: this.clocks.withOffset(row.clockOffsetSeconds),
-    };
     // An issuance step may be due: the card service applies it first.
-    const card = row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
-    return { card, ctx };
+    return row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
