@@ -7,13 +7,14 @@
 //    on WebCrypto) that the server used before, and with the server's
 //    node:crypto modules (apps/server/dist/crypto) when they are built.
 // 2. End to end (--logins N, default 200; 0 skips it): the built server as its
-//    own process, N complete OTP logins one after another, each on a fresh
-//    wallet, the client's crypto running here; the server's CPU time from
-//    /proc over the logins only (wallets are made beforehand).
+//    own process, N complete OTP logins, each on a fresh wallet, one after
+//    another or --concurrency at a time, the client's crypto running here; the
+//    server's CPU time from /proc over the logins only (wallets are made
+//    beforehand).
 //
 //   npm run build
-//   node bench/login-cpu.mjs [--iterations 300] [--logins 200] [--database sqlite|postgresql]
-//        [--main apps/server/dist/main.js] [--no-ops]
+//   node bench/login-cpu.mjs [--iterations 300] [--logins 200] [--concurrency 1]
+//        [--database sqlite|postgresql] [--main apps/server/dist/main.js] [--no-ops]
 //
 // --main runs another build of the server end to end (e.g. one of an older
 // commit, to compare under the same machine load); --no-ops skips part 1.
@@ -32,6 +33,7 @@ const { values: args } = parseArgs({
   options: {
     iterations: { type: "string", default: "300" },
     logins: { type: "string", default: "200" },
+    concurrency: { type: "string", default: "1" },
     database: { type: "string", default: "sqlite" },
     main: { type: "string", default: "apps/server/dist/main.js" },
     "no-ops": { type: "boolean", default: false },
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
 });
 const iterations = Number(args.iterations);
 const logins = Number(args.logins);
+const concurrency = Math.max(1, Number(args.concurrency));
 const VERSION = "/2025-10-13";
 
 // ---------------------------------------------------------------------------
@@ -327,18 +330,26 @@ async function endToEnd() {
       );
     };
 
-    for (const methodId of methods.slice(0, warmup)) await login(methodId);
+    // `concurrency` logins in flight, each lane taking the next wallet.
+    const loginAll = async (list) => {
+      let next = 0;
+      const lane = async () => {
+        while (next < list.length) await login(list[next++]);
+      };
+      await Promise.all(Array.from({ length: concurrency }, lane));
+    };
+    await loginAll(methods.slice(0, warmup));
     clientCpu = 0;
     const serverBefore = cpuMs(child.pid);
     const started = performance.now();
-    for (const methodId of methods.slice(warmup)) await login(methodId);
+    await loginAll(methods.slice(warmup));
     const elapsed = performance.now() - started;
     const serverMs = cpuMs(child.pid) - serverBefore;
     console.log(
-      `\nEnd to end (${args.database}, ${args.main}): ${logins} OTP logins one after another, 3 requests each\n` +
+      `\nEnd to end (${args.database}, ${args.main}): ${logins} OTP logins, ${concurrency === 1 ? "one after another" : `${concurrency} at a time`}, 3 requests each\n` +
         `  server CPU per login: ${(serverMs / logins).toFixed(2)} ms (user + system, /proc, 10 ms ticks)\n` +
         `  client crypto per login (this process): ${(clientCpu / logins / 1000).toFixed(2)} ms\n` +
-        `  wall time per login: ${(elapsed / logins).toFixed(1)} ms`,
+        `  wall time per login: ${(elapsed / logins).toFixed(1)} ms (${((logins * 1000) / elapsed).toFixed(0)} logins/s)`,
     );
   } finally {
     const exited = new Promise((resolve) => child.once("exit", resolve));
