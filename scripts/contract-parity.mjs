@@ -1,0 +1,319 @@
+#!/usr/bin/env node
+// Compares the sandbox's openapi.yaml with the live service's published
+// contract, fact by fact: which operations exist (method and path), their
+// operation ids, parameters, security, request and response shapes (property
+// names, types, formats, enums, required fields, error codes) and status
+// codes, and the webhook event types. A partner's integration moves from the
+// sandbox to production by changing the host only if these agree.
+//
+// The live contract's facts are kept in contract/live-facts.json (names,
+// types and codes only, no text), refreshed from the reference document when
+// it is at hand:
+//
+//   node scripts/contract-parity.mjs                 # check (CI)
+//   node scripts/contract-parity.mjs --refresh       # rewrite the facts from the reference
+//   node scripts/contract-parity.mjs --list          # print every difference, allowed or not
+//
+// Every difference must be listed in contract/parity-allowlist.yaml with its
+// reason (sandbox-only additions, the seed's own names, operations still to
+// come); an unlisted difference fails, and so does an entry that no longer
+// matches anything, so the list only ever shrinks to what is meant.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import YAML from "yaml";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { values: args } = parseArgs({
+  options: {
+    refresh: { type: "boolean", default: false },
+    list: { type: "boolean", default: false },
+    reference: {
+      type: "string",
+      default: join(root, "..", "shared", "reference", "live-api", "openapi.yaml"),
+    },
+  },
+});
+const FACTS = join(root, "contract", "live-facts.json");
+const ALLOWLIST = join(root, "contract", "parity-allowlist.yaml");
+const METHODS = ["get", "put", "post", "patch", "delete"];
+const MAX_DEPTH = 10;
+
+/** The seed renames the live service's brand: "Grid" is "Service" in every name. */
+const renamed = (text) => text.replace(/Grid/g, "Service").replace(/GRID/g, "SERVICE");
+
+/** `/cards/{id}/x` and `/cards/{cardId}/x` are the same URL. */
+const urlShape = (path) => path.replace(/\{[^}]+\}/g, "{}");
+
+function deref(doc, node) {
+  let name;
+  while (node && typeof node.$ref === "string") {
+    name = node.$ref.split("/").pop();
+    node = node.$ref
+      .slice(2)
+      .split("/")
+      .reduce((at, key) => at?.[key.replace(/~1/g, "/").replace(/~0/g, "~")], doc);
+  }
+  return { node: node ?? {}, name };
+}
+
+/** Error codes: an enum, or (as the live contract writes them) the rows of a table in the description. */
+function codesOf(schema) {
+  if (Array.isArray(schema.enum)) return schema.enum;
+  const rows = [...String(schema.description ?? "").matchAll(/^\|\s*([A-Z][A-Z0-9_]+)\s*\|/gm)];
+  return rows.length > 0 ? rows.map((row) => row[1]) : undefined;
+}
+
+function typeOf(schema) {
+  const types = Array.isArray(schema.type) ? [...schema.type] : schema.type ? [schema.type] : [];
+  if (schema.nullable === true) types.push("null");
+  if (types.length === 0) {
+    if (schema.properties) types.push("object");
+    else if (schema.items) types.push("array");
+  }
+  const format = schema.format ? `(${schema.format})` : "";
+  return types.length > 0 ? [...new Set(types)].sort().join("|") + format : "any";
+}
+
+/** The schema as lines `path: type [enum …]`, with `path: required` for required properties. */
+function flatten(doc, input, path, out, stack = [], depth = 0) {
+  const { node: schema, name } = deref(doc, input);
+  if (name !== undefined && stack.includes(name)) {
+    out.add(`${path}: recursive`);
+    return;
+  }
+  const inner = name === undefined ? stack : [...stack, name];
+  if (depth > MAX_DEPTH) return;
+
+  // Bases first: what the schema says itself refines them.
+  const parts = [...(schema.allOf ?? []).map((part) => deref(doc, part).node), schema];
+  const properties = {};
+  const required = new Set();
+  let enumValues;
+  let type = "any";
+  for (const part of parts) {
+    Object.assign(properties, part.properties ?? {});
+    for (const key of part.required ?? []) required.add(key);
+    const t = typeOf(part);
+    if (t !== "any") type = t;
+    const values = part.const !== undefined ? [part.const] : part.enum;
+    if (values) enumValues = values;
+  }
+  const branches = [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])];
+  if (branches.length > 0 && type === "any" && Object.keys(properties).length === 0) type = "union";
+  if (type === "any" && Object.keys(properties).length > 0) type = "object";
+  const last = path.split(".").pop();
+  if (!enumValues && last === "code") enumValues = codesOf(schema);
+  const enumText = enumValues ? ` enum ${[...enumValues].map(String).sort().join("|")}` : "";
+  out.add(renamed(`${path}: ${type}${enumText}`));
+
+  for (const [key, sub] of Object.entries(properties)) {
+    if (required.has(key)) out.add(renamed(`${path}.${key}: required`));
+    flatten(doc, sub, `${path}.${key}`, out, inner, depth + 1);
+  }
+  for (const part of parts) {
+    if (part.items) flatten(doc, part.items, `${path}[]`, out, inner, depth + 1);
+    if (part.additionalProperties && typeof part.additionalProperties === "object") {
+      flatten(doc, part.additionalProperties, `${path}{}`, out, inner, depth + 1);
+    }
+  }
+  for (const branch of branches) flatten(doc, branch, path, out, inner, depth + 1);
+  if (schema.discriminator?.propertyName) {
+    const keys = Object.keys(schema.discriminator.mapping ?? {}).sort();
+    out.add(
+      renamed(`${path}: discriminator ${schema.discriminator.propertyName} ${keys.join("|")}`),
+    );
+  }
+}
+
+/** Facts of one operation, as sorted lines. */
+function operationFacts(doc, path, pathItem, method) {
+  const op = pathItem[method];
+  const out = new Set();
+  out.add(`operationId ${op.operationId}`);
+  out.add(`path ${path}`);
+  const security = op.security ?? doc.security ?? [];
+  out.add(
+    `security ${
+      security
+        .flatMap((s) => Object.keys(s))
+        .sort()
+        .join("|") || "none"
+    }`,
+  );
+  const params = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])].map(
+    (p) => deref(doc, p).node,
+  );
+  for (const param of params) {
+    const where = `param ${param.in} ${renamed(param.name)}`;
+    if (param.required) out.add(`${where}: required`);
+    flatten(doc, param.schema ?? {}, where, out);
+  }
+  if (op.requestBody) {
+    const body = deref(doc, op.requestBody).node;
+    if (body.required) out.add("request: required");
+    for (const [type, media] of Object.entries(body.content ?? {})) {
+      flatten(doc, media.schema ?? {}, `request ${type}`, out);
+    }
+  }
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    const res = deref(doc, response).node;
+    out.add(`response ${status}`);
+    for (const header of Object.keys(res.headers ?? {})) {
+      out.add(renamed(`response ${status} header ${header}`));
+    }
+    for (const [type, media] of Object.entries(res.content ?? {})) {
+      flatten(doc, media.schema ?? {}, `response ${status} ${type}`, out);
+    }
+  }
+  return [...out].sort();
+}
+
+/** Event types a webhook body can carry: the enum of its top-level `type`. */
+function webhookTypes(doc) {
+  const types = new Set();
+  for (const item of Object.values(doc.webhooks ?? {})) {
+    for (const method of METHODS) {
+      const body = item[method]?.requestBody;
+      if (!body) continue;
+      const content = deref(doc, body).node.content ?? {};
+      for (const media of Object.values(content)) {
+        const lines = new Set();
+        flatten(doc, media.schema ?? {}, "body", lines);
+        for (const line of lines) {
+          const match = line.match(/^body\.type: string enum (.+)$/);
+          if (match) for (const type of match[1].split("|")) types.add(type);
+        }
+      }
+    }
+  }
+  return [...types].sort();
+}
+
+function factsOf(doc) {
+  const operations = {};
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      if (!item[method]) continue;
+      operations[`${method.toUpperCase()} ${urlShape(path)}`] = {
+        sandboxOnly: item[method]["x-sandbox-only"] === true,
+        facts: operationFacts(doc, path, item, method),
+      };
+    }
+  }
+  const signature = Object.values(doc.components?.securitySchemes ?? {}).find(
+    (scheme) => scheme.type === "apiKey" && scheme.in === "header",
+  );
+  return {
+    operations,
+    webhookTypes: webhookTypes(doc).map(renamed),
+    webhookSignatureHeader: signature ? renamed(signature.name) : null,
+  };
+}
+
+const load = (file) => YAML.parse(readFileSync(file, "utf8"), { maxAliasCount: -1 });
+
+if (args.refresh) {
+  if (!existsSync(args.reference)) {
+    console.error(`No reference document at ${args.reference}`);
+    process.exit(1);
+  }
+  const live = factsOf(load(args.reference));
+  for (const op of Object.values(live.operations)) delete op.sandboxOnly;
+  writeFileSync(FACTS, `${JSON.stringify(live, null, 1)}\n`);
+  console.log(`Wrote ${Object.keys(live.operations).length} operations' facts to ${FACTS}`);
+  process.exit(0);
+}
+
+const live = JSON.parse(readFileSync(FACTS, "utf8"));
+if (existsSync(args.reference)) {
+  const fresh = factsOf(load(args.reference));
+  for (const op of Object.values(fresh.operations)) delete op.sandboxOnly;
+  if (JSON.stringify(fresh) !== JSON.stringify(live)) {
+    console.error(
+      "contract/live-facts.json does not match the reference: run node scripts/contract-parity.mjs --refresh",
+    );
+    process.exit(1);
+  }
+}
+const ours = factsOf(load(join(root, "openapi.yaml")));
+
+/** Every difference, as `{ operation, detail }`; `operation` is "METHOD /path" with {} for parameters. */
+const differences = [];
+const differ = (operation, detail) => differences.push({ operation, detail });
+for (const [key, op] of Object.entries(ours.operations)) {
+  const theirs = live.operations[key];
+  if (!theirs) {
+    differ(key, op.sandboxOnly ? "sandbox-only, not in live" : "not in live");
+    continue;
+  }
+  const liveLines = new Set(theirs.facts);
+  const ourLines = new Set(op.facts);
+  for (const line of op.facts) if (!liveLines.has(line)) differ(key, `ours: ${line}`);
+  for (const line of theirs.facts) if (!ourLines.has(line)) differ(key, `live: ${line}`);
+}
+for (const key of Object.keys(live.operations)) {
+  if (!ours.operations[key]) differ(key, "missing");
+}
+for (const type of live.webhookTypes) {
+  if (!ours.webhookTypes.includes(type)) differ("webhooks", `missing event type ${type}`);
+}
+for (const type of ours.webhookTypes) {
+  if (!live.webhookTypes.includes(type)) differ("webhooks", `event type ${type} not in live`);
+}
+if (ours.webhookSignatureHeader !== live.webhookSignatureHeader) {
+  differ(
+    "webhooks",
+    `signature header ${ours.webhookSignatureHeader} (live ${live.webhookSignatureHeader})`,
+  );
+}
+
+// Allow-list entries: { operation, detail?, pattern?, reason }. `operation`
+// is written with real parameter names, or "*" for a rule of every
+// operation; `detail`, when given, is a prefix of the difference, `pattern`
+// a regular expression it must match.
+const allowlist = load(ALLOWLIST) ?? [];
+const allows = (entry, diff) =>
+  (entry.operation === "*" || urlShape(entry.operation) === diff.operation) &&
+  (entry.detail === undefined || diff.detail.startsWith(entry.detail)) &&
+  (entry.pattern === undefined || new RegExp(entry.pattern).test(diff.detail));
+const problems = [];
+for (const [i, entry] of allowlist.entries()) {
+  if (typeof entry?.operation !== "string" || typeof entry?.reason !== "string" || !entry.reason) {
+    problems.push(`allow-list entry ${i + 1} needs an operation and a reason`);
+  }
+}
+const used = new Set();
+const unlisted = [];
+for (const diff of differences) {
+  const index = allowlist.findIndex((entry) => allows(entry, diff));
+  if (index >= 0) used.add(index);
+  else unlisted.push(diff);
+  if (args.list)
+    console.log(`${index >= 0 ? "allowed " : "UNLISTED"} ${diff.operation} :: ${diff.detail}`);
+}
+for (const [i, entry] of allowlist.entries()) {
+  if (!used.has(i)) {
+    problems.push(
+      `allow-list entry no longer matches any difference (remove it): ${entry.operation}${entry.detail ? ` :: ${entry.detail}` : ""}${entry.pattern ? ` :: /${entry.pattern}/` : ""}`,
+    );
+  }
+}
+
+const liveCount = Object.keys(live.operations).length;
+const served = Object.keys(live.operations).filter((key) => {
+  if (!ours.operations[key]) return false;
+  return !differences.some((d) => d.operation === key);
+}).length;
+console.log(
+  `Contract parity: ${served} of ${liveCount} live operations served exactly; ` +
+    `${differences.length} differences, ${differences.length - unlisted.length} allowed by ${allowlist.length} entries.`,
+);
+for (const diff of unlisted.slice(0, 200)) {
+  console.error(`not allowed: ${diff.operation} :: ${diff.detail}`);
+}
+if (unlisted.length > 200) console.error(`... and ${unlisted.length - 200} more`);
+for (const problem of problems) console.error(problem);
+// exitCode, not exit(): a long listing must reach a pipe whole.
+if (unlisted.length > 0 || problems.length > 0) process.exitCode = 1;
