@@ -4,7 +4,7 @@
 // same operation from openapi.yaml, in the same run.
 //
 //   npm run build                      (the server runs from apps/server/dist)
-//   node bench/operations.mjs [--operations authorize,getCustomer,listCustomers,createCustomer]
+//   node bench/operations.mjs [--operations authorize,getCustomerById,listCustomers,createCustomer]
 //        [--rounds 3] [--duration 8] [--warmup 3] [--connections 50]
 //        [--database sqlite|postgresql]
 //
@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
   options: {
     operations: {
       type: "string",
-      default: "authorize,getCustomer,listCustomers,createCustomer",
+      default: "authorize,getCustomerById,listCustomers,createCustomer",
     },
     rounds: { type: "string", default: "3" },
     duration: { type: "string", default: "8" },
@@ -84,7 +84,7 @@ const operations = {
     }),
     prism: { card: PRISM_CARD },
   },
-  getCustomer: {
+  getCustomerById: {
     title: "GET /customers/{id}",
     async setUp(sandbox) {
       const customer = await sandbox.call("POST", "/customers", customerBody);

@@ -145,15 +145,15 @@ describe.each(databases)("amount range on %s", (kind) => {
 
     // An increment would take authorizedAmount to twice the maximum.
     await expectOutOfRange(
-      await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/increment", {
-        params: { path: { cardId: card.id } },
+      await sandbox.client.POST("/sandbox/cards/{id}/simulate/increment", {
+        params: { path: { id: card.id } },
         body: { cardTransactionId: held.id, amount: MAX },
       }),
     );
     // A reversal would give back the hold onto a full balance.
     await expectOutOfRange(
-      await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/reversal", {
-        params: { path: { cardId: card.id } },
+      await sandbox.client.POST("/sandbox/cards/{id}/simulate/reversal", {
+        params: { path: { id: card.id } },
         body: { cardTransactionId: held.id },
       }),
     );

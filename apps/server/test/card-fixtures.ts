@@ -103,8 +103,8 @@ export async function authorize(
   descriptor?: string,
 ): Promise<CardTransaction> {
   const { data, error, response } = await sandbox.client.POST(
-    "/sandbox/cards/{cardId}/simulate/authorization",
-    { params: { path: { cardId } }, body: purchase(amount, descriptor) },
+    "/sandbox/cards/{id}/simulate/authorization",
+    { params: { path: { id: cardId } }, body: purchase(amount, descriptor) },
   );
   if (!data) throw new Error(`authorization: ${response.status} ${JSON.stringify(error)}`);
   expect(response.status).toBe(201);

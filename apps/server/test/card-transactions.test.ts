@@ -35,9 +35,9 @@ describe.each(databases)("card transactions on %s", (kind) => {
     body: { cardTransactionId: string; amount?: number },
   ) =>
     sandbox.client.POST(
-      `/sandbox/cards/{cardId}/simulate/${action}` as "/sandbox/cards/{cardId}/simulate/clearing",
+      `/sandbox/cards/{id}/simulate/${action}` as "/sandbox/cards/{id}/simulate/clearing",
       {
-        params: { path: { cardId } },
+        params: { path: { id: cardId } },
         body: body as { cardTransactionId: string; amount: number },
       },
     );
@@ -222,15 +222,15 @@ describe.each(databases)("card transactions on %s", (kind) => {
 
     it("refuses another currency, and unknown or foreign cards", async () => {
       const { card } = await activeCard(sandbox, 10_000);
-      const euros = await sandbox.client.POST("/sandbox/cards/{cardId}/simulate/authorization", {
-        params: { path: { cardId: card.id } },
+      const euros = await sandbox.client.POST("/sandbox/cards/{id}/simulate/authorization", {
+        params: { path: { id: card.id } },
         body: { ...purchase(100), currency: { code: "EUR" } },
       });
       expect(euros.response.status).toBe(400);
       expect(euros.error).toMatchObject({ code: "INVALID_CURRENCY" });
       const other = await sandbox.otherPlatformClient();
-      const foreign = await other.POST("/sandbox/cards/{cardId}/simulate/authorization", {
-        params: { path: { cardId: card.id } },
+      const foreign = await other.POST("/sandbox/cards/{id}/simulate/authorization", {
+        params: { path: { id: card.id } },
         body: purchase(100),
       });
       expect(foreign.response.status).toBe(404);
@@ -523,8 +523,8 @@ describe.each(databases)("card transactions on %s", (kind) => {
       const { card, accountId } = await activeCard(sandbox, 100 * 700);
       const results = await Promise.all(
         Array.from({ length: 200 }, () =>
-          sandbox.client.POST("/sandbox/cards/{cardId}/simulate/authorization", {
-            params: { path: { cardId: card.id } },
+          sandbox.client.POST("/sandbox/cards/{id}/simulate/authorization", {
+            params: { path: { id: card.id } },
             body: purchase(700),
           }),
         ),

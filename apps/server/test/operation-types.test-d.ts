@@ -7,7 +7,6 @@ import type { IdempotencyStore } from "../src/http/idempotency.js";
 import type { Input, OperationId, Query, Reply } from "../src/http/operation-types.js";
 import {
   idempotent,
-  readsClockItself,
   type ApiHandlers,
   type Handler,
   type Handlers,
@@ -19,17 +18,17 @@ declare const customer: Schemas["Customer"];
 declare const handlers: ApiHandlers;
 
 // An area's table names its operations: a handler for each, and nothing else.
-export const complete: Handlers<"getCustomer"> = {
-  getCustomer: () => ({ status: 200, body: customer }),
+export const complete: Handlers<"getCustomerById"> = {
+  getCustomerById: () => ({ status: 200, body: customer }),
 };
 
 // @ts-expect-error a named operation without its handler
-export const missing: Handlers<"getCustomer" | "listCustomers"> = {
-  getCustomer: () => ({ status: 200, body: customer }),
+export const missing: Handlers<"getCustomerById" | "listCustomers"> = {
+  getCustomerById: () => ({ status: 200, body: customer }),
 };
 
-export const misspelt: Handlers<"getCustomer"> = {
-  getCustomer: () => ({ status: 200, body: customer }),
+export const misspelt: Handlers<"getCustomerById"> = {
+  getCustomerById: () => ({ status: 200, body: customer }),
   // @ts-expect-error an operation the table does not name
   getCustomers: () => ({ status: 200, body: customer }),
 };
@@ -38,8 +37,8 @@ export const misspelt: Handlers<"getCustomer"> = {
 export type Unknown = Handlers<"getCustomers">;
 
 // The whole API: leaving one operation out does not compile.
-const { getCustomer: _left, ...rest } = handlers;
-// @ts-expect-error getCustomer is missing
+const { getCustomerById: _left, ...rest } = handlers;
+// @ts-expect-error getCustomerById is missing
 export const incomplete: ApiHandlers = rest;
 
 // Webhooks are in the generated `operations` but are not served.
@@ -49,7 +48,7 @@ export const webhook: OperationId = "onTestPing";
 export const health: OperationId = "getSandboxHealth";
 
 // Input comes typed from the spec: path parameters, query, headers, body.
-export const typedInput: Handler<"getCustomer"> = ({ params }) => {
+export const typedInput: Handler<"getCustomerById"> = ({ params }) => {
   const id: string = params.customerId;
   // @ts-expect-error getCustomer has no `id` path parameter
   void params.id;
@@ -65,7 +64,7 @@ export function bodyIsTheSchema(input: Input<"createCustomer">): Schemas["Custom
   return input.body;
 }
 
-export function optionalBodyMayBeAbsent(input: Input<"createAuthCredentialChallenge">) {
+export function optionalBodyMayBeAbsent(input: Input<"challengeAuthCredential">) {
   // @ts-expect-error the request body of this operation is optional
   return input.body.clientPublicKey;
 }
@@ -85,9 +84,9 @@ export const created: Reply<"createCustomer"> = { status: 201, body: customer };
 export const wrongStatus: Reply<"createCustomer"> = { status: 200, body: customer };
 // @ts-expect-error the body must be a Customer
 export const wrongBody: Reply<"createCustomer"> = { status: 201, body: { id: "x" } };
-export const noContent: Reply<"deleteAuthSession"> = { status: 204 };
+export const noContent: Reply<"revokeAuthSession"> = { status: 204 };
 // @ts-expect-error a 204 has no body
-export const bodyOn204: Reply<"deleteAuthSession"> = { status: 204, body: {} };
+export const bodyOn204: Reply<"revokeAuthSession"> = { status: 204, body: {} };
 
 // Only an operation that declares Idempotency-Key can be made idempotent.
 export const transferIn: Handlers<"createTransferIn"> = {
@@ -98,15 +97,6 @@ export const transferIn: Handlers<"createTransferIn"> = {
 export const notIdempotent: Handlers<"createCustomer"> = {
   // @ts-expect-error createCustomer declares no Idempotency-Key
   createCustomer: idempotent(store, async () => ({ status: 201 as const, body: customer })),
-};
-
-// A clock-reading handler gets the caller, which has no clock.
-export const clockReading: Handlers<"getCustomer"> = {
-  getCustomer: readsClockItself(async (_input, caller) => {
-    // @ts-expect-error the caller carries no clock
-    void caller.clock;
-    return { status: 200, body: customer };
-  }),
 };
 
 void ctx;

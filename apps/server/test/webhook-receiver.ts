@@ -64,7 +64,7 @@ export async function startReceiver(
         arrivedAt: line++,
         eventId,
         rawBody,
-        signature: header(req, "x-webhook-signature"),
+        signature: header(req, "x-service-signature"),
         contentType: header(req, "content-type"),
       };
       requests.push(request);

@@ -2,7 +2,7 @@ import { verifyWebhookSignature } from "@sandbox/crypto";
 import type { components } from "./generated/api.js";
 
 /** Name of the header that carries the signature of a webhook delivery. */
-export const WEBHOOK_SIGNATURE_HEADER = "X-Webhook-Signature";
+export const WEBHOOK_SIGNATURE_HEADER = "X-Service-Signature";
 
 export type WebhookEnvelope = components["schemas"]["WebhookEnvelope"];
 
@@ -11,7 +11,7 @@ export type WebhookEnvelope = components["schemas"]["WebhookEnvelope"];
  *
  * - `rawBody`: the request body exactly as received (string or bytes), read
  *   before any JSON parsing: re-serialised JSON does not verify.
- * - `headerValue`: the `X-Webhook-Signature` header.
+ * - `headerValue`: the `X-Service-Signature` header.
  * - `publicKeyPem`: `webhookPublicKey` from `GET /config`.
  *
  * Returns false for a bad signature and for any malformed input.

@@ -558,7 +558,7 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
   title: "Card authorization",
   description:
     "Decides a simulated card authorization. An approval still needs a funding source that covers the amount; otherwise the authorization is declined. Times count from the authorization.",
-  appliesTo: "`POST /sandbox/cards/{cardId}/simulate/authorization`",
+  appliesTo: "`POST /sandbox/cards/{id}/simulate/authorization`",
   field: "`merchant.descriptor`",
   key: { kind: "suffix", mode: "characters" },
   rows: [

@@ -225,7 +225,7 @@ export class WebhookDispatcher {
     const started = performance.now();
     const outcome = await this.poster.post(platform.webhookUrl, claim.payload, {
       "Content-Type": "application/json",
-      "X-Webhook-Signature": signature,
+      "X-Service-Signature": signature,
       "User-Agent": "payments-sandbox-webhooks/1",
     });
     const latencyMs = Math.max(0, Math.round(performance.now() - started));

@@ -8,7 +8,7 @@ export interface WalletHeaders {
 
 /** The signed-retry headers as the signed operations declare them in openapi.yaml. */
 export type SignedRetryHeaders = Pick<
-  RequestHeaders<"deleteAuthSession">,
+  RequestHeaders<"revokeAuthSession">,
   "Service-Wallet-Signature" | "Request-Id"
 >;
 

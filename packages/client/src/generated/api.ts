@@ -69,7 +69,7 @@ export interface paths {
          * Get a customer
          * @description Returns one customer.
          */
-        get: operations["getCustomer"];
+        get: operations["getCustomerById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -305,7 +305,7 @@ export interface paths {
          * Get a transaction
          * @description Returns one transaction.
          */
-        get: operations["getTransaction"];
+        get: operations["getTransactionById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,7 +333,7 @@ export interface paths {
          * Approve an agent transaction
          * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL; it then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting). Agents cannot call this operation.
          */
-        post: operations["approveTransaction"];
+        post: operations["approvePendingPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -397,7 +397,7 @@ export interface paths {
          * Get a quote
          * @description Returns one quote with its current status.
          */
-        get: operations["getQuote"];
+        get: operations["getQuoteById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -519,7 +519,7 @@ export interface paths {
          * Get a card
          * @description Returns one card.
          */
-        get: operations["getCard"];
+        get: operations["getCardById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -529,7 +529,7 @@ export interface paths {
          * Update a card
          * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`, as does any change to a CLOSED card. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`.
          */
-        patch: operations["updateCard"];
+        patch: operations["updateCardById"];
         trace?: never;
     };
     "/cards/{id}/reveal": {
@@ -648,7 +648,7 @@ export interface paths {
          * Revoke a credential
          * @description Removes a credential from its wallet and revokes the sessions it issued. A wallet keeps at least one credential: removing the last one is refused with 409 `CONFLICT`. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on the same wallet.
          */
-        delete: operations["deleteAuthCredential"];
+        delete: operations["revokeAuthCredential"];
         options?: never;
         head?: never;
         patch?: never;
@@ -673,7 +673,7 @@ export interface paths {
          * Start a credential challenge
          * @description Prepares the next verification of a credential. EMAIL_OTP and SMS_OTP: sends a new code (sandbox: always `000000`, nothing is delivered) and returns a fresh `otpEncryptionTargetBundle`; only the latest bundle is valid. PASSKEY: `clientPublicKey` is required; it is bound into a pending session request, and the response carries `credentialId`, `challenge`, `requestId` and `expiresAt` for the WebAuthn assertion. OAUTH credentials need no challenge (400). Codes and passkey challenges last 5 minutes. Rate limit: at most 5 challenges per credential in any 60 seconds; beyond that 429 `RATE_LIMITED` with `Retry-After`.
          */
-        post: operations["createAuthCredentialChallenge"];
+        post: operations["challengeAuthCredential"];
         delete?: never;
         options?: never;
         head?: never;
@@ -780,7 +780,7 @@ export interface paths {
          * Revoke a session
          * @description Revokes a session before `expiresAt`; its signing key stops working. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. Once revoked, the session id returns 404.
          */
-        delete: operations["deleteAuthSession"];
+        delete: operations["revokeAuthSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -845,14 +845,14 @@ export interface paths {
          * Simulate an incoming UMA payment
          * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account. The receiver is `$<platformCustomerId>@<any host but sandbox.uma.money>`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
          */
-        post: operations["sandboxUmaReceive"];
+        post: operations["sandboxReceive"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/sandbox/cards/{cardId}/simulate/authorization": {
+    "/sandbox/cards/{id}/simulate/authorization": {
         parameters: {
             query?: never;
             header?: never;
@@ -861,7 +861,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -871,14 +871,14 @@ export interface paths {
          * Simulate a card authorization
          * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and always answers 201 with the new card transaction. Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select: `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
-        post: operations["simulateCardAuthorization"];
+        post: operations["sandboxSimulateCardAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/sandbox/cards/{cardId}/simulate/clearing": {
+    "/sandbox/cards/{id}/simulate/clearing": {
         parameters: {
             query?: never;
             header?: never;
@@ -887,7 +887,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -897,14 +897,14 @@ export interface paths {
          * Simulate clearing
          * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
-        post: operations["simulateCardClearing"];
+        post: operations["sandboxSimulateCardClearing"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/sandbox/cards/{cardId}/simulate/return": {
+    "/sandbox/cards/{id}/simulate/return": {
         parameters: {
             query?: never;
             header?: never;
@@ -913,7 +913,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -923,14 +923,14 @@ export interface paths {
          * Simulate a return
          * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED transaction (409 `INVALID_STATE_TRANSITION` otherwise); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
          */
-        post: operations["simulateCardReturn"];
+        post: operations["sandboxSimulateCardReturn"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/sandbox/cards/{cardId}/simulate/increment": {
+    "/sandbox/cards/{id}/simulate/increment": {
         parameters: {
             query?: never;
             header?: never;
@@ -939,7 +939,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -949,14 +949,14 @@ export interface paths {
          * Simulate an incremental authorization
          * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED transaction (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
          */
-        post: operations["simulateCardIncrement"];
+        post: operations["sandboxSimulateCardIncrement"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/sandbox/cards/{cardId}/simulate/reversal": {
+    "/sandbox/cards/{id}/simulate/reversal": {
         parameters: {
             query?: never;
             header?: never;
@@ -965,7 +965,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -975,7 +975,7 @@ export interface paths {
          * Simulate an authorization reversal
          * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`.
          */
-        post: operations["simulateCardReversal"];
+        post: operations["sandboxSimulateCardReversal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1121,7 +1121,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card state changed
-         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardStateChange"];
         delete?: never;
@@ -1141,7 +1141,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card funding sources changed
-         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardFundingSourceChange"];
         delete?: never;
@@ -1161,7 +1161,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction authorized
-         * @description Sent when an authorization is approved, and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an authorization is approved, and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionAuthorized"];
         delete?: never;
@@ -1181,7 +1181,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction partially settled
-         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionPartiallySettled"];
         delete?: never;
@@ -1201,7 +1201,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction settled
-         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionSettled"];
         delete?: never;
@@ -1221,7 +1221,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction refunded
-         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionRefunded"];
         delete?: never;
@@ -1241,7 +1241,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction exception
-         * @description Sent when a pull on the funding source fails: the authorization pull (sandbox: descriptor suffix `006`; its hold is released), or the post-hoc pull of a clearing above the authorization that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a pull on the funding source fails: the authorization pull (sandbox: descriptor suffix `006`; its hold is released), or the post-hoc pull of a clearing above the authorization that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionException"];
         delete?: never;
@@ -1261,7 +1261,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card authorization declined (sandbox extension)
-         * @description Sandbox extension. Sent when a simulated authorization is declined; `declineReason` says why and nothing was pulled. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.DECLINED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sandbox extension. Sent when a simulated authorization is declined; `declineReason` says why and nothing was pulled. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.DECLINED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionDeclined"];
         delete?: never;
@@ -1281,7 +1281,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card authorization expired (sandbox extension)
-         * @description Sandbox extension. Sent when an authorization expires (a simulated clearing of amount 0); its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXPIRED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sandbox extension. Sent when an authorization expires (a simulated clearing of amount 0); its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXPIRED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionExpired"];
         delete?: never;
@@ -1301,7 +1301,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card authorization reversed (sandbox extension)
-         * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionReversed"];
         delete?: never;
@@ -1321,7 +1321,7 @@ export interface webhooks {
         put?: never;
         /**
          * Transaction status changed
-         * @description Sent when a transaction (transfer, quote payment, UMA receive, funding) is created and each time its status changes. `data` is the transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. The body is a `WebhookEnvelope` whose `type` is `TRANSACTION.STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a transaction (transfer, quote payment, UMA receive, funding) is created and each time its status changes. `data` is the transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. The body is a `WebhookEnvelope` whose `type` is `TRANSACTION.STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onTransactionStatusChange"];
         delete?: never;
@@ -1341,7 +1341,7 @@ export interface webhooks {
         put?: never;
         /**
          * Customer KYC status changed
-         * @description Sent when a customer's `kycStatus` changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYC_STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a customer's `kycStatus` changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYC_STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCustomerKycStatusChange"];
         delete?: never;
@@ -1361,7 +1361,7 @@ export interface webhooks {
         put?: never;
         /**
          * Customer KYB status changed
-         * @description Sent when a business customer's `kybStatus` is set or changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYB_STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a business customer's `kybStatus` is set or changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYB_STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCustomerKybStatusChange"];
         delete?: never;
@@ -1381,7 +1381,7 @@ export interface webhooks {
         put?: never;
         /**
          * Quote status changed
-         * @description Sent when a quote changes status. `data` is the quote. The body is a `WebhookEnvelope` whose `type` is `QUOTE.STATUS_CHANGE`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a quote changes status. `data` is the quote. The body is a `WebhookEnvelope` whose `type` is `QUOTE.STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onQuoteStatusChange"];
         delete?: never;
@@ -1401,7 +1401,7 @@ export interface webhooks {
         put?: never;
         /**
          * Test event
-         * @description Sandbox only. Sent by `POST /sandbox/webhooks/test`. `data` is a free-form object. The body is a `WebhookEnvelope` whose `type` is `TEST.PING`. Verify `X-Webhook-Signature` before trusting it, and answer 2xx.
+         * @description Sandbox only. Sent by `POST /sandbox/webhooks/test`. `data` is a free-form object. The body is a `WebhookEnvelope` whose `type` is `TEST.PING`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onTestPing"];
         delete?: never;
@@ -1712,7 +1712,7 @@ export interface components {
              * @description Where webhook events are delivered; `null` when no endpoint is configured.
              */
             webhookUrl: string | null;
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Webhook-Signature` header of webhook deliveries. */
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` header of webhook deliveries. */
             webhookPublicKey: string;
             /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check bundles against this value before sealing an OTP to them. */
             otpEnclavePublicKey: string;
@@ -3304,11 +3304,6 @@ export interface components {
          * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
          */
         IdempotencyKey: string;
-        /**
-         * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-         * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-         */
-        WebhookSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -3519,7 +3514,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    getCustomer: {
+    getCustomerById: {
         parameters: {
             query?: never;
             header?: never;
@@ -4306,7 +4301,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    getTransaction: {
+    getTransactionById: {
         parameters: {
             query?: never;
             header?: never;
@@ -4352,7 +4347,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    approveTransaction: {
+    approvePendingPayment: {
         parameters: {
             query?: never;
             header?: never;
@@ -4491,7 +4486,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    getQuote: {
+    getQuoteById: {
         parameters: {
             query?: never;
             header?: never;
@@ -4888,7 +4883,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    getCard: {
+    getCardById: {
         parameters: {
             query?: never;
             header?: never;
@@ -4939,7 +4934,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    updateCard: {
+    updateCardById: {
         parameters: {
             query?: never;
             header?: never;
@@ -5328,7 +5323,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    deleteAuthCredential: {
+    revokeAuthCredential: {
         parameters: {
             query?: never;
             header?: {
@@ -5401,7 +5396,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    createAuthCredentialChallenge: {
+    challengeAuthCredential: {
         parameters: {
             query?: never;
             header?: never;
@@ -5665,7 +5660,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    deleteAuthSession: {
+    revokeAuthSession: {
         parameters: {
             query?: never;
             header?: {
@@ -5862,7 +5857,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    sandboxUmaReceive: {
+    sandboxReceive: {
         parameters: {
             query?: never;
             header?: never;
@@ -5929,7 +5924,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    simulateCardAuthorization: {
+    sandboxSimulateCardAuthorization: {
         parameters: {
             query?: never;
             header?: never;
@@ -5938,7 +5933,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -5977,7 +5972,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    simulateCardClearing: {
+    sandboxSimulateCardClearing: {
         parameters: {
             query?: never;
             header?: never;
@@ -5986,7 +5981,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -6053,7 +6048,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    simulateCardReturn: {
+    sandboxSimulateCardReturn: {
         parameters: {
             query?: never;
             header?: never;
@@ -6062,7 +6057,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -6129,7 +6124,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    simulateCardIncrement: {
+    sandboxSimulateCardIncrement: {
         parameters: {
             query?: never;
             header?: never;
@@ -6138,7 +6133,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -6205,7 +6200,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    simulateCardReversal: {
+    sandboxSimulateCardReversal: {
         parameters: {
             query?: never;
             header?: never;
@@ -6214,7 +6209,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                cardId: components["schemas"]["CardId"];
+                id: components["schemas"]["CardId"];
             };
             cookie?: never;
         };
@@ -6550,13 +6545,7 @@ export interface operations {
     onCardStateChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6622,13 +6611,7 @@ export interface operations {
     onCardFundingSourceChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6695,13 +6678,7 @@ export interface operations {
     onCardTransactionAuthorized: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6781,13 +6758,7 @@ export interface operations {
     onCardTransactionPartiallySettled: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6867,13 +6838,7 @@ export interface operations {
     onCardTransactionSettled: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6953,13 +6918,7 @@ export interface operations {
     onCardTransactionRefunded: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7039,13 +6998,7 @@ export interface operations {
     onCardTransactionException: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7125,13 +7078,7 @@ export interface operations {
     onCardTransactionDeclined: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7212,13 +7159,7 @@ export interface operations {
     onCardTransactionExpired: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7298,13 +7239,7 @@ export interface operations {
     onCardTransactionReversed: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7384,13 +7319,7 @@ export interface operations {
     onTransactionStatusChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7451,13 +7380,7 @@ export interface operations {
     onCustomerKycStatusChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7520,13 +7443,7 @@ export interface operations {
     onCustomerKybStatusChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7598,13 +7515,7 @@ export interface operations {
     onQuoteStatusChange: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7672,13 +7583,7 @@ export interface operations {
     onTestPing: {
         parameters: {
             query?: never;
-            header: {
-                /**
-                 * @description JSON `{"v":"1","s":"<signature>"}` where `s` is the base64 DER ECDSA P-256 signature over SHA-256 of the raw request body, made with the platform webhook key. Verify it with `webhookPublicKey` from `GET /config` against the exact bytes received.
-                 * @example {"v":"1","s":"MEQCIGTIdyXn/exLCYyIiLZBvj78juk2YrC/5RlLrUdYiODiAiACH2mllI9q50yhe4bfpFBY4+S4TCM9X39mRkBbp7igbg=="}
-                 */
-                "X-Webhook-Signature": components["parameters"]["WebhookSignature"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };

@@ -11,12 +11,12 @@ export function authRoutes(
 ): Handlers<
   | "createAuthCredential"
   | "listAuthCredentials"
-  | "deleteAuthCredential"
-  | "createAuthCredentialChallenge"
+  | "revokeAuthCredential"
+  | "challengeAuthCredential"
   | "verifyAuthCredential"
   | "listAuthSessions"
   | "refreshAuthSession"
-  | "deleteAuthSession"
+  | "revokeAuthSession"
 > {
   return {
     createAuthCredential: ({ headers, body }, ctx) =>
@@ -25,9 +25,9 @@ export function authRoutes(
       status: 200,
       body: await credentials.list(ctx, query),
     }),
-    deleteAuthCredential: ({ params, headers }, ctx) =>
+    revokeAuthCredential: ({ params, headers }, ctx) =>
       credentials.remove(ctx, params.id, walletHeaders(headers)),
-    createAuthCredentialChallenge: async ({ params, body }, ctx) => ({
+    challengeAuthCredential: async ({ params, body }, ctx) => ({
       status: 200,
       body: await login.challenge(ctx, params.id, body ?? {}),
     }),
@@ -39,7 +39,7 @@ export function authRoutes(
     }),
     refreshAuthSession: ({ params, headers, body }, ctx) =>
       sessions.refresh(ctx, params.id, walletHeaders(headers), body.clientPublicKey),
-    deleteAuthSession: ({ params, headers }, ctx) =>
+    revokeAuthSession: ({ params, headers }, ctx) =>
       sessions.revoke(ctx, params.id, walletHeaders(headers)),
   };
 }

@@ -20,32 +20,32 @@ export function cardTransactionRoutes(
 export function cardSimulationRoutes(
   transactions: CardTransactionService,
 ): Handlers<
-  | "simulateCardAuthorization"
-  | "simulateCardClearing"
-  | "simulateCardReturn"
-  | "simulateCardIncrement"
-  | "simulateCardReversal"
+  | "sandboxSimulateCardAuthorization"
+  | "sandboxSimulateCardClearing"
+  | "sandboxSimulateCardReturn"
+  | "sandboxSimulateCardIncrement"
+  | "sandboxSimulateCardReversal"
 > {
   return {
-    simulateCardAuthorization: async ({ params, body }, ctx) => ({
+    sandboxSimulateCardAuthorization: async ({ params, body }, ctx) => ({
       status: 201,
-      body: await transactions.authorize(ctx, params.cardId, body),
+      body: await transactions.authorize(ctx, params.id, body),
     }),
-    simulateCardClearing: async ({ params, body }, ctx) => ({
+    sandboxSimulateCardClearing: async ({ params, body }, ctx) => ({
       status: 200,
-      body: await transactions.clear(ctx, params.cardId, body),
+      body: await transactions.clear(ctx, params.id, body),
     }),
-    simulateCardReturn: async ({ params, body }, ctx) => ({
+    sandboxSimulateCardReturn: async ({ params, body }, ctx) => ({
       status: 200,
-      body: await transactions.refund(ctx, params.cardId, body),
+      body: await transactions.refund(ctx, params.id, body),
     }),
-    simulateCardIncrement: async ({ params, body }, ctx) => ({
+    sandboxSimulateCardIncrement: async ({ params, body }, ctx) => ({
       status: 200,
-      body: await transactions.increment(ctx, params.cardId, body),
+      body: await transactions.increment(ctx, params.id, body),
     }),
-    simulateCardReversal: async ({ params, body }, ctx) => ({
+    sandboxSimulateCardReversal: async ({ params, body }, ctx) => ({
       status: 200,
-      body: await transactions.reverse(ctx, params.cardId, body),
+      body: await transactions.reverse(ctx, params.id, body),
     }),
   };
 }

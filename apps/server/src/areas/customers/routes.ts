@@ -3,7 +3,7 @@ import type { CustomerService } from "./service.js";
 
 export function customerRoutes(
   customers: CustomerService,
-): Handlers<"createCustomer" | "listCustomers" | "getCustomer"> {
+): Handlers<"createCustomer" | "listCustomers" | "getCustomerById"> {
   return {
     createCustomer: async ({ body }, ctx) => ({
       status: 201,
@@ -13,7 +13,7 @@ export function customerRoutes(
       status: 200,
       body: await customers.list(ctx, query),
     }),
-    getCustomer: async ({ params }, ctx) => ({
+    getCustomerById: async ({ params }, ctx) => ({
       status: 200,
       body: await customers.get(ctx, params.customerId),
     }),

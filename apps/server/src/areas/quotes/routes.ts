@@ -6,14 +6,14 @@ import type { QuoteService } from "./service.js";
 export function quoteRoutes(
   quotes: QuoteService,
   idempotency: IdempotencyStore,
-): Handlers<"getExchangeRates" | "createQuote" | "getQuote" | "executeQuote"> {
+): Handlers<"getExchangeRates" | "createQuote" | "getQuoteById" | "executeQuote"> {
   return {
     getExchangeRates: ({ query }, ctx) => ({
       status: 200,
       body: exchangeRates(ctx.clock.now(), query),
     }),
     createQuote: async ({ body }, ctx) => ({ status: 201, body: await quotes.create(ctx, body) }),
-    getQuote: async ({ params }, ctx) => ({
+    getQuoteById: async ({ params }, ctx) => ({
       status: 200,
       body: await quotes.get(ctx, params.quoteId),
     }),

@@ -8,7 +8,7 @@ export function sandboxRoutes(
   accounts: InternalAccountService,
   quotes: QuoteService,
   umaReceive: UmaReceiveService,
-): Handlers<"sandboxFundInternalAccount" | "sandboxSend" | "sandboxUmaReceive"> {
+): Handlers<"sandboxFundInternalAccount" | "sandboxSend" | "sandboxReceive"> {
   return {
     sandboxFundInternalAccount: async ({ params, body }, ctx) => ({
       status: 200,
@@ -18,7 +18,7 @@ export function sandboxRoutes(
       status: 200,
       body: await quotes.fundRealtime(ctx, body),
     }),
-    sandboxUmaReceive: async ({ body }, ctx) => ({
+    sandboxReceive: async ({ body }, ctx) => ({
       status: 201,
       body: await umaReceive.receive(ctx, body),
     }),

@@ -3,17 +3,17 @@ import type { TransactionService } from "./service.js";
 
 export function transactionRoutes(
   transactions: TransactionService,
-): Handlers<"listTransactions" | "getTransaction" | "approveTransaction"> {
+): Handlers<"listTransactions" | "getTransactionById" | "approvePendingPayment"> {
   return {
     listTransactions: async ({ query }, ctx) => ({
       status: 200,
       body: await transactions.list(ctx, query),
     }),
-    getTransaction: async ({ params }, ctx) => ({
+    getTransactionById: async ({ params }, ctx) => ({
       status: 200,
       body: await transactions.get(ctx, params.transactionId),
     }),
-    approveTransaction: async ({ params }, ctx) => ({
+    approvePendingPayment: async ({ params }, ctx) => ({
       status: 200,
       body: await transactions.approve(ctx, params.transactionId),
     }),
