@@ -42,6 +42,19 @@ export class ApiError extends Error {
   }
 }
 
+/** One field's failure, listed in `details.errors` (the live contract's FieldError). */
+export interface FieldError {
+  /** Dot path of the field within its part of the request (body, query, path, headers). */
+  field: string;
+  message: string;
+}
+
+/** A FieldError from where the value was: "body.personalInfo.email" names `personalInfo.email`. */
+export function fieldError(location: string, message: string): FieldError {
+  const field = location.replace(/^(body|query|path|params|headers)(\.|$)/, "");
+  return { field: field === "" ? location : field, message };
+}
+
 export const invalidInput = (message: string, details?: Record<string, unknown>) =>
   new ApiError(400, "INVALID_INPUT", message, details ? { details } : {});
 

@@ -128,7 +128,7 @@ describe.each(databases)("API basics on %s", (kind) => {
     expect(res.status).toBe(400);
     const body = await res.json();
     expect(body.code).toBe("INVALID_INPUT");
-    const paths = (body.details.errors as { path: string }[]).map((e) => e.path);
+    const paths = (body.details.errors as { field: string }[]).map((e) => e.field);
     expect(paths.some((p) => p.includes("email"))).toBe(true);
   });
 

@@ -95,7 +95,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
   async function expectInvalidInput(res: Response, what: string) {
     expect(res.status, what).toBeLessThan(500);
     expect(res.status, what).toBe(400);
-    const body = (await res.json()) as { code: string; details?: { errors?: { path: string }[] } };
+    const body = (await res.json()) as { code: string; details?: { errors?: { field: string }[] } };
     expect(body.code, what).toBe("INVALID_INPUT");
     return body;
   }
@@ -138,7 +138,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
           const body = leaves.length > 0 ? withSuffix(op.example, leaf, bad) : { note: bad };
           const label = `${op.method} ${op.path} ${leaf.join(".")}`;
           const answer = await expectInvalidInput(await send(op, JSON.stringify(body), {}), label);
-          expect(answer.details?.errors?.[0]?.path, label).toBe(`body.${leaf.join(".")}`);
+          expect(answer.details?.errors?.[0]?.field, label).toBe(leaf.join("."));
         }
       }
     });
@@ -157,7 +157,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
       }),
     });
     const body = await expectInvalidInput(res, "external account");
-    expect(body.details?.errors?.[0]?.path).toBe("body.beneficiaryName");
+    expect(body.details?.errors?.[0]?.field).toBe("beneficiaryName");
     expect(await countRows(sandbox.server.data, q.selectFrom("ExternalAccount"))).toBe(0);
   });
 
@@ -174,7 +174,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
       }),
     });
     const body = await expectInvalidInput(res, "card");
-    expect(body.details?.errors?.[0]?.path).toBe("body.platformCardId");
+    expect(body.details?.errors?.[0]?.field).toBe("platformCardId");
     expect(await countRows(sandbox.server.data, q.selectFrom("Card"))).toBe(0);
   });
 
@@ -189,7 +189,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
     });
     const body = await expectInvalidInput(res, "customer");
     expect(body.details?.errors).toEqual([
-      { path: "body.personalInfo.firstName", message: expect.stringMatching(/NUL/) },
+      { field: "personalInfo.firstName", message: expect.stringMatching(/NUL/) },
     ]);
   });
 
@@ -208,7 +208,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
       body: utf16,
     });
     const wideBody = await expectInvalidInput(wide, "utf-16 body");
-    expect(wideBody.details?.errors?.[0]?.path).toBe("body.personalInfo.lastName");
+    expect(wideBody.details?.errors?.[0]?.field).toBe("personalInfo.lastName");
 
     const zipped = await sandbox.rawFetch("/customers", {
       method: "POST",
@@ -221,18 +221,18 @@ describe.each(databases)("hostile input on %s", (kind) => {
       ),
     });
     const zippedBody = await expectInvalidInput(zipped, "gzip body");
-    expect(zippedBody.details?.errors?.[0]?.path).toBe("body.personalInfo.firstName");
+    expect(zippedBody.details?.errors?.[0]?.field).toBe("personalInfo.firstName");
   });
 
   it("refuses a NUL character in a query or path parameter, naming it", async () => {
-    for (const [url, path] of [
-      ["/customers?platformCustomerId=ab%00c", "query.platformCustomerId"],
-      ["/sandbox/webhooks/events?objectId=%00", "query.objectId"],
+    for (const [url, field] of [
+      ["/customers?platformCustomerId=ab%00c", "platformCustomerId"],
+      ["/sandbox/webhooks/events?objectId=%00", "objectId"],
       ["/agents/device-codes/ab%00c/redeem", "path"],
     ] as const) {
       const method = url.endsWith("/redeem") ? "POST" : "GET";
       const body = await expectInvalidInput(await sandbox.rawFetch(url, { method }), url);
-      expect(body.details?.errors?.[0]?.path, url).toBe(path);
+      expect(body.details?.errors?.[0]?.field, url).toBe(field);
     }
   });
 
@@ -256,7 +256,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
         body: JSON.stringify({ name: false }),
       });
       const body = await expectInvalidInput(res, "config");
-      expect(body.details?.errors?.map((e) => e.path)).toContain("body.name");
+      expect(body.details?.errors?.map((e) => e.field)).toContain("name");
       const after = await sandbox.client.GET("/config");
       expect(after.data?.name).toBe(before.data?.name);
     });
@@ -270,7 +270,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
           body: JSON.stringify({ amount }),
         });
         const body = await expectInvalidInput(res, JSON.stringify(amount));
-        expect(body.details?.errors?.map((e) => e.path)).toContain("body.amount");
+        expect(body.details?.errors?.map((e) => e.field)).toContain("amount");
       }
       expect(await balanceOf(sandbox.client, account.id)).toBe(500);
     });

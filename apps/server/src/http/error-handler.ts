@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "../errors.js";
+import { ApiError, fieldError } from "../errors.js";
 import type { Logger } from "../logger.js";
 
 interface ValidatorIssue {
@@ -26,7 +26,7 @@ export function toApiError(err: unknown): ApiError | undefined {
   // body-parser: malformed JSON, wrong charset, oversized body.
   if (e.type === "entity.parse.failed") {
     return new ApiError(400, "INVALID_INPUT", "Request body is not valid JSON", {
-      details: { errors: [{ path: "body", message: e.message ?? "parse error" }] },
+      details: { errors: [fieldError("body", e.message ?? "parse error")] },
     });
   }
   if (e.type === "entity.too.large") {
@@ -50,14 +50,14 @@ export function toApiError(err: unknown): ApiError | undefined {
         "These credentials are not accepted here: agent tokens (AgentAuth) work only on agent-scoped operations",
       );
     }
-    const errors = e.errors.map((issue) => ({
-      path: (issue.path ?? "").replace(/^\//, "").replace(/\//g, "."),
-      message: issue.message ?? "invalid",
-    }));
+    const errors = e.errors.map((issue) =>
+      fieldError(
+        (issue.path ?? "").replace(/^\//, "").replace(/\//g, "."),
+        issue.message ?? "invalid",
+      ),
+    );
     const first = errors[0];
-    const summary = first
-      ? `${first.path ? `${first.path}: ` : ""}${first.message}`
-      : "Invalid request";
+    const summary = first ? `${first.field}: ${first.message}` : "Invalid request";
     return new ApiError(400, "INVALID_INPUT", `Invalid request: ${summary}`, {
       details: { errors },
     });

@@ -1,5 +1,5 @@
 import type { SelectQueryBuilder } from "kysely";
-import { invalidInput } from "../errors.js";
+import { invalidInput, fieldError } from "../errors.js";
 
 // Lists are newest first. The cursor is the (createdAt, id) of the last row
 // returned, opaque to callers.
@@ -31,7 +31,7 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
     return { createdAt, id };
   } catch {
     throw invalidInput("cursor is not a value returned as nextCursor", {
-      errors: [{ path: "query.cursor", message: "unknown cursor" }],
+      errors: [fieldError("query.cursor", "unknown cursor")],
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "../errors.js";
+import { ApiError, fieldError } from "../errors.js";
 
 // Strings that a database cannot keep as written. PostgreSQL refuses the NUL
 // character in text; an unpaired UTF-16 surrogate (JSON's "\ud800") has no
@@ -55,8 +55,9 @@ export function findUnstorableString(value: unknown, root = "body"): UnstorableS
 
 /** 400 INVALID_INPUT naming the field, in the shape of the validator's errors. */
 export function unstorableStringError(found: UnstorableString): ApiError {
-  return new ApiError(400, "INVALID_INPUT", `Invalid request: ${found.path}: ${found.message}`, {
-    details: { errors: [found] },
+  const error = fieldError(found.path, found.message);
+  return new ApiError(400, "INVALID_INPUT", `Invalid request: ${error.field}: ${error.message}`, {
+    details: { errors: [error] },
   });
 }
 

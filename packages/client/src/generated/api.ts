@@ -1588,7 +1588,37 @@ export interface components {
              * @enum {string}
              */
             code: "INVALID_INPUT" | "MISSING_MANDATORY_USER_INFO" | "INVITATION_ALREADY_CLAIMED" | "INVITATIONS_NOT_CONFIGURED" | "INVALID_UMA_ADDRESS" | "INVITATION_CANCELLED" | "QUOTE_REQUEST_FAILED" | "INVALID_PAYREQ_RESPONSE" | "INVALID_RECEIVER" | "PARSE_PAYREQ_RESPONSE_ERROR" | "CERT_CHAIN_INVALID" | "CERT_CHAIN_EXPIRED" | "INVALID_PUBKEY_FORMAT" | "MISSING_REQUIRED_UMA_PARAMETERS" | "SENDER_NOT_ACCEPTED" | "AMOUNT_OUT_OF_RANGE" | "INVALID_CURRENCY" | "INVALID_TIMESTAMP" | "INVALID_NONCE" | "INVALID_REQUEST_FORMAT" | "INVALID_BANK_ACCOUNT" | "SELF_PAYMENT" | "LOOKUP_REQUEST_FAILED" | "PARSE_LNURLP_RESPONSE_ERROR" | "INVALID_AMOUNT" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_DELIVERY_ERROR" | "LOW_QUALITY" | "DATA_MISMATCH" | "EXPIRED" | "SUSPECTED_FRAUD" | "UNSUITABLE_DOCUMENT" | "INCOMPLETE" | "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS" | "SMS_OTP_CREDENTIAL_ALREADY_EXISTS" | "PASSKEY_CREDENTIAL_ALREADY_EXISTS" | "STABLECOIN_PROVIDER_ACCOUNT_INVALID" | "STABLECOIN_PROVIDER_ACCOUNT_REVOKED" | "STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED" | "CARDHOLDER_KYC_NOT_APPROVED" | "FUNDING_SOURCE_INELIGIBLE" | "IDEMPOTENCY_KEY_REUSED" | "INSUFFICIENT_BALANCE";
+            /** @description For INVALID_INPUT, `errors` lists every field that failed, so a form can mark them all at once. */
+            details?: {
+                errors?: components["schemas"]["FieldError"][];
+            } & {
+                [key: string]: unknown;
+            };
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description One field that failed validation. */
+        FieldError: {
+            /**
+             * @description Dot path of the field within the body, or the name of the query, path or header parameter.
+             * @example personalInfo.email
+             */
+            field: string;
+            constraint?: components["schemas"]["FieldConstraint"];
+            /** @description What is wrong with the value. */
+            message?: string;
+        };
+        /** @description The rule the value broke, when it is one of these; a form can check it before submitting again. */
+        FieldConstraint: {
+            /** @description Named format (`email`, `date`, `date-time`, `uri`, ...). */
+            format?: string;
+            /** @description Regular expression the value must match. */
+            pattern?: string;
+            /** @description The values allowed. */
+            enum?: string[];
+            /** @description Fewest characters allowed. */
+            minLength?: number;
+            /** @description Most characters allowed. */
+            maxLength?: number;
+        };
         /** @description Error body returned with HTTP 401 (authentication or signature failure). */
         Error401: {
             /**

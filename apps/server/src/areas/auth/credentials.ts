@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import type { AuthConfig } from "../../config.js";
 import { insert, prepared, q, run, type Row } from "../../db/query.js";
-import { ApiError, invalidInput, notFound } from "../../errors.js";
+import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
@@ -67,7 +67,7 @@ export class CredentialService {
     const account = await this.accounts.getRow(ctx, accountId);
     if (account.type !== "EMBEDDED_WALLET") {
       throw invalidInput("Credentials can only be registered on EMBEDDED_WALLET accounts", {
-        errors: [{ path: "body.accountId", message: "not an embedded wallet" }],
+        errors: [fieldError("body.accountId", "not an embedded wallet")],
       });
     }
     return account;

@@ -3,7 +3,7 @@ import { passkeySignatureOutcome } from "@sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
 import { q, run, type Row } from "../../db/query.js";
-import { ApiError, invalidInput } from "../../errors.js";
+import { ApiError, invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { RateLimiter } from "../../limits/rate-limit.js";
 import { Activity } from "../../signing/activities.js";
@@ -75,7 +75,7 @@ export class LoginService {
     }
     if (method.type === "PASSKEY" && input.clientPublicKey === undefined) {
       throw invalidInput("clientPublicKey is required for a PASSKEY challenge", {
-        errors: [{ path: "body.clientPublicKey", message: "required for PASSKEY" }],
+        errors: [fieldError("body.clientPublicKey", "required for PASSKEY")],
       });
     }
     if (input.clientPublicKey !== undefined && method.type === "PASSKEY") {
@@ -129,7 +129,7 @@ export class LoginService {
     const method = await this.credentials.getRow(ctx, id);
     if (input.type !== method.type) {
       throw invalidInput(`This credential is ${method.type}; the body's type is ${input.type}`, {
-        errors: [{ path: "body.type", message: `must be ${method.type}` }],
+        errors: [fieldError("body.type", `must be ${method.type}`)],
       });
     }
     // The OTP retry only finishes a login whose code was already accepted.

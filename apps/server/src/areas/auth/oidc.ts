@@ -13,7 +13,7 @@ import {
 } from "jose";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
-import { ApiError, invalidInput } from "../../errors.js";
+import { ApiError, invalidInput, fieldError } from "../../errors.js";
 
 /** The identity an OAUTH credential is registered with. */
 export interface OidcIdentity {
@@ -43,7 +43,7 @@ const rejected = (reason: string) =>
 
 const malformed = (problem: string) =>
   invalidInput(`oidcToken is not a well-formed JWT: ${problem}`, {
-    errors: [{ path: "body.oidcToken", message: problem }],
+    errors: [fieldError("body.oidcToken", problem)],
   });
 
 const decoder = new TextDecoder("utf-8", { fatal: true });

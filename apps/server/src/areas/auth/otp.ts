@@ -7,7 +7,7 @@ import { issueVerificationToken } from "../../crypto/verification-token.js";
 import type { Database } from "../../db/database.js";
 import { prepared, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError, invalidInput } from "../../errors.js";
+import { ApiError, invalidInput, fieldError } from "../../errors.js";
 
 const otpRejected = (reason: string) =>
   new ApiError(401, "UNAUTHORIZED", "OTP verification failed.", { reason });
@@ -114,7 +114,7 @@ function checkBundleShape(bundle: string): void {
   if (!shapeOk) {
     throw invalidInput(
       "encryptedOtpBundle must be a JSON string with encappedPublic and ciphertext",
-      { errors: [{ path: "body.encryptedOtpBundle", message: "not an encrypted OTP bundle" }] },
+      { errors: [fieldError("body.encryptedOtpBundle", "not an encrypted OTP bundle")] },
     );
   }
 }

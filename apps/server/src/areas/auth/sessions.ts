@@ -8,7 +8,7 @@ import {
 } from "../../crypto/p256-keys.js";
 import { insert, one, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { invalidInput, notFound } from "../../errors.js";
+import { invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
@@ -62,7 +62,7 @@ export interface SealedSessionKey {
 export function requireClientPublicKey(clientPublicKey: string): void {
   if (!isValidP256PublicKeyHex(clientPublicKey, "uncompressed")) {
     throw invalidInput("clientPublicKey is not an uncompressed P-256 public key", {
-      errors: [{ path: "body.clientPublicKey", message: "not a point on P-256" }],
+      errors: [fieldError("body.clientPublicKey", "not a point on P-256")],
     });
   }
 }

@@ -2,7 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { found, one, q, run, type Row } from "../../db/query.js";
-import { invalidInput } from "../../errors.js";
+import { invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { Activity } from "../../signing/activities.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -25,7 +25,7 @@ export class WalletService {
     const account = await this.accounts.getRow(ctx, id);
     if (account.type !== "EMBEDDED_WALLET") {
       throw invalidInput("Only EMBEDDED_WALLET accounts support this operation", {
-        errors: [{ path: "path.id", message: "not an embedded wallet" }],
+        errors: [fieldError("path.id", "not an embedded wallet")],
       });
     }
     return account;

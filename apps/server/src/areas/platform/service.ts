@@ -2,7 +2,7 @@ import type { Schemas } from "@sandbox/client";
 import { publicKeyToSpkiPem } from "@sandbox/crypto";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { one, q, type Row } from "../../db/query.js";
-import { invalidInput } from "../../errors.js";
+import { invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 
 export type PlatformConfig = Schemas["PlatformConfig"];
@@ -31,12 +31,12 @@ function checkWebhookUrl(url: string): void {
     parsed = new URL(url);
   } catch {
     throw invalidInput("webhookUrl is not a URL", {
-      errors: [{ path: "body.webhookUrl", message: "not a URL" }],
+      errors: [fieldError("body.webhookUrl", "not a URL")],
     });
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
     throw invalidInput("webhookUrl must be an http or https URL", {
-      errors: [{ path: "body.webhookUrl", message: "scheme must be http or https" }],
+      errors: [fieldError("body.webhookUrl", "scheme must be http or https")],
     });
   }
 }
