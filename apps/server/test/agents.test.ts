@@ -63,7 +63,7 @@ describe.each(databases)("agents on %s", (kind) => {
     const foreign = await other.POST("/agents/device-codes/{code}/redeem", {
       params: { path: { code: agent!.deviceCode } },
     });
-    expect(foreign.error).toMatchObject({ status: 404, code: "AGENT_NOT_FOUND" });
+    expect(foreign.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
     const { data: token } = await sandbox.client.POST("/agents/device-codes/{code}/redeem", {
       params: { path: { code: agent!.deviceCode } },
     });
@@ -76,7 +76,7 @@ describe.each(databases)("agents on %s", (kind) => {
     const again = await sandbox.client.POST("/agents/device-codes/{code}/redeem", {
       params: { path: { code: agent!.deviceCode } },
     });
-    expect(again.error).toMatchObject({ status: 404, code: "AGENT_NOT_FOUND" });
+    expect(again.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
     // Only a hash of the token is kept.
     const stored = await sandbox.server.data.all(
       q.selectFrom("AgentAccessToken").selectAll().where("agentId", "=", agent!.id),
@@ -106,13 +106,13 @@ describe.each(databases)("agents on %s", (kind) => {
       externalAccountId: bank.id,
       amount: 1_000,
     });
-    expect(hidden).toMatchObject({ status: 404, body: { code: "ACCOUNT_NOT_FOUND" } });
+    expect(hidden).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
     const hiddenBank = await call("POST", "/transfer-in", {
       internalAccountId: account.id,
       externalAccountId: theirBank.id,
       amount: 1_000,
     });
-    expect(hiddenBank).toMatchObject({ status: 404, body: { code: "ACCOUNT_NOT_FOUND" } });
+    expect(hiddenBank).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
     const { data: theirTransfer } = await sandbox.client.POST("/transfer-out", {
       body: { internalAccountId: theirs.id, externalAccountId: theirBank.id, amount: 500 },
     });
@@ -176,7 +176,10 @@ describe.each(databases)("agents on %s", (kind) => {
     const twice = await sandbox.client.POST("/transactions/{transactionId}/approve", {
       params: { path: { transactionId: id } },
     });
-    expect(twice.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+    expect(twice.error).toMatchObject({
+      status: 409,
+      code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+    });
     const events = await eventsAbout(sandbox.server.data, id);
     expect(events.map((e) => e.data.status)).toEqual(["AWAITING_APPROVAL", "COMPLETED"]);
   });

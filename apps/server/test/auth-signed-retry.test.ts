@@ -253,7 +253,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
 
     const gone = await sandbox.client.DELETE("/auth/sessions/{id}", { params: { path } });
     expect(gone.response.status).toBe(404);
-    expect(errorOf(gone).code).toBe("SESSION_NOT_FOUND");
+    expect(errorOf(gone).code).toBe("REFERENCE_NOT_FOUND");
 
     const privacy = (await setPrivacy(wallet, true)).data as SignedChallenge;
     await expect401(
@@ -386,7 +386,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(done.response.status).toBe(204);
     const again = await sandbox.client.DELETE("/auth/credentials/{id}", { params: { path } });
     expect(again.response.status).toBe(404);
-    expect(errorOf(again).code).toBe("CREDENTIAL_NOT_FOUND");
+    expect(errorOf(again).code).toBe("REFERENCE_NOT_FOUND");
     const sessions = await sandbox.client.GET("/auth/sessions", {
       params: { query: { accountId: wallet.accountId } },
     });

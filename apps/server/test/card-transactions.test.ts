@@ -234,7 +234,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
         body: purchase(100),
       });
       expect(foreign.response.status).toBe(404);
-      expect(foreign.error).toMatchObject({ code: "CARD_NOT_FOUND" });
+      expect(foreign.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
     });
   });
 

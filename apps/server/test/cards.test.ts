@@ -172,7 +172,7 @@ describe.each(databases)("cards on %s", (kind) => {
         },
       });
       expect(unknownHolder.response.status).toBe(404);
-      expect(unknownHolder.error).toMatchObject({ code: "CUSTOMER_NOT_FOUND" });
+      expect(unknownHolder.error).toMatchObject({ code: "USER_NOT_FOUND" });
 
       const unknownAccount = await sandbox.client.POST("/cards", {
         body: {
@@ -182,7 +182,7 @@ describe.each(databases)("cards on %s", (kind) => {
         },
       });
       expect(unknownAccount.response.status).toBe(404);
-      expect(unknownAccount.error).toMatchObject({ code: "ACCOUNT_NOT_FOUND" });
+      expect(unknownAccount.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
 
       const othersAccount = await sandbox.client.POST("/cards", {
         body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [stranger.accountId] },
@@ -208,7 +208,7 @@ describe.each(databases)("cards on %s", (kind) => {
         body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [foreign!.id] },
       });
       expect(foreignAccount.response.status).toBe(404);
-      expect(foreignAccount.error).toMatchObject({ code: "ACCOUNT_NOT_FOUND" });
+      expect(foreignAccount.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
     });
 
     it("refuses funding sources whose id ends in 002 or 003", async () => {
@@ -306,7 +306,7 @@ describe.each(databases)("cards on %s", (kind) => {
       const other = await sandbox.otherPlatformClient();
       const got = await other.GET("/cards/{id}", { params: { path: { id: card.id } } });
       expect(got.response.status).toBe(404);
-      expect(got.error).toMatchObject({ code: "CARD_NOT_FOUND" });
+      expect(got.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
       const patched = await other.PATCH("/cards/{id}", {
         params: { path: { id: card.id } },
         body: { state: "FROZEN" },
@@ -343,11 +343,17 @@ describe.each(databases)("cards on %s", (kind) => {
       expect((await patch(id, { state: "ACTIVE" })).data?.state).toBe("ACTIVE");
       const closed = await patch(id, { state: "CLOSED" });
       expect(closed.data).toMatchObject({ state: "CLOSED", stateReason: "CLOSED_BY_PLATFORM" });
-      for (const state of ["ACTIVE", "FROZEN", "CLOSED"] as const) {
+      for (const state of ["ACTIVE", "FROZEN"] as const) {
         const reopened = await patch(id, { state });
         expect(reopened.response.status).toBe(409);
         expect(reopened.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
       }
+      const closedAgain = await patch(id, { state: "CLOSED" });
+      expect(closedAgain.response.status).toBe(409);
+      expect(closedAgain.error).toMatchObject({ code: "CARD_ALREADY_CLOSED" });
+      const resourced = await patch(id, { fundingSources: [accountId] });
+      expect(resourced.response.status).toBe(409);
+      expect(resourced.error).toMatchObject({ code: "CARD_NOT_MUTABLE" });
       const events = await eventsFor(sandbox, id);
       expect(events.map((e) => [e.type, e.data.state])).toEqual([
         ["CARD.STATE_CHANGE", "ACTIVE"],

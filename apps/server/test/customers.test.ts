@@ -113,7 +113,7 @@ describe.each(databases)("customers on %s", (kind) => {
       params: { path: { customerId: data!.id } },
     });
     expect(got.response.status).toBe(404);
-    expect(got.error).toMatchObject({ code: "CUSTOMER_NOT_FOUND" });
+    expect(got.error).toMatchObject({ code: "USER_NOT_FOUND" });
     const list = await other.GET("/customers", {});
     expect(list.data!.data).toEqual([]);
   });

@@ -160,7 +160,7 @@ describe.each(databases)("external accounts on %s", (kind) => {
     const hidden = await other.GET("/external-accounts/{id}", {
       params: { path: { id: made[0]! } },
     });
-    expect(hidden.error).toMatchObject({ status: 404, code: "ACCOUNT_NOT_FOUND" });
+    expect(hidden.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
     const foreignCustomer = await other.POST("/external-accounts", {
       body: {
         customerId: owner.id,
@@ -170,6 +170,6 @@ describe.each(databases)("external accounts on %s", (kind) => {
         accountInfo: { accountNumber: "000123456789", routingNumber: "021000021" },
       },
     });
-    expect(foreignCustomer.error).toMatchObject({ status: 404, code: "CUSTOMER_NOT_FOUND" });
+    expect(foreignCustomer.error).toMatchObject({ status: 404, code: "USER_NOT_FOUND" });
   });
 });

@@ -170,7 +170,7 @@ describe("request logs", () => {
         expect.arrayContaining([
           ["GET", "/2025-10-13/customers", 401, "UNAUTHORIZED"],
           ["POST", "/2025-10-13/customers", 400, "INVALID_INPUT"],
-          ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 404, "AGENT_NOT_FOUND"],
+          ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 404, "REFERENCE_NOT_FOUND"],
           ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 200, undefined],
           ["POST", "/2025-10-13/customers", 201, undefined],
         ]),

@@ -86,6 +86,6 @@ describe.each(databases)("KYC and KYB on %s", (kind) => {
     const business = await createBusiness(sandbox.client, "12345678");
     const other = await sandbox.otherPlatformClient();
     const foreign = await other.POST("/verifications", { body: { customerId: business.id } });
-    expect(foreign.error).toMatchObject({ status: 404, code: "CUSTOMER_NOT_FOUND" });
+    expect(foreign.error).toMatchObject({ status: 404, code: "USER_NOT_FOUND" });
   });
 });

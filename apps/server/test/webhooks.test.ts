@@ -203,7 +203,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
       params: { path: { eventId: "Webhook:00000000-0000-4000-8000-000000000000" } },
     });
     expect(unknown.response.status).toBe(404);
-    expect(unknown.error).toMatchObject({ code: "WEBHOOK_EVENT_NOT_FOUND" });
+    expect(unknown.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
 
     const eventId = await sendTest(sandbox.client);
     const other = await sandbox.otherPlatformClient();
@@ -211,7 +211,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
       params: { path: { eventId } },
     });
     expect(foreign.response.status).toBe(404);
-    expect(foreign.error).toMatchObject({ code: "WEBHOOK_EVENT_NOT_FOUND" });
+    expect(foreign.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
     expect(await listAll(other)).toEqual([]);
 
     await setWebhookUrl(sandbox.client, null);

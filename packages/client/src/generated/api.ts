@@ -469,7 +469,7 @@ export interface paths {
         put?: never;
         /**
          * Redeem a device code
-         * @description Exchanges an agent's device code for an access token for the `AgentAuth` scheme. A code can be redeemed once; an unknown or already redeemed code returns 404 `AGENT_NOT_FOUND`.
+         * @description Exchanges an agent's device code for an access token for the `AgentAuth` scheme. A code can be redeemed once; an unknown or already redeemed code returns 404 `REFERENCE_NOT_FOUND`.
          */
         post: operations["redeemAgentDeviceCode"];
         delete?: never;
@@ -493,7 +493,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a card
-         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown account is 404 `ACCOUNT_NOT_FOUND`; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE.
+         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown account is 404 `REFERENCE_NOT_FOUND`; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE.
          */
         post: operations["createCard"];
         delete?: never;
@@ -527,7 +527,7 @@ export interface paths {
         head?: never;
         /**
          * Update a card
-         * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`, as does any change to a CLOSED card. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`.
+         * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change of state, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`; on a CLOSED card, `state: CLOSED` returns 409 `CARD_ALREADY_CLOSED`, another state 409 `INVALID_STATE_TRANSITION`, and any other change 409 `CARD_NOT_MUTABLE`. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`.
          */
         patch: operations["updateCardById"];
         trace?: never;
@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a webhook event
-         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery. The replay is a new delivery round with its own retries; its attempts are added to the event's history. Requires a `webhookUrl` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise); an unknown event, or another platform's, is 404 `WEBHOOK_EVENT_NOT_FOUND`.
+         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery. The replay is a new delivery round with its own retries; its attempts are added to the event's history. Requires a `webhookUrl` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise); an unknown event, or another platform's, is 404 `REFERENCE_NOT_FOUND`.
          */
         post: operations["replayWebhookEvent"];
         delete?: never;
@@ -1581,13 +1581,16 @@ export interface components {
              *     | `STABLECOIN_PROVIDER_ACCOUNT_INVALID` | The stablecoin provider account is invalid. |
              *     | `STABLECOIN_PROVIDER_ACCOUNT_REVOKED` | The stablecoin provider account has been revoked. |
              *     | `STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED` | Several stablecoin provider accounts match; pass `stablecoinProviderAccountId` to pick one. |
+             *     | `END_USER_TERMS_VERSION_NOT_FOUND` | The end-user terms version given is not one the platform offers. |
+             *     | `TRANSACTION_SIZE_LIMIT_EXCEEDED` | The amount is above the largest single transaction allowed for this corridor or currency. |
+             *     | `EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED` | The destination account's ownership must be verified before this transfer. |
              *     | `CARDHOLDER_KYC_NOT_APPROVED` | The cardholder's `kycStatus` is not APPROVED. **Sandbox extension**: not part of the production code list. |
              *     | `FUNDING_SOURCE_INELIGIBLE` | An internal account cannot fund cards (sandbox: account id suffix `002` or `003`). **Sandbox extension**: not part of the production code list. |
              *     | `IDEMPOTENCY_KEY_REUSED` | The `Idempotency-Key` was already used with different parameters. **Sandbox extension**: not part of the production code list. |
              *     | `INSUFFICIENT_BALANCE` | The internal account's balance cannot cover the amount (transfer out, quote execution, approval of an agent's transaction); nothing was moved. **Sandbox extension**: not part of the production code list. |
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MISSING_MANDATORY_USER_INFO" | "INVITATION_ALREADY_CLAIMED" | "INVITATIONS_NOT_CONFIGURED" | "INVALID_UMA_ADDRESS" | "INVITATION_CANCELLED" | "QUOTE_REQUEST_FAILED" | "INVALID_PAYREQ_RESPONSE" | "INVALID_RECEIVER" | "PARSE_PAYREQ_RESPONSE_ERROR" | "CERT_CHAIN_INVALID" | "CERT_CHAIN_EXPIRED" | "INVALID_PUBKEY_FORMAT" | "MISSING_REQUIRED_UMA_PARAMETERS" | "SENDER_NOT_ACCEPTED" | "AMOUNT_OUT_OF_RANGE" | "INVALID_CURRENCY" | "INVALID_TIMESTAMP" | "INVALID_NONCE" | "INVALID_REQUEST_FORMAT" | "INVALID_BANK_ACCOUNT" | "SELF_PAYMENT" | "LOOKUP_REQUEST_FAILED" | "PARSE_LNURLP_RESPONSE_ERROR" | "INVALID_AMOUNT" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_DELIVERY_ERROR" | "LOW_QUALITY" | "DATA_MISMATCH" | "EXPIRED" | "SUSPECTED_FRAUD" | "UNSUITABLE_DOCUMENT" | "INCOMPLETE" | "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS" | "SMS_OTP_CREDENTIAL_ALREADY_EXISTS" | "PASSKEY_CREDENTIAL_ALREADY_EXISTS" | "STABLECOIN_PROVIDER_ACCOUNT_INVALID" | "STABLECOIN_PROVIDER_ACCOUNT_REVOKED" | "STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED" | "CARDHOLDER_KYC_NOT_APPROVED" | "FUNDING_SOURCE_INELIGIBLE" | "IDEMPOTENCY_KEY_REUSED" | "INSUFFICIENT_BALANCE";
+            code: "INVALID_INPUT" | "MISSING_MANDATORY_USER_INFO" | "INVITATION_ALREADY_CLAIMED" | "INVITATIONS_NOT_CONFIGURED" | "INVALID_UMA_ADDRESS" | "INVITATION_CANCELLED" | "QUOTE_REQUEST_FAILED" | "INVALID_PAYREQ_RESPONSE" | "INVALID_RECEIVER" | "PARSE_PAYREQ_RESPONSE_ERROR" | "CERT_CHAIN_INVALID" | "CERT_CHAIN_EXPIRED" | "INVALID_PUBKEY_FORMAT" | "MISSING_REQUIRED_UMA_PARAMETERS" | "SENDER_NOT_ACCEPTED" | "AMOUNT_OUT_OF_RANGE" | "INVALID_CURRENCY" | "INVALID_TIMESTAMP" | "INVALID_NONCE" | "INVALID_REQUEST_FORMAT" | "INVALID_BANK_ACCOUNT" | "SELF_PAYMENT" | "LOOKUP_REQUEST_FAILED" | "PARSE_LNURLP_RESPONSE_ERROR" | "INVALID_AMOUNT" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_DELIVERY_ERROR" | "LOW_QUALITY" | "DATA_MISMATCH" | "EXPIRED" | "SUSPECTED_FRAUD" | "UNSUITABLE_DOCUMENT" | "INCOMPLETE" | "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS" | "SMS_OTP_CREDENTIAL_ALREADY_EXISTS" | "PASSKEY_CREDENTIAL_ALREADY_EXISTS" | "STABLECOIN_PROVIDER_ACCOUNT_INVALID" | "STABLECOIN_PROVIDER_ACCOUNT_REVOKED" | "STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED" | "END_USER_TERMS_VERSION_NOT_FOUND" | "TRANSACTION_SIZE_LIMIT_EXCEEDED" | "EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED" | "CARDHOLDER_KYC_NOT_APPROVED" | "FUNDING_SOURCE_INELIGIBLE" | "IDEMPOTENCY_KEY_REUSED" | "INSUFFICIENT_BALANCE";
             /** @description For INVALID_INPUT, `errors` lists every field that failed, so a form can mark them all at once. */
             details?: {
                 errors?: components["schemas"]["FieldError"][];
@@ -1656,25 +1659,17 @@ export interface components {
              *     |---|---|
              *     | `TRANSACTION_NOT_FOUND` | No such transaction or card transaction. |
              *     | `INVITATION_NOT_FOUND` | No such invitation. |
-             *     | `USER_NOT_FOUND` | No such user. |
+             *     | `USER_NOT_FOUND` | No such customer. |
              *     | `QUOTE_NOT_FOUND` | No such quote. |
              *     | `LOOKUP_REQUEST_NOT_FOUND` | No such lookup request. |
              *     | `TOKEN_NOT_FOUND` | No such API token. |
              *     | `BULK_UPLOAD_JOB_NOT_FOUND` | No such bulk upload job. |
-             *     | `REFERENCE_NOT_FOUND` | No such reference. |
+             *     | `REFERENCE_NOT_FOUND` | An object the request names does not exist on this platform (an internal or external account, a card, a credential, a session, an agent or device code, a webhook event); the message says which. |
              *     | `UMA_NOT_FOUND` | The UMA address is well-formed but no receiver exists for it. |
              *     | `STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND` | No such stablecoin provider account. |
-             *     | `NOT_FOUND` | No operation exists at this method and path. **Sandbox extension**: not part of the production code list. |
-             *     | `CUSTOMER_NOT_FOUND` | No such customer. **Sandbox extension**: not part of the production code list. |
-             *     | `ACCOUNT_NOT_FOUND` | No such internal or external account. **Sandbox extension**: not part of the production code list. |
-             *     | `CREDENTIAL_NOT_FOUND` | No such authentication credential. **Sandbox extension**: not part of the production code list. |
-             *     | `SESSION_NOT_FOUND` | No such session, or it has been revoked. **Sandbox extension**: not part of the production code list. |
-             *     | `CARD_NOT_FOUND` | No such card. **Sandbox extension**: not part of the production code list. |
-             *     | `WEBHOOK_EVENT_NOT_FOUND` | No such webhook event. **Sandbox extension**: not part of the production code list. |
-             *     | `AGENT_NOT_FOUND` | No such agent, or the device code is unknown or already redeemed. **Sandbox extension**: not part of the production code list. |
              * @enum {string}
              */
-            code: "TRANSACTION_NOT_FOUND" | "INVITATION_NOT_FOUND" | "USER_NOT_FOUND" | "QUOTE_NOT_FOUND" | "LOOKUP_REQUEST_NOT_FOUND" | "TOKEN_NOT_FOUND" | "BULK_UPLOAD_JOB_NOT_FOUND" | "REFERENCE_NOT_FOUND" | "UMA_NOT_FOUND" | "STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND" | "NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "ACCOUNT_NOT_FOUND" | "CREDENTIAL_NOT_FOUND" | "SESSION_NOT_FOUND" | "CARD_NOT_FOUND" | "WEBHOOK_EVENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+            code: "TRANSACTION_NOT_FOUND" | "INVITATION_NOT_FOUND" | "USER_NOT_FOUND" | "QUOTE_NOT_FOUND" | "LOOKUP_REQUEST_NOT_FOUND" | "TOKEN_NOT_FOUND" | "BULK_UPLOAD_JOB_NOT_FOUND" | "REFERENCE_NOT_FOUND" | "UMA_NOT_FOUND" | "STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 409 (conflict). */
         Error409: {
@@ -1688,13 +1683,22 @@ export interface components {
              *
              *     | Code | Meaning |
              *     |---|---|
-             *     | `INVALID_STATE_TRANSITION` | The resource is not in a state that allows this operation. **Sandbox extension**: not part of the production code list. |
+             *     | `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL` | The transaction is not waiting for the platform's approval. |
+             *     | `TRANSACTION_NOT_CANCELLABLE` | The transaction has settled, or is otherwise too far along to cancel. |
+             *     | `UMA_ADDRESS_EXISTS` | The UMA address is taken. |
+             *     | `EMAIL_OTP_EMAIL_ALREADY_EXISTS` | The email address already belongs to an EMAIL_OTP credential. |
+             *     | `EMAIL_OTP_CREDENTIAL_SET_CHANGED` | The EMAIL_OTP credentials tied to this one changed after the signed-retry challenge was issued. |
+             *     | `PASSKEY_ALREADY_ENROLLED` | The customer already has a passkey factor; delete it before enrolling another. |
+             *     | `SCA_SESSION_REQUIRED` | The customer's strong customer authentication session is missing or expired: authenticate the customer again, then retry. |
+             *     | `BENEFICIARY_TRUSTED` | The external account is a trusted beneficiary and cannot be deleted until it is untrusted. |
+             *     | `INVALID_STATE_TRANSITION` | The requested change is not allowed from the current state (for a card: `ACTIVE ⇄ FROZEN`, `ACTIVE \| FROZEN → CLOSED`). |
+             *     | `CARD_ALREADY_CLOSED` | `state: CLOSED` was requested for a card that is already CLOSED. |
+             *     | `CARD_NOT_MUTABLE` | The card is CLOSED and can no longer change. |
+             *     | `CONFLICT` | The request conflicts with the state of another object (for example a `platformCustomerId` already in use). |
              *     | `IDEMPOTENCY_REQUEST_IN_PROGRESS` | A request with the same `Idempotency-Key` is still being processed; retry later. **Sandbox extension**: not part of the production code list. |
-             *     | `NOT_REQUIRED` | Strong customer authentication or contact verification is not required for this customer or provider. The 409 status is part of the contract; the code name is a sandbox extension, not part of the production code list. |
-             *     | `CONFLICT` | The request conflicts with the current state of another resource. **Sandbox extension**: not part of the production code list. |
              * @enum {string}
              */
-            code: "INVALID_STATE_TRANSITION" | "IDEMPOTENCY_REQUEST_IN_PROGRESS" | "NOT_REQUIRED" | "CONFLICT";
+            code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL" | "TRANSACTION_NOT_CANCELLABLE" | "UMA_ADDRESS_EXISTS" | "EMAIL_OTP_EMAIL_ALREADY_EXISTS" | "EMAIL_OTP_CREDENTIAL_SET_CHANGED" | "PASSKEY_ALREADY_ENROLLED" | "SCA_SESSION_REQUIRED" | "BENEFICIARY_TRUSTED" | "INVALID_STATE_TRANSITION" | "CARD_ALREADY_CLOSED" | "CARD_NOT_MUTABLE" | "CONFLICT" | "IDEMPOTENCY_REQUEST_IN_PROGRESS";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 429 (rate limited). */
         Error429: {
@@ -1709,9 +1713,10 @@ export interface components {
              *     | Code | Meaning |
              *     |---|---|
              *     | `RATE_LIMITED` | Too many attempts; wait for the number of seconds in `Retry-After`. |
+             *     | `DAILY_VOLUME_LIMIT_EXCEEDED` | The amount would exceed the daily volume limit of this corridor or currency. |
              * @enum {string}
              */
-            code: "RATE_LIMITED";
+            code: "RATE_LIMITED" | "DAILY_VOLUME_LIMIT_EXCEEDED";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 500 (internal error). */
         Error500: {

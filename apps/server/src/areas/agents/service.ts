@@ -88,7 +88,7 @@ export class AgentService implements AgentTokenVerifier {
   async redeem(ctx: RequestContext, code: string): Promise<AgentAccessToken> {
     const now = ctx.clock.now();
     const unknown = () =>
-      notFound("AGENT_NOT_FOUND", "No agent has this device code, or it was already redeemed");
+      notFound("REFERENCE_NOT_FOUND", "No agent has this device code, or it was already redeemed");
     const agent = await this.services.data.one(
       q
         .selectFrom("Agent")

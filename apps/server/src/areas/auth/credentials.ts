@@ -58,7 +58,7 @@ export class CredentialService {
   /** A credential of this platform; anything else is 404. */
   async getRow(ctx: RequestContext, id: string): Promise<AuthMethodRow> {
     const row = await this.services.data.one(authMethodRow({ id, platformId: ctx.platformId }));
-    if (!row) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", "No credential with this id.");
     return row;
   }
 
@@ -235,7 +235,7 @@ export class CredentialService {
           .where("id", "=", method.id)
           .where("platformId", "=", method.platformId),
       );
-      if (count !== 1) throw notFound("CREDENTIAL_NOT_FOUND", "No credential with this id.");
+      if (count !== 1) throw notFound("REFERENCE_NOT_FOUND", "No credential with this id.");
       yield* run(
         q
           .updateTable("AuthSession")

@@ -118,7 +118,7 @@ export class SessionService {
         .where("revokedAt", "is", null)
         .where("expiresAt", ">", ctx.clock.now()),
     );
-    if (!row) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", "No active session with this id.");
     return row;
   }
 
@@ -173,7 +173,7 @@ export class SessionService {
           .where("expiresAt", ">", now)
           .returningAll(),
       );
-      if (!refreshed) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+      if (!refreshed) throw notFound("REFERENCE_NOT_FOUND", "No active session with this id.");
       return refreshed;
     });
     return { status: 201, body: toAuthSession(row, sealed.encryptedSessionSigningKey) };
@@ -202,7 +202,7 @@ export class SessionService {
           .where("platformId", "=", ctx.platformId)
           .where("revokedAt", "is", null),
       );
-      if (count !== 1) throw notFound("SESSION_NOT_FOUND", "No active session with this id.");
+      if (count !== 1) throw notFound("REFERENCE_NOT_FOUND", "No active session with this id.");
     });
     return result.kind === "CHALLENGE"
       ? { status: 202, body: authChallengeBody(result.body) }

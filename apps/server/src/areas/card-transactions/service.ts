@@ -248,7 +248,7 @@ export class CardTransactionService {
   /** The card as the authorization needs it, in one read. */
   private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
     const row = await this.services.data.one(cardForUse({ cardId, platformId: ctx.platformId }));
-    if (!row) throw notFound("CARD_NOT_FOUND", `Card ${cardId} not found`);
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Card ${cardId} not found`);
     // An issuance step may be due: the card service applies it first.
     return row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
   }

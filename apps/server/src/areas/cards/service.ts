@@ -50,6 +50,24 @@ function tokenDigest(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
+/** What the live contract answers when a CLOSED card is asked to change. */
+function closedCardRefusal(patch: CardUpdate): ApiError {
+  if (patch.state === "CLOSED") {
+    return new ApiError(409, "CARD_ALREADY_CLOSED", "The card is already CLOSED");
+  }
+  if (patch.state !== undefined) {
+    return new ApiError(
+      409,
+      "INVALID_STATE_TRANSITION",
+      `A CLOSED card cannot become ${patch.state}`,
+      {
+        details: { state: "CLOSED", requested: patch.state },
+      },
+    );
+  }
+  return new ApiError(409, "CARD_NOT_MUTABLE", "A CLOSED card can no longer be changed");
+}
+
 export class CardService {
   constructor(
     private readonly services: Services,
@@ -132,7 +150,7 @@ export class CardService {
         .where("id", "=", id)
         .where("platformId", "=", ctx.platformId),
     );
-    if (!row) throw notFound("CARD_NOT_FOUND", `Card ${id} not found`);
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Card ${id} not found`);
     return this.caughtUp(row, ctx.clock.now());
   }
 
@@ -161,9 +179,7 @@ export class CardService {
   async update(ctx: RequestContext, id: string, patch: CardUpdate): Promise<Card> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.getRow(ctx, id);
-      if (row.state === "CLOSED") {
-        throw new ApiError(409, "INVALID_STATE_TRANSITION", "A CLOSED card cannot change");
-      }
+      if (row.state === "CLOSED") throw closedCardRefusal(patch);
       const stateChange = patch.state !== undefined;
       if (stateChange && !(TRANSITIONS[row.state] ?? []).includes(patch.state!)) {
         throw new ApiError(
@@ -294,7 +310,8 @@ export class CardService {
     let cardCurrency = currency;
     for (const accountId of ids) {
       const account = byId.get(accountId);
-      if (!account) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${accountId} not found`);
+      if (!account)
+        throw notFound("REFERENCE_NOT_FOUND", `Internal account ${accountId} not found`);
       const ineligible = (reason: string) =>
         new ApiError(
           400,

@@ -112,7 +112,7 @@ export class CustomerService {
 
   async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
     const row = await this.services.data.one(customerRow({ id, platformId: ctx.platformId }));
-    if (!row) throw notFound("CUSTOMER_NOT_FOUND", `Customer ${id} not found`);
+    if (!row) throw notFound("USER_NOT_FOUND", `Customer ${id} not found`);
     return row;
   }
 

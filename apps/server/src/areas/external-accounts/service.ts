@@ -95,7 +95,7 @@ export class ExternalAccountService {
     const row = await this.services.data.one(
       q.selectFrom("ExternalAccount").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
     );
-    if (!row) throw notFound("ACCOUNT_NOT_FOUND", `External account ${id} not found`);
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
     return row;
   }
 

@@ -124,7 +124,7 @@ export class InternalAccountService {
     const row = await this.services.data.one(
       q.selectFrom("InternalAccount").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
     );
-    if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Internal account ${id} not found`);
     return row;
   }
 
@@ -174,7 +174,7 @@ export class InternalAccountService {
       });
       return yield* one(q.selectFrom("InternalAccount").selectAll().where("id", "=", id));
     });
-    if (!row) throw notFound("ACCOUNT_NOT_FOUND", `Internal account ${id} not found`);
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Internal account ${id} not found`);
     return toInternalAccount(row);
   }
 }

@@ -77,7 +77,7 @@ export class TransactionService {
     const notAwaiting = () =>
       new ApiError(
         409,
-        "INVALID_STATE_TRANSITION",
+        "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
         `Only transactions in AWAITING_APPROVAL can be approved; this one is ${row.status}`,
       );
     const handler = this.approvals.get(row.type as TransactionType);

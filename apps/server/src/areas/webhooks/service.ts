@@ -125,7 +125,7 @@ export class WebhookService {
         .where("id", "=", eventId)
         .where("platformId", "=", ctx.platformId),
     );
-    if (!event) throw notFound("WEBHOOK_EVENT_NOT_FOUND", `Webhook event ${eventId} not found`);
+    if (!event) throw notFound("REFERENCE_NOT_FOUND", `Webhook event ${eventId} not found`);
     if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
     // The lease is left alone: an attempt in flight finishes, sees the new
     // round (replayCount) and leaves the event due for the replay.
