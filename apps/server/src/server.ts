@@ -170,7 +170,7 @@ export async function startServer(
   const signing = new SignedRequests(services, config.auth);
   const oidc = new OidcVerifier(config.auth);
   const passkeys = new PasskeyVerifier(config.auth);
-  const sessions = new SessionService(services, config.auth, signing, accounts);
+  const sessions = new SessionService(services, config.auth, signing);
   const credentials = new CredentialService(
     services,
     config.auth,

@@ -456,13 +456,21 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(res.response.status).toBe(200);
   });
 
-  it("answers 404 for another platform's wallet, credential and session", async () => {
+  it("answers 404 for another platform's wallet, credential and session, and lists none of them", async () => {
     const wallet = await createWallet(sandbox);
     const { session } = await otpLogin(sandbox, wallet.emailMethodId);
     const other = await sandbox.otherPlatformClient();
+    // The lists answer as for an unknown wallet: 200 with nothing in them.
+    const query = { params: { query: { accountId: wallet.accountId } } };
+    const [credentials, sessions] = await Promise.all([
+      other.GET("/auth/credentials", query),
+      other.GET("/auth/sessions", query),
+    ]);
+    expect(credentials.data).toEqual({ data: [] });
+    expect(sessions.data).toEqual({ data: [] });
+    const own = await sandbox.client.GET("/auth/sessions", query);
+    expect(own.data?.data.map((s) => s.id)).toContain(session.id);
     const results = await Promise.all([
-      other.GET("/auth/credentials", { params: { query: { accountId: wallet.accountId } } }),
-      other.GET("/auth/sessions", { params: { query: { accountId: wallet.accountId } } }),
       other.POST("/auth/credentials", {
         body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550188" },
       }),

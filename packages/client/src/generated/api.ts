@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an agent transaction
-         * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL; it then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting). Agents cannot call this operation.
+         * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL (409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL` otherwise); it then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting). Agents cannot call this operation.
          */
         post: operations["approvePendingPayment"];
         delete?: never;
@@ -613,7 +613,7 @@ export interface paths {
         };
         /**
          * List credentials
-         * @description Lists the credentials registered on an embedded wallet.
+         * @description Lists every credential registered on an embedded wallet, newest first. Not paginated (a wallet has a handful of credentials). An `accountId` that names no embedded wallet of the platform lists nothing.
          */
         get: operations["listAuthCredentials"];
         put?: never;
@@ -723,7 +723,7 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description Lists the active sessions of an embedded wallet. Signing keys are never included.
+         * @description Lists every active session of an embedded wallet, newest first, without their signing keys. Not paginated (a wallet has a few sessions, one per signed-in device). An `accountId` that names no embedded wallet of the platform lists nothing.
          */
         get: operations["listAuthSessions"];
         put?: never;
@@ -2832,14 +2832,10 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** @description A page of credentials. */
+        /** @description The credentials of an embedded wallet. */
         AuthMethodList: {
-            /** @description The credentials on this page. */
+            /** @description The credentials, newest first. */
             data: components["schemas"]["AuthMethod"][];
-            /** @description Whether more results exist after this page. */
-            hasMore: boolean;
-            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
-            nextCursor?: string;
         };
         /** @description A newly registered credential. OTP credentials also carry the target bundle for the code that was just sent. */
         AuthMethodCreated: {
@@ -2928,16 +2924,10 @@ export interface components {
             /** @description Base58check string: a 33-byte compressed P-256 encapsulated key followed by AES-256-GCM ciphertext, HPKE-sealed to the `clientPublicKey` you supplied. Decrypts to the raw 32-byte session private key. Returned once, only when an OAUTH or PASSKEY session is issued or a session is refreshed; never for EMAIL_OTP or SMS_OTP (the TEK private key is the session key) and never in `GET /auth/sessions`. */
             encryptedSessionSigningKey?: string;
         };
-        /** @description A page of sessions. */
+        /** @description The active sessions of an embedded wallet. */
         AuthSessionList: {
-            /** @description The sessions on this page. `encryptedSessionSigningKey` is never included. */
-            data: (components["schemas"]["AuthSession"] & {
-                encryptedSessionSigningKey?: never;
-            })[];
-            /** @description Whether more results exist after this page. */
-            hasMore: boolean;
-            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
-            nextCursor?: string;
+            /** @description The sessions, newest first. `encryptedSessionSigningKey` is never included. */
+            data: components["schemas"]["AuthSession"][];
         };
         /** @description First leg of a signed retry. Stamp `payloadToSign` and repeat the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`. */
         SignedRequestChallenge: {
@@ -5222,16 +5212,6 @@ export interface operations {
                  * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
                  */
                 accountId: components["schemas"]["InternalAccountId"];
-                /**
-                 * @description Maximum number of items to return.
-                 * @example 20
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Opaque cursor from the `nextCursor` of the previous page.
-                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
-                 */
-                cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
             path?: never;
@@ -5239,7 +5219,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of credentials. */
+            /** @description The wallet's credentials. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5273,8 +5253,7 @@ export interface operations {
                      *           "createdAt": "2025-10-13T09:31:10Z",
                      *           "updatedAt": "2025-10-13T09:31:10Z"
                      *         }
-                     *       ],
-                     *       "hasMore": false
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["AuthMethodList"];
@@ -5282,7 +5261,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -5561,16 +5539,6 @@ export interface operations {
                  * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
                  */
                 accountId: components["schemas"]["InternalAccountId"];
-                /**
-                 * @description Maximum number of items to return.
-                 * @example 20
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Opaque cursor from the `nextCursor` of the previous page.
-                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
-                 */
-                cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
             path?: never;
@@ -5578,7 +5546,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of sessions. */
+            /** @description The wallet's active sessions. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5596,8 +5564,7 @@ export interface operations {
                      *           "updatedAt": "2025-10-13T09:30:00Z",
                      *           "expiresAt": "2025-10-13T09:45:00Z"
                      *         }
-                     *       ],
-                     *       "hasMore": false
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["AuthSessionList"];
@@ -5605,7 +5572,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

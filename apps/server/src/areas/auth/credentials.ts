@@ -4,7 +4,6 @@ import { insert, prepared, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
@@ -73,17 +72,18 @@ export class CredentialService {
     return account;
   }
 
-  async list(ctx: RequestContext, filter: CredentialFilter): Promise<Page<AuthMethod>> {
-    await this.accounts.getRow(ctx, filter.accountId);
+  /** Every credential of the wallet, newest first; none for an account that is not the platform's. */
+  async list(ctx: RequestContext, filter: CredentialFilter): Promise<{ data: AuthMethod[] }> {
     const rows = await this.services.data.all(
       q
         .selectFrom("AuthMethod")
         .selectAll()
         .where("platformId", "=", ctx.platformId)
         .where("accountId", "=", filter.accountId)
-        .$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        .orderBy("createdAt", "desc")
+        .orderBy("id", "desc"),
     );
-    return toPage(rows, filter.limit, toAuthMethod);
+    return { data: rows.map(toAuthMethod) };
   }
 
   /**

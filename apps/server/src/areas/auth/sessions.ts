@@ -11,7 +11,6 @@ import type { SqlProgram } from "../../db/sql.js";
 import { invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -21,7 +20,6 @@ import {
   type ChallengeBody,
   type SignedRequests,
 } from "../../signing/signed-requests.js";
-import type { InternalAccountService } from "../internal-accounts/service.js";
 
 type AuthMethodRow = Row<"AuthMethod">;
 type SessionRow = Row<"AuthSession">;
@@ -83,7 +81,6 @@ export class SessionService {
     private readonly services: Services,
     private readonly config: AuthConfig,
     private readonly signing: SignedRequests,
-    private readonly accounts: InternalAccountService,
   ) {}
 
   /** Creates a session for `method` whose signing key is `publicKey` (either form). */
@@ -122,8 +119,8 @@ export class SessionService {
     return row;
   }
 
-  async list(ctx: RequestContext, filter: SessionFilter): Promise<Page<ListedSession>> {
-    await this.accounts.getRow(ctx, filter.accountId);
+  /** Every active session of the wallet, newest first; none for an account that is not the platform's. */
+  async list(ctx: RequestContext, filter: SessionFilter): Promise<{ data: ListedSession[] }> {
     const rows = await this.services.data.all(
       q
         .selectFrom("AuthSession")
@@ -132,9 +129,10 @@ export class SessionService {
         .where("accountId", "=", filter.accountId)
         .where("revokedAt", "is", null)
         .where("expiresAt", ">", ctx.clock.now())
-        .$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        .orderBy("createdAt", "desc")
+        .orderBy("id", "desc"),
     );
-    return toPage(rows, filter.limit, toListedSession);
+    return { data: rows.map(toListedSession) };
   }
 
   /** Signed retry: a fresh signing key for the session, sealed to `clientPublicKey`. */
