@@ -321,9 +321,10 @@ describe.each(databases)("signed retries on %s", (kind) => {
       });
       expect(done.response.status).toBe(200);
       const exported = done.data as WalletExport;
-      expect(exported.accountId).toBe(wallet.accountId);
-      const opened = await openSessionKeyBundle(exported.exportBundle, client.privateKeyHex);
-      expect(decryptCredentialBundle(exported.exportBundle, client.privateKeyHex)).toBe(opened);
+      expect(exported.id).toBe(wallet.accountId);
+      const sealed = exported.encryptedWalletCredentials;
+      const opened = await openSessionKeyBundle(sealed, client.privateKeyHex);
+      expect(decryptCredentialBundle(sealed, client.privateKeyHex)).toBe(opened);
       return opened;
     };
     const a = await exportOnce();
@@ -354,6 +355,18 @@ describe.each(databases)("signed retries on %s", (kind) => {
       body: { type: "SMS_OTP", accountId: standard.data!.id, nickname: "+14155550100" },
     });
     expect(cred.response.status).toBe(400);
+  });
+
+  it("refuses an EMAIL_OTP credential whose nickname is not an email address, naming the field", async () => {
+    const wallet = await createWallet(sandbox);
+    const refused = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "EMAIL_OTP", accountId: wallet.accountId, nickname: "not-an-email" },
+    });
+    expect(refused.response.status).toBe(400);
+    expect(errorOf(refused)).toMatchObject({
+      code: "INVALID_INPUT",
+      details: { errors: [{ field: "nickname" }] },
+    });
   });
 
   it("deletes a credential (202 → 204), revoking its sessions, but never the last one", async () => {
@@ -395,7 +408,8 @@ describe.each(databases)("signed retries on %s", (kind) => {
     const last = await sandbox.client.DELETE("/auth/credentials/{id}", {
       params: { path: { id: sms.id } },
     });
-    expect(last.response.status).toBe(409);
+    expect(last.response.status).toBe(400);
+    expect(errorOf(last).code).toBe("INVALID_INPUT");
   });
 
   it("refuses a second EMAIL_OTP or SMS_OTP credential with its own code", async () => {

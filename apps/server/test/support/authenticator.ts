@@ -48,7 +48,7 @@ export interface Attestation {
   credentialId: string;
   clientDataJson: string;
   attestationObject: string;
-  transports: string[];
+  transports: ("ble" | "hybrid" | "internal" | "nfc" | "usb")[];
 }
 
 export interface Assertion {

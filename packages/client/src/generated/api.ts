@@ -646,7 +646,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a credential
-         * @description Removes a credential from its wallet and revokes the sessions it issued. A wallet keeps at least one credential: removing the last one is refused with 409 `CONFLICT`. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on the same wallet.
+         * @description Removes a credential from its wallet and revokes the sessions it issued. A wallet keeps at least one credential: removing the last one is refused with 400 `INVALID_INPUT`. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on the same wallet.
          */
         delete: operations["revokeAuthCredential"];
         options?: never;
@@ -2001,9 +2001,9 @@ export interface components {
         /** @description Export of an embedded wallet. */
         WalletExport: {
             /** @description The exported wallet. */
-            accountId: components["schemas"]["InternalAccountId"];
+            id: components["schemas"]["InternalAccountId"];
             /** @description Base58check string: the wallet key material HPKE-sealed to `clientPublicKey` (same layout as `encryptedSessionSigningKey`). Open it with the matching private key. */
-            exportBundle: string;
+            encryptedWalletCredentials: string;
         };
         /**
          * @description Result of checking `beneficiaryName` against the account holder. Sandbox suffixes: `102` NOT_MATCHED, `103` PARTIAL_MATCH, `104` PENDING, `106` UNSUPPORTED, `107` CHECKED_BY_RECEIVING_FI, anything else MATCHED (`105` rejects the account with 400 `INVALID_BANK_ACCOUNT`).
@@ -2954,10 +2954,7 @@ export interface components {
             type: "EMAIL_OTP";
             /** @description Embedded wallet to add the credential to. */
             accountId: components["schemas"]["InternalAccountId"];
-            /**
-             * Format: email
-             * @description Email address the codes are sent to.
-             */
+            /** @description Email address the codes are sent to (400 `INVALID_INPUT` when it is not one). */
             nickname: string;
         };
         /** @description Registers an SMS OTP credential (at most one per account). */
@@ -2992,8 +2989,8 @@ export interface components {
             clientDataJson: string;
             /** @description Base64url CBOR attestation object. */
             attestationObject: string;
-            /** @description Transports reported by the authenticator (`usb`, `nfc`, `ble`, `smart-card`, `hybrid`, `internal`). */
-            transports?: string[];
+            /** @description Transports reported by the authenticator. */
+            transports?: ("ble" | "hybrid" | "internal" | "nfc" | "usb")[];
         };
         /** @description Registers a WebAuthn passkey. */
         PasskeyCredentialCreateRequest: {
@@ -3889,8 +3886,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "accountId": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
-                     *       "exportBundle": "XbzmrZe2rf5xbNxdKggZqmMJ2ZykCyrcbUpbFgtd3rffkPyWz1qbc6JtBdBcEvhhmUAa6iN7QojqbEEFL1fSgckujpNQHy8TWoLjCSL3qNodGE1ZcgBhQ3o2uWQUqMGjwDE8nR5kCD"
+                     *       "id": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
+                     *       "encryptedWalletCredentials": "XbzmrZe2rf5xbNxdKggZqmMJ2ZykCyrcbUpbFgtd3rffkPyWz1qbc6JtBdBcEvhhmUAa6iN7QojqbEEFL1fSgckujpNQHy8TWoLjCSL3qNodGE1ZcgBhQ3o2uWQUqMGjwDE8nR5kCD"
                      *     }
                      */
                     "application/json": components["schemas"]["WalletExport"];
@@ -5397,15 +5394,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The credential is the wallet's last one. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
             500: components["responses"]["InternalError"];
         };
     };

@@ -21,6 +21,9 @@ import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
 type AuthMethodRow = Row<"AuthMethod">;
 type AccountRow = Row<"InternalAccount">;
 
+/** An email address as far as the sandbox checks one: something@domain.tld, no spaces. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
 /** Read on every leg of a login; compiled once. */
 const authMethodRow = prepared((args: { id: string; platformId: string }) =>
   q
@@ -182,6 +185,11 @@ export class CredentialService {
     switch (input.type) {
       case "EMAIL_OTP":
       case "SMS_OTP":
+        if (input.type === "EMAIL_OTP" && !EMAIL.test(input.nickname)) {
+          throw invalidInput("nickname must be the email address the codes are sent to", {
+            errors: [fieldError("body.nickname", "not an email address")],
+          });
+        }
         if (existing.some((m) => m.type === input.type)) {
           throw new ApiError(
             400,
@@ -261,9 +269,7 @@ export class CredentialService {
         .limit(1),
     );
     if (!other) {
-      throw new ApiError(
-        409,
-        "CONFLICT",
+      throw invalidInput(
         "This is the wallet's last credential; register another one before removing it.",
       );
     }

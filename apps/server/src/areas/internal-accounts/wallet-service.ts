@@ -97,8 +97,8 @@ export class WalletService {
     return {
       status: 200,
       body: {
-        accountId: account.id,
-        exportBundle: sealSessionKeyBundle(result.value, clientPublicKey),
+        id: account.id,
+        encryptedWalletCredentials: sealSessionKeyBundle(result.value, clientPublicKey),
       },
     };
   }
