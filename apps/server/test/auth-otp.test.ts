@@ -15,6 +15,7 @@ import {
   enclavePublicKey,
   errorOf,
   otpLogin,
+  otpChallenge,
   requestOtp,
   signedHeaders,
   verifyOtp,
@@ -140,7 +141,7 @@ describe.each(databases)("OTP login on %s", (kind) => {
     const challengeRes = await sandbox.client.POST("/auth/credentials/{id}/challenge", {
       params: { path: { id: wallet.emailMethodId } },
     });
-    const targetBundle = challengeRes.data!.otpEncryptionTargetBundle!;
+    const targetBundle = otpChallenge(challengeRes.data).otpEncryptionTargetBundle!;
     const tek = generateP256KeyPair();
     // encryptOtpCodeToBundle checks the bundle signature against the published key.
     const encrypted = await encryptOtpCodeToBundle(

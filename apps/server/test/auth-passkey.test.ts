@@ -9,6 +9,7 @@ import {
   createWallet,
   errorOf,
   otpLogin,
+  passkeyChallenge,
   signedHeaders,
   type AuthMethodCreated,
   type AuthSession,
@@ -82,7 +83,7 @@ describe.each(databases)("passkeys on %s", (kind) => {
       body: { clientPublicKey: client.publicKeyUncompressedHex },
     });
     expect(res.response.status).toBe(200);
-    return { client, challenge: res.data! };
+    return { client, challenge: passkeyChallenge(res.data) };
   }
 
   function verify(assertion: Assertion, requestId?: string, id = methodId) {
@@ -317,16 +318,20 @@ describe.each(databases)("passkeys with legacy shortcuts off on %s", (kind) => {
     const authenticator = new SoftwareAuthenticator();
     const method = await registerPasskey(sandbox, wallet, key, authenticator);
     const client = generateP256KeyPair();
-    const challenge = await sandbox.client.POST("/auth/credentials/{id}/challenge", {
-      params: { path: { id: method.id } },
-      body: { clientPublicKey: client.publicKeyUncompressedHex },
-    });
+    const challenge = passkeyChallenge(
+      (
+        await sandbox.client.POST("/auth/credentials/{id}/challenge", {
+          params: { path: { id: method.id } },
+          body: { clientPublicKey: client.publicKeyUncompressedHex },
+        })
+      ).data,
+    );
     const res = await sandbox.client.POST("/auth/credentials/{id}/verify", {
-      params: { path: { id: method.id }, header: { "Request-Id": challenge.data!.requestId! } },
+      params: { path: { id: method.id }, header: { "Request-Id": challenge.requestId } },
       body: {
         type: "PASSKEY",
         assertion: {
-          ...authenticator.get(challenge.data!.challenge!),
+          ...authenticator.get(challenge.challenge),
           signature: "sandbox-valid-passkey-signature",
         },
       },

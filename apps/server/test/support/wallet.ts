@@ -57,6 +57,22 @@ export async function enclavePublicKey(sandbox: TestSandbox): Promise<string> {
 }
 
 /** Asks for a code; checks the bundle's signature like a careful client would. */
+type Challenge = Schemas["AuthCredentialChallenge"];
+
+/** The challenge of a PASSKEY credential; anything else fails the test. */
+export function passkeyChallenge(data: Challenge | undefined): Schemas["PasskeyAuthChallenge"] {
+  if (data?.type !== "PASSKEY") throw new Error(`not a PASSKEY challenge: ${JSON.stringify(data)}`);
+  return data;
+}
+
+/** The challenge of an OTP credential; anything else fails the test. */
+export function otpChallenge(data: Challenge | undefined): Schemas["OtpAuthChallenge"] {
+  if (data?.type !== "EMAIL_OTP" && data?.type !== "SMS_OTP") {
+    throw new Error(`not an OTP challenge: ${JSON.stringify(data)}`);
+  }
+  return data;
+}
+
 export async function requestOtp(
   sandbox: TestSandbox,
   methodId: string,
@@ -66,7 +82,7 @@ export async function requestOtp(
     body: {},
   });
   expect(res.response.status).toBe(200);
-  const bundle = res.data!.otpEncryptionTargetBundle!;
+  const bundle = otpChallenge(res.data).otpEncryptionTargetBundle!;
   const data = verifyOtpTargetBundle(bundle, await enclavePublicKey(sandbox));
   return { bundle, targetPublic: data.targetPublic };
 }

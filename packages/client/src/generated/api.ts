@@ -2861,13 +2861,19 @@ export interface components {
             /** @description JSON string `{"version":"v1.0.0","data":D,"dataSignature":S,"enclaveQuorumPublic":K}` for OTP credentials. `D` is hex of UTF-8 JSON `{"targetPublic","organizationId","userId"}` where `targetPublic` is a fresh uncompressed P-256 key; `S` is a DER hex ECDSA-SHA256 signature over the bytes `D` encodes, made by the key `K` (the platform `otpEnclavePublicKey`). Check `S`, then HPKE-seal the OTP to `targetPublic`. */
             otpEncryptionTargetBundle?: string;
         };
-        /** @description The credential plus what the client needs for the next verify call: `otpEncryptionTargetBundle` for OTP credentials; `credentialId`, `challenge`, `requestId` and `expiresAt` for PASSKEY. */
-        AuthCredentialChallenge: {
+        /** @description The credential, with what the next verify call needs: for OTP credentials the `otpEncryptionTargetBundle` of the code just sent; for PASSKEY the `challenge` to assert over and its `requestId`. */
+        AuthCredentialChallenge: components["schemas"]["OtpAuthChallenge"] | components["schemas"]["PasskeyAuthChallenge"];
+        /** @description An OTP credential whose new code was just sent. */
+        OtpAuthChallenge: {
             /** @description Identifier of the credential. */
             id: components["schemas"]["AuthMethodId"];
             /** @description The internal account this credential authenticates. */
             accountId: components["schemas"]["InternalAccountId"];
-            type: components["schemas"]["AuthMethodType"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "EMAIL_OTP" | "SMS_OTP";
             /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
             credentialId?: string;
             /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
@@ -2884,15 +2890,41 @@ export interface components {
             updatedAt: string;
             /** @description JSON string `{"version":"v1.0.0","data":D,"dataSignature":S,"enclaveQuorumPublic":K}` for OTP credentials. `D` is hex of UTF-8 JSON `{"targetPublic","organizationId","userId"}` where `targetPublic` is a fresh uncompressed P-256 key; `S` is a DER hex ECDSA-SHA256 signature over the bytes `D` encodes, made by the key `K` (the platform `otpEnclavePublicKey`). Check `S`, then HPKE-seal the OTP to `targetPublic`. */
             otpEncryptionTargetBundle?: string;
+        };
+        /** @description A passkey credential with a fresh challenge to assert over. */
+        PasskeyAuthChallenge: {
+            /** @description Identifier of the credential. */
+            id: components["schemas"]["AuthMethodId"];
+            /** @description The internal account this credential authenticates. */
+            accountId: components["schemas"]["InternalAccountId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PASSKEY";
+            /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
+            credentialId: string;
+            /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
+            nickname: string;
+            /**
+             * Format: date-time
+             * @description When the credential was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the credential was last updated.
+             */
+            updatedAt: string;
             /** @description PASSKEY: lowercase hex SHA-256 of the pending session-creation request (which binds `clientPublicKey`). Pass the UTF-8 bytes of this string as the WebAuthn challenge. */
-            challenge?: string;
+            challenge: string;
             /** @description PASSKEY: send this in `Request-Id` on verify. Single use. */
-            requestId?: components["schemas"]["RequestId"];
+            requestId: components["schemas"]["RequestId"];
             /**
              * Format: date-time
              * @description PASSKEY: verify before this time (5 minutes).
              */
-            expiresAt?: string;
+            expiresAt: string;
         };
         /** @description An authentication session. Its signing key stamps later wallet requests. */
         AuthSession: {

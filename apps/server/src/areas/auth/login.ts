@@ -89,15 +89,17 @@ export class LoginService {
       "Too many challenges for this credential; retry later.",
     );
 
-    if (isOtp(method.type)) {
+    const credential = toAuthMethod(method);
+    if (credential.type === "EMAIL_OTP" || credential.type === "SMS_OTP") {
       const bundle = await issueOtp(
         this.services.data,
         method,
         now,
         this.config.challengeTtlSeconds,
       );
-      return { ...toAuthMethod(method), otpEncryptionTargetBundle: bundle };
+      return { ...credential, type: credential.type, otpEncryptionTargetBundle: bundle };
     }
+    if (method.credentialId === null) throw new Error(`passkey ${method.id} has no credentialId`);
 
     const clientPublicKey = input.clientPublicKey as string;
     const row = await this.signing.issueRow(ctx, {
@@ -113,7 +115,9 @@ export class LoginService {
       data: { clientPublicKey } satisfies PasskeyChallengeData,
     });
     return {
-      ...toAuthMethod(method),
+      ...credential,
+      type: "PASSKEY",
+      credentialId: method.credentialId,
       challenge: sha256Hex(row.payload),
       requestId: row.id,
       expiresAt: row.expiresAt.toISOString(),
