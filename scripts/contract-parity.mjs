@@ -100,8 +100,18 @@ function flatten(doc, input, path, out, stack = [], depth = 0) {
     const values = part.const !== undefined ? [part.const] : part.enum;
     if (values) enumValues = values;
   }
-  const branches = [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])];
+  // `oneOf: [X, {type: null}]` is X, nullable: the same fact as `type: [X, null]`.
+  let branches = [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])];
+  const isNull = (branch) => deref(doc, branch).node.type === "null";
+  let nullable = branches.some(isNull);
+  branches = branches.filter((branch) => !isNull(branch));
+  if (nullable && branches.length === 1 && type === "any" && Object.keys(properties).length === 0) {
+    const only = deref(doc, branches[0]).node;
+    flatten(doc, { ...only, type: [...[only.type ?? []].flat(), "null"] }, path, out, inner, depth);
+    return;
+  }
   if (branches.length > 0 && type === "any" && Object.keys(properties).length === 0) type = "union";
+  if (nullable && type !== "any" && !type.split(/[|(]/).includes("null")) type = `${type}|null`;
   if (type === "any" && Object.keys(properties).length > 0) type = "object";
   const last = path.split(".").pop();
   if (last === "code") {
@@ -110,7 +120,9 @@ function flatten(doc, input, path, out, stack = [], depth = 0) {
       out.add(renamed(`${path}: code ${code}`));
     out.add(`${path}: ${type}`);
   } else {
-    const enumText = enumValues ? ` enum ${[...enumValues].map(String).sort().join("|")}` : "";
+    // Renamed before sorting, so a renamed value sorts where it lands.
+    const values = enumValues ? [...enumValues].map((v) => renamed(String(v))).sort() : [];
+    const enumText = enumValues ? ` enum ${values.join("|")}` : "";
     out.add(renamed(`${path}: ${type}${enumText}`));
   }
 
