@@ -2635,6 +2635,11 @@ export interface components {
             /** @description Card currency; defaults to the currency of the first funding source. */
             currency?: components["schemas"]["CurrencyCode"];
         };
+        /**
+         * @description Card network. Sandbox cards are VISA.
+         * @enum {string}
+         */
+        CardBrand: "VISA" | "MASTERCARD";
         /** @description A payment card issued against one or more internal accounts. */
         Card: {
             /** @description Identifier of the card. */
@@ -2645,23 +2650,22 @@ export interface components {
             platformCardId?: string;
             state: components["schemas"]["CardState"];
             stateReason?: components["schemas"]["CardStateReason"];
-            /** @description Card network brand, for example `VISA`. */
-            brand: string;
+            brand?: components["schemas"]["CardBrand"];
             form: components["schemas"]["CardForm"];
             /** @description Last four digits of the card number. */
-            last4: string;
+            last4?: string;
             /** @description Expiry month. */
-            expMonth: number;
+            expMonth?: number;
             /** @description Expiry year (four digits). */
-            expYear: number;
+            expYear?: number;
             /** @description Internal accounts the card spends from. */
             fundingSources: components["schemas"]["InternalAccountId"][];
             /** @description Card currency. */
-            currency: components["schemas"]["CurrencyCode"];
+            currency?: components["schemas"]["CurrencyCode"];
             /** @description Reference of the card at the card processor. */
-            processorRef: string;
+            processorRef?: string;
             /** @description Reference of the card at the issuing bank. */
-            issuerRef: string;
+            issuerRef?: string;
             /**
              * Format: date-time
              * @description When the card was created.

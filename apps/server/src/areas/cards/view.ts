@@ -19,7 +19,7 @@ export function toCard(row: CardRow): Card {
     ...(row.platformCardId !== null ? { platformCardId: row.platformCardId } : {}),
     state: row.state as CardState,
     ...(row.stateReason !== null ? { stateReason: row.stateReason as CardStateReason } : {}),
-    brand: row.brand,
+    brand: row.brand as Schemas["CardBrand"],
     form: row.form as Card["form"],
     last4: row.last4,
     expMonth: row.expMonth,
