@@ -103,7 +103,7 @@ function flatten(doc, input, path, out, stack = [], depth = 0) {
   // `oneOf: [X, {type: null}]` is X, nullable: the same fact as `type: [X, null]`.
   let branches = [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])];
   const isNull = (branch) => deref(doc, branch).node.type === "null";
-  let nullable = branches.some(isNull);
+  const nullable = branches.some(isNull);
   branches = branches.filter((branch) => !isNull(branch));
   if (nullable && branches.length === 1 && type === "any" && Object.keys(properties).length === 0) {
     const only = deref(doc, branches[0]).node;

@@ -28,7 +28,8 @@ export interface AgentTokenVerifier {
  * without valid credentials learns nothing about the request: HTTP Basic
  * (`<api token id>:<api client secret>`) or an agent's bearer token. Which
  * operations accept which scheme is openapi.yaml's `security`, enforced after
- * the route is matched by {@link securityHandlers}.
+ * the route is matched by {@link securityHandlers}. It leaves the handler's
+ * RequestContext, with the platform's clock read in the same query as the token.
  */
 export function authenticator(
   verifier: ApiTokenVerifier,

@@ -45,7 +45,8 @@ interface PasskeyChallengeData {
   clientPublicKey: string;
 }
 
-const isOtp = (type: string) => type === "EMAIL_OTP" || type === "SMS_OTP";
+const isOtp = (type: string): type is "EMAIL_OTP" | "SMS_OTP" =>
+  type === "EMAIL_OTP" || type === "SMS_OTP";
 
 /** Challenges and verification: everything that ends in a session. */
 export class LoginService {
@@ -90,7 +91,7 @@ export class LoginService {
     );
 
     const credential = toAuthMethod(method);
-    if (credential.type === "EMAIL_OTP" || credential.type === "SMS_OTP") {
+    if (isOtp(credential.type)) {
       const bundle = await issueOtp(
         this.services.data,
         method,
