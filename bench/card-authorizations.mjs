@@ -116,7 +116,8 @@ async function startSandboxTarget() {
     }
     const customer = await call("POST", "/customers", {
       customerType: "INDIVIDUAL",
-      personalInfo: { firstName: "Bench", lastName: "Mark", email: "bench@example.com" },
+      fullName: "Bench Mark",
+      email: "bench@example.com",
     });
     const account = await call("POST", "/internal-accounts", {
       customerId: customer.id,

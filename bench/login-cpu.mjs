@@ -271,7 +271,8 @@ async function endToEnd() {
       const customer = expectStatus(
         await call("POST", "/customers", {
           customerType: "INDIVIDUAL",
-          personalInfo: { firstName: "Bench", lastName: "Mark", email: `bench-${i}@example.com` },
+          fullName: "Bench Mark",
+          email: `bench-${i}@example.com`,
         }),
         201,
         "customer",

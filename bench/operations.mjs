@@ -44,7 +44,8 @@ const connections = Number(args.connections);
 
 const customerBody = {
   customerType: "INDIVIDUAL",
-  personalInfo: { firstName: "Bench", lastName: "Mark", email: "bench@example.com" },
+  fullName: "Bench Mark",
+  email: "bench@example.com",
 };
 const purchase = {
   amount: 100,

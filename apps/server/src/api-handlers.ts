@@ -8,6 +8,8 @@ import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transa
 import type { CardTransactionService } from "./areas/card-transactions/service.js";
 import { cardRoutes } from "./areas/cards/routes.js";
 import type { CardService } from "./areas/cards/service.js";
+import { beneficialOwnerRoutes } from "./areas/beneficial-owners/routes.js";
+import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
@@ -38,6 +40,7 @@ import type { ApiHandlers } from "./http/operations.js";
 /** The services the API's handlers call. */
 export interface ApiServices {
   agents: AgentService;
+  beneficialOwners: BeneficialOwnerService;
   cards: CardService;
   cardTransactions: CardTransactionService;
   credentials: CredentialService;
@@ -84,6 +87,7 @@ function join<const Areas extends readonly object[]>(...areas: Areas): Joined<Ar
 export function apiHandlers(s: ApiServices): ApiHandlers {
   return join(
     customerRoutes(s.customers),
+    beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),
     walletRoutes(s.wallets),

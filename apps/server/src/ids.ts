@@ -18,6 +18,7 @@ export type IdType =
   | "CardTransactionEvent"
   | "Webhook"
   | "Verification"
+  | "BeneficialOwner"
   | "Agent"
   | "Job";
 

@@ -4,6 +4,7 @@ import { CardService } from "./areas/cards/service.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
+import { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
 import { CustomerService } from "./areas/customers/service.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { PlatformService } from "./areas/platform/service.js";
@@ -164,10 +165,13 @@ export async function startServer(
     retryBaseMs: config.jobRetryBaseMs,
   });
 
-  const customers = new CustomerService(services);
+  // Links the server hands out need its origin, known once it listens.
+  let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
+  const signing = new SignedRequests(services, config.auth);
+  const customers = new CustomerService(services, signing, () => `${origin}${API_BASE_PATH}`);
+  const beneficialOwners = new BeneficialOwnerService(services, customers);
   const accounts = new InternalAccountService(services, customers);
   const sandboxClock = new SandboxClockService(services, jobs);
-  const signing = new SignedRequests(services, config.auth);
   const oidc = new OidcVerifier(config.auth);
   const passkeys = new PasskeyVerifier(config.auth);
   const sessions = new SessionService(services, config.auth, signing);
@@ -221,8 +225,6 @@ export async function startServer(
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
-  // Links the server hands out need its origin, known once it listens.
-  let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
   const cards = new CardService(services, customers, clocks, () => origin);
   const cardTransactions = new CardTransactionService(services, cards);
   registerCardIssuanceJob(jobHandlers);
@@ -237,6 +239,7 @@ export async function startServer(
     apiBaseUrl: () => `${origin}${API_BASE_PATH}`,
     operations: apiHandlers({
       agents,
+      beneficialOwners,
       cards,
       cardTransactions,
       credentials,

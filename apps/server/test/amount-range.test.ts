@@ -94,7 +94,7 @@ describe.each(databases)("amount range on %s", (kind) => {
       await sandbox.client.POST("/sandbox/uma/receive", {
         body: {
           senderUmaAddress: "$success.usd@sandbox.uma.money",
-          receiverUmaAddress: `$${username}@bank.example`,
+          receiverUmaAddress: receiver.umaAddress,
           receivingCurrencyCode: "USD",
           receivingCurrencyAmount: 101,
         },

@@ -69,7 +69,8 @@ describe.each(databases)("API basics on %s", (kind) => {
   it("reads JSON bodies with a charset, sent in chunks, or neither an object nor an array", async () => {
     const customer = {
       customerType: "INDIVIDUAL",
-      personalInfo: { firstName: "Ada", lastName: "Body", email: "ada.body@example.com" },
+      fullName: "Ada Body",
+      email: "ada.body@example.com",
     };
     const withCharset = await sandbox.rawFetch("/customers", {
       method: "POST",
@@ -122,7 +123,8 @@ describe.each(databases)("API basics on %s", (kind) => {
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
         customerType: "INDIVIDUAL",
-        personalInfo: { firstName: "Ada", lastName: "Lovelace", email: "not-an-email" },
+        fullName: "Ada Lovelace",
+        email: "not-an-email",
       }),
     });
     expect(res.status).toBe(400);

@@ -3,6 +3,7 @@ import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome } from "@sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
 import { q } from "../src/db/query.js";
+import { withId } from "./money-helpers.js";
 
 // Shared steps of the card tests, all through the public API (plus the
 // database, read-only, for the outbox and the ledger).
@@ -17,11 +18,12 @@ export async function newCustomer(sandbox: TestSandbox, lastName = "Hopper"): Pr
   const { data, error } = await sandbox.client.POST("/customers", {
     body: {
       customerType: "INDIVIDUAL",
-      personalInfo: { firstName: "Grace", lastName, email: `grace${seq}@example.com` },
+      fullName: `Grace ${lastName}`,
+      email: `grace${seq}@example.com`,
     },
   });
   if (!data) throw new Error(`customer: ${JSON.stringify(error)}`);
-  return data.id;
+  return withId(data).id;
 }
 
 export async function newAccount(

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
+import { withId } from "./money-helpers.js";
 import { cardLast4 } from "@sandbox/sandbox-rules";
 import { withoutRevealToken } from "../src/areas/cards/reveal-page.js";
 import { luhnValid } from "../src/areas/cards/test-card-details.js";
@@ -198,11 +199,12 @@ describe.each(databases)("cards on %s", (kind) => {
       const { data: foreignHolder } = await other.POST("/customers", {
         body: {
           customerType: "INDIVIDUAL",
-          personalInfo: { firstName: "F", lastName: "Oreign", email: "f@example.com" },
+          fullName: "F Oreign",
+          email: "f@example.com",
         },
       });
       const { data: foreign } = await other.POST("/internal-accounts", {
-        body: { customerId: foreignHolder!.id, currency: "USD", type: "STANDARD" },
+        body: { customerId: withId(foreignHolder!).id, currency: "USD", type: "STANDARD" },
       });
       const foreignAccount = await sandbox.client.POST("/cards", {
         body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [foreign!.id] },

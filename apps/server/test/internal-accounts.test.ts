@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { withId } from "./money-helpers.js";
 
 describe.each(databases)("internal accounts on %s", (kind) => {
   let sandbox: TestSandbox;
@@ -10,10 +11,11 @@ describe.each(databases)("internal accounts on %s", (kind) => {
     const { data } = await sandbox.client.POST("/customers", {
       body: {
         customerType: "INDIVIDUAL",
-        personalInfo: { firstName: "Grace", lastName: "Hopper", email: "grace@example.com" },
+        fullName: "Grace Hopper",
+        email: "grace@example.com",
       },
     });
-    customerId = data!.id;
+    customerId = withId(data!).id;
   });
   afterAll(async () => {
     await sandbox?.stop();

@@ -7,24 +7,29 @@ import type { Tables } from "../src/db/tables.js";
 
 // Shared steps of the money-movement tests, all through the public API.
 
+/** A customer as the sandbox answers it: the live contract leaves `id` optional, the sandbox always sends it. */
+export type CreatedCustomer = Schemas["CustomerOneOf"] & { id: string };
+
+export function withId(customer: Schemas["CustomerOneOf"]): CreatedCustomer {
+  if (customer.id === undefined) throw new Error("the customer was answered without its id");
+  return { ...customer, id: customer.id };
+}
+
 export async function createCustomer(
   client: SandboxClient,
   options: { lastName?: string; platformCustomerId?: string } = {},
-): Promise<Schemas["Customer"]> {
+): Promise<CreatedCustomer> {
   const lastName = options.lastName ?? "Lovelace";
   const { data, error } = await client.POST("/customers", {
     body: {
       customerType: "INDIVIDUAL",
       ...(options.platformCustomerId ? { platformCustomerId: options.platformCustomerId } : {}),
-      personalInfo: {
-        firstName: "Ada",
-        lastName,
-        email: `ada.${lastName.toLowerCase()}@example.com`,
-      },
+      fullName: `Ada ${lastName}`,
+      email: `ada.${lastName.toLowerCase()}@example.com`,
     },
   });
   if (!data) throw new Error(`customer not created: ${JSON.stringify(error)}`);
-  return data;
+  return withId(data);
 }
 
 export async function createAccount(

@@ -60,7 +60,9 @@ export function queryHasItsDefault(query: Query<"listCustomers">): number {
   return query.limit;
 }
 
-export function bodyIsTheSchema(input: Input<"createCustomer">): Schemas["CustomerCreate"] {
+export function bodyIsTheSchema(
+  input: Input<"createCustomer">,
+): Schemas["CustomerCreateRequestOneOf"] {
   return input.body;
 }
 

@@ -139,7 +139,8 @@ describe("request logs", () => {
           method: "POST",
           body: JSON.stringify({
             customerType: "INDIVIDUAL",
-            personalInfo: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" },
+            fullName: "Ada Lovelace",
+            email: "ada@example.com",
           }),
         })
       ).json()) as { id: string };

@@ -53,6 +53,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"offsetSeconds":0}',
       "APPROVED",
       "REJECTED",
+      "REJECTED",
       "100000",
       "MATCHED",
       "INVALID_BANK_ACCOUNT",
@@ -72,7 +73,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "COMPLETED",
     ]);
     // The idempotent transfer printed one transaction twice.
-    expect(lines[11]).toBe(lines[12]);
+    expect(lines[12]).toBe(lines[13]);
     await expectLedgersBalanced(sandbox.server.data);
   });
 });

@@ -204,7 +204,8 @@ async function createFixtures(port: number, wallets: number): Promise<Fixtures> 
   const customerId = (
     await created("/customers", {
       customerType: "INDIVIDUAL",
-      personalInfo: { firstName: "Ada", lastName: "Lovelace", email },
+      fullName: "Ada Lovelace",
+      email,
     })
   ).id as string;
   const account = await created("/internal-accounts", {
@@ -258,11 +259,8 @@ function driveLoad(
   };
   const customer = () => ({
     customerType: "INDIVIDUAL",
-    personalInfo: {
-      firstName: "Grace",
-      lastName: "Hopper",
-      email: `grace-${randomUUID().slice(0, 8)}@example.com`,
-    },
+    fullName: "Grace Hopper",
+    email: `grace-${randomUUID().slice(0, 8)}@example.com`,
   });
   const transferIn = async (agent: http.Agent, vanishAfterMs?: number) => {
     const key = randomUUID();

@@ -56,7 +56,7 @@ describe.each(databases)("UMA on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  /** A customer reachable at `$<id>@bank.example`, with USD, EUR and MXN accounts. */
+  /** A customer reachable at its default `umaAddress`, with USD, EUR and MXN accounts. */
   async function receiver() {
     const username = `rcv.${randomUUID().slice(0, 8)}`;
     const customer = await createCustomer(sandbox.client, { platformCustomerId: username });
@@ -65,7 +65,8 @@ describe.each(databases)("UMA on %s", (kind) => {
       EUR: await createAccount(sandbox.client, customer.id, "EUR"),
       MXN: await createAccount(sandbox.client, customer.id, "MXN"),
     };
-    return { customer, accounts, address: `$${username}@bank.example` };
+    expect(customer.umaAddress).toBe(`$${username}@uma.sandbox.localhost`);
+    return { customer, accounts, address: customer.umaAddress };
   }
 
   it("covers every address of the UMA table in this file", () => {

@@ -63,7 +63,7 @@ async function emit(
   sandbox: TestSandbox,
   objectId: string,
   data: Record<string, unknown>,
-  type: WebhookEventType = "CUSTOMER.KYC_STATUS_CHANGE",
+  type: WebhookEventType = "CUSTOMER.KYC_APPROVED",
 ): Promise<string> {
   return sandbox.server.data.transaction(() =>
     emitEvent({

@@ -229,7 +229,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     await sandbox.server.data.transaction(() =>
       emitEvent({
         platformId: sandbox.server.bootstrap.platformId,
-        type: "CUSTOMER.KYC_STATUS_CHANGE",
+        type: "CUSTOMER.KYC_APPROVED",
         objectId,
         data: { id: objectId, kycStatus: "APPROVED" },
         at: new Date(),
@@ -256,7 +256,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     expect(seen.slice(0, 5)).toEqual([...ids].reverse());
 
     const byObject = await listAll(sandbox.client, { objectId });
-    expect(byObject.map((e) => e.type)).toEqual(["CUSTOMER.KYC_STATUS_CHANGE"]);
+    expect(byObject.map((e) => e.type)).toEqual(["CUSTOMER.KYC_APPROVED"]);
     expect(byObject[0]!.payload.data).toEqual({ id: objectId, kycStatus: "APPROVED" });
 
     const bad = await sandbox.client.GET("/sandbox/webhooks/events", {
@@ -271,7 +271,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     const eventId = await sandbox.server.data.transaction(() =>
       emitEvent({
         platformId: sandbox.server.bootstrap.platformId,
-        type: "CUSTOMER.KYC_STATUS_CHANGE",
+        type: "CUSTOMER.KYC_APPROVED",
         objectId,
         data: { id: objectId, kycStatus: "REJECTED" },
         at: new Date(),

@@ -6,6 +6,7 @@ import type {
   CardIssuanceOutcome,
   KybOutcome,
   KycOutcome,
+  IndividualKycOutcome,
   LegacyShortcutOutcome,
   OidcTokenOutcome,
   OtpOutcome,
@@ -21,6 +22,7 @@ import {
   CARD_ISSUANCE_TABLE,
   KYB_TABLE,
   KYC_TABLE,
+  INDIVIDUAL_KYC_TABLE,
   OIDC_TOKEN_TABLE,
   OTP_TABLE,
   PASSKEY_SIGNATURE_TABLE,
@@ -60,6 +62,13 @@ export function evaluate<O>(table: MagicTable<O>, input: string | null | undefin
 /** `kybStatus` from `businessInfo.registrationNumber`. */
 export function kybOutcome(registrationNumber: string | null | undefined): Evaluation<KybOutcome> {
   return evaluate(KYB_TABLE, registrationNumber);
+}
+
+/** An individual customer's `kycStatus` at creation, from `fullName`. */
+export function individualKycOutcome(
+  fullName: string | null | undefined,
+): Evaluation<IndividualKycOutcome> {
+  return evaluate(INDIVIDUAL_KYC_TABLE, fullName);
 }
 
 /** Beneficial owner `kycStatus` from `personalInfo.lastName`. */

@@ -15,6 +15,16 @@ export interface KycOutcome {
   readonly kycStatus: KycStatus;
 }
 
+/**
+ * An individual customer's KYC at creation, and what a later `POST /verifications` does with it:
+ * APPROVED and REJECTED are final (submitting again is refused), PENDING goes to manual review once
+ * the data is complete, UNVERIFIED is sent back with a correctable document error.
+ */
+export type IndividualKycOutcome =
+  | { readonly kycStatus: "APPROVED" | "REJECTED"; readonly onVerification: "REFUSE" }
+  | { readonly kycStatus: "PENDING"; readonly onVerification: "MANUAL_REVIEW" }
+  | { readonly kycStatus: "UNVERIFIED"; readonly onVerification: "POOR_QUALITY_DOCUMENT" };
+
 export type BeneficiaryVerificationStatus =
   | "NOT_MATCHED"
   | "PARTIAL_MATCH"

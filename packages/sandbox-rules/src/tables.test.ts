@@ -8,6 +8,7 @@ import {
   evaluateUmaReceiver,
   kybOutcome,
   kycOutcome,
+  individualKycOutcome,
   oidcTokenOutcome,
   otpOutcome,
   passkeySignatureOutcome,
@@ -68,6 +69,20 @@ describe("KYB", () => {
   ])("%j → %s", (registrationNumber, kybStatus, matched) => {
     const result = kybOutcome(registrationNumber);
     expect(result.outcome).toEqual({ kybStatus });
+    expect(result.matched).toBe(matched);
+  });
+});
+
+describe("individual KYC", () => {
+  it.each([
+    ["Sam Lee001", "PENDING", "MANUAL_REVIEW", "001"],
+    ["Ana Souza 002", "REJECTED", "REFUSE", "002"],
+    ["Kim Park003", "UNVERIFIED", "POOR_QUALITY_DOCUMENT", "003"],
+    ["Jane Doe", "APPROVED", "REFUSE", null],
+    ["Jo", "APPROVED", "REFUSE", null],
+  ])("%j → %s", (fullName, kycStatus, onVerification, matched) => {
+    const result = individualKycOutcome(fullName);
+    expect(result.outcome).toEqual({ kycStatus, onVerification });
     expect(result.matched).toBe(matched);
   });
 });

@@ -10,6 +10,7 @@ import type {
   CardIssuanceOutcome,
   KybOutcome,
   KycOutcome,
+  IndividualKycOutcome,
   LegacyShortcutOutcome,
   OidcTokenOutcome,
   OtpOutcome,
@@ -52,7 +53,8 @@ export const KYB_TABLE: MagicTable<KybOutcome> = {
   id: "kyb",
   title: "KYB verification",
   description: "Sets the `kybStatus` a business customer receives when KYB verification runs.",
-  appliesTo: "`POST /verifications` for a business customer",
+  appliesTo:
+    "`POST /verifications` for a business customer (created with `kybStatus` `UNVERIFIED`)",
   field: "`businessInfo.registrationNumber`",
   key: { kind: "suffix", mode: "digits" },
   rows: [
@@ -74,11 +76,45 @@ export const KYB_TABLE: MagicTable<KybOutcome> = {
   examples: ["Acme Ltd REG-000002", "HRB 123001", "12345678"],
 };
 
+export const INDIVIDUAL_KYC_TABLE: MagicTable<IndividualKycOutcome> = {
+  id: "individualKyc",
+  title: "Individual customer KYC",
+  description:
+    "Sets the `kycStatus` an individual customer receives at creation, and what submitting it with `POST /verifications` then does.",
+  appliesTo: "`POST /customers` with `customerType` `INDIVIDUAL`",
+  field: "`fullName`",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "001",
+      outcome: { kycStatus: "PENDING", onVerification: "MANUAL_REVIEW" },
+      description:
+        "`kycStatus` `PENDING`; `POST /verifications` answers `PENDING_MANUAL_REVIEW` once `fullName`, `birthDate`, `nationality`, `address`, `idType` and `identifier` are all present, `RESOLVE_ERRORS` naming each missing one before",
+    },
+    {
+      match: "002",
+      outcome: { kycStatus: "REJECTED", onVerification: "REFUSE" },
+      description: "`kycStatus` `REJECTED` at once; `POST /verifications` is refused with 400",
+    },
+    {
+      match: "003",
+      outcome: { kycStatus: "UNVERIFIED", onVerification: "POOR_QUALITY_DOCUMENT" },
+      description:
+        "`kycStatus` `UNVERIFIED`; `POST /verifications` answers `RESOLVE_ERRORS` with a `POOR_QUALITY_DOCUMENT` error",
+    },
+  ],
+  other: {
+    outcome: { kycStatus: "APPROVED", onVerification: "REFUSE" },
+    description: "`kycStatus` `APPROVED` at once; `POST /verifications` is refused with 400",
+  },
+  examples: ["Sam Lee001", "Ana Souza 002", "Kim Park003", "Jane Doe"],
+};
+
 export const KYC_TABLE: MagicTable<KycOutcome> = {
   id: "kyc",
   title: "Beneficial owner KYC",
   description: "Sets the `kycStatus` of a beneficial owner (an individual) when KYC runs.",
-  appliesTo: "KYC verification of a beneficial owner",
+  appliesTo: "`POST /beneficial-owners` and `PATCH /beneficial-owners/{beneficialOwnerId}`",
   field: "`personalInfo.lastName`",
   key: { kind: "suffix", mode: "characters" },
   rows: [
@@ -599,6 +635,7 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
 /** Every table, in the order of the docs. */
 export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
   KYB_TABLE,
+  INDIVIDUAL_KYC_TABLE,
   KYC_TABLE,
   BENEFICIARY_VERIFICATION_TABLE,
   TRANSFER_TABLE,

@@ -35,6 +35,7 @@ export interface DefaultRow<O> {
 export type MagicTableId =
   | "kyb"
   | "kyc"
+  | "individualKyc"
   | "beneficiaryVerification"
   | "transfer"
   | "quoteDestination"

@@ -8,6 +8,7 @@ export interface Platform {
   webhookPrivateKey: string;
   otpSigningPrivateKey: string;
   clockOffsetSeconds: Generated<number>;
+  umaDomain: Generated<string>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -24,12 +25,29 @@ export interface Customer {
   id: string;
   platformId: string;
   customerType: string;
-  platformCustomerId: string | null;
-  personalInfo: string | null;
-  businessInfo: string | null;
-  beneficialOwners: string | null;
-  kycStatus: string;
+  platformCustomerId: string;
+  umaAddress: string;
+  region: string | null;
+  currencies: Generated<string>;
+  email: string | null;
+  phoneNumber: string | null;
+  details: Generated<string>;
+  endUserTermsConsent: string | null;
+  kycStatus: string | null;
   kybStatus: string | null;
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface BeneficialOwner {
+  id: string;
+  platformId: string;
+  customerId: string;
+  roles: string;
+  ownershipPercentage: number;
+  personalInfo: string;
+  kycStatus: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -220,8 +238,10 @@ export interface Verification {
   id: string;
   platformId: string;
   customerId: string;
-  kybStatus: string;
+  verificationStatus: string;
+  errors: Generated<string>;
   createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface Agent {
@@ -332,6 +352,7 @@ export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
   Customer: Customer;
+  BeneficialOwner: BeneficialOwner;
   InternalAccount: InternalAccount;
   LedgerEntry: LedgerEntry;
   AuthMethod: AuthMethod;
@@ -370,6 +391,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   completedAt: "date",
   consumedAt: "date",
   createdAt: "date",
+  deletedAt: "date",
   deliveredAt: "date",
   deviceCodeRedeemedAt: "date",
   dueAt: "date",
@@ -386,6 +408,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   maxTransactionAmount: "bigint",
   nextAttemptAt: "date",
   otpExpiresAt: "date",
+  ownershipPercentage: "int",
   passkeyCounter: "bigint",
   privacyEnabled: "boolean",
   pullCount: "int",

@@ -15,7 +15,13 @@ export type SignerRule =
   /** Exactly this public key (the TEK of an OTP login). */
   | { kind: "KEY"; publicKey: string }
   /** A WebAuthn assertion by the passkey of `authMethodId`. */
-  | { kind: "PASSKEY" };
+  | { kind: "PASSKEY" }
+  /**
+   * A key of an active, unexpired session of any embedded wallet of a
+   * customer: for actions on the customer itself, whose `accountId` is then
+   * the customer's id.
+   */
+  | { kind: "CUSTOMER_SESSION" };
 
 export interface NewChallenge {
   platformId: string;

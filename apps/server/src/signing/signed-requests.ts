@@ -235,16 +235,23 @@ export class SignedRequests {
       return approval;
     }
 
-    // SESSION: the stamp's key must be an active session key of this account.
+    // SESSION: the stamp's key must be an active session key of this account
+    // (CUSTOMER_SESSION: of any embedded wallet of this customer).
+    const sessions = q
+      .selectFrom("AuthSession")
+      .select("AuthSession.id")
+      .where("AuthSession.platformId", "=", ctx.platformId)
+      .where("AuthSession.publicKey", "=", signer)
+      .where("AuthSession.revokedAt", "is", null)
+      .where("AuthSession.expiresAt", ">", now);
     const session = await this.services.data.one(
-      q
-        .selectFrom("AuthSession")
-        .select("id")
-        .where("accountId", "=", challenge.accountId)
-        .where("platformId", "=", ctx.platformId)
-        .where("publicKey", "=", signer)
-        .where("revokedAt", "is", null)
-        .where("expiresAt", ">", now),
+      challenge.signerKind === "CUSTOMER_SESSION"
+        ? sessions
+            .innerJoin("InternalAccount", "InternalAccount.id", "AuthSession.accountId")
+            .where("InternalAccount.customerId", "=", challenge.accountId)
+            .where("InternalAccount.platformId", "=", ctx.platformId)
+            .where("InternalAccount.type", "=", "EMBEDDED_WALLET")
+        : sessions.where("AuthSession.accountId", "=", challenge.accountId),
     );
     if (!session) {
       throw walletError(

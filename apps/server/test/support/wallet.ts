@@ -13,6 +13,7 @@ import {
 } from "@sandbox/crypto";
 import { expect } from "vitest";
 import type { TestSandbox } from "../harness.js";
+import { withId } from "../money-helpers.js";
 
 export type AuthSession = Schemas["AuthSession"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
@@ -33,17 +34,18 @@ export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
   const customer = await sandbox.client.POST("/customers", {
     body: {
       customerType: "INDIVIDUAL",
-      personalInfo: { firstName: "Ada", lastName: "Lovelace", email },
+      fullName: "Ada Lovelace",
+      email,
     },
   });
   expect(customer.response.status).toBe(201);
   const account = await sandbox.client.POST("/internal-accounts", {
-    body: { customerId: customer.data!.id, currency: "USD", type: "EMBEDDED_WALLET" },
+    body: { customerId: withId(customer.data!).id, currency: "USD", type: "EMBEDDED_WALLET" },
   });
   expect(account.response.status).toBe(201);
   return {
     accountId: account.data!.id,
-    customerId: customer.data!.id,
+    customerId: withId(customer.data!).id,
     emailMethodId: account.data!.authMethods![0]!.id,
     email,
   };

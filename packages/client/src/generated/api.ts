@@ -37,15 +37,35 @@ export interface paths {
         };
         /**
          * List customers
-         * @description Lists customers, optionally filtered.
+         * @description Lists the platform's customers, newest first, optionally filtered. Deleted customers are left out unless `isIncludingDeleted` is true.
          */
         get: operations["listCustomers"];
         put?: never;
         /**
          * Create a customer
-         * @description Creates an individual or business customer. KYC runs immediately; in the sandbox `kycStatus` is set by the last 3 characters of `lastName` (`001` PENDING, `002` REJECTED, otherwise APPROVED), from the first beneficial owner for businesses. Business KYB is started separately with `POST /verifications`. A `platformCustomerId` is unique within the platform, and reusing one answers 409 `CONFLICT`.
+         * @description Creates an individual or business customer. An individual's KYC runs at once; in the sandbox the last 3 characters of `fullName` decide its `kycStatus`: `001` PENDING, `002` REJECTED, `003` UNVERIFIED, anything else APPROVED. A business starts with `kybStatus` UNVERIFIED and is verified with `POST /verifications`. A `platformCustomerId` is unique within the platform (409 `CONFLICT` when reused); when it is left out the sandbox uses the customer's id. `umaAddress` defaults to `$<platformCustomerId>@<platform UMA domain>`.
          */
         post: operations["createCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/end-user-terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the end user terms
+         * @description Returns the current version of the end user terms and where they are published. Record a customer's acceptance of this version in `endUserTermsConsent`; any other version is refused with 400 `END_USER_TERMS_VERSION_NOT_FOUND`.
+         */
+        get: operations["getEndUserTerms"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -61,21 +81,83 @@ export interface paths {
                  * @description Identifier of the customer.
                  * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
                  */
-                customerId: components["schemas"]["CustomerId"];
+                customerId: string;
             };
             cookie?: never;
         };
         /**
          * Get a customer
-         * @description Returns one customer.
+         * @description Returns one customer, deleted or not.
          */
         get: operations["getCustomerById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer
+         * @description Marks the customer deleted and answers it with `isDeleted` true. It stays readable by id; lists leave it out unless asked. Deleting it again is 410 `CUSTOMER_DELETED`.
+         */
+        delete: operations["deleteCustomerById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a customer
+         * @description Changes the fields sent and leaves the others. `customerType` must be the customer's own. `email` and `phoneNumber` are changed in separate calls (400 when both are sent). Changing the `email` of a customer whose embedded wallet has an `EMAIL_OTP` credential, or the `phoneNumber` of one with an `SMS_OTP` credential, is a signed retry: the first call answers 202 with `payloadToSign`; stamp it with a session key of one of the customer's embedded wallets and send the same body again with `Service-Wallet-Signature` and `Request-Id`. The retry changes the customer and every such credential together, or nothing.
+         */
+        patch: operations["updateCustomerById"];
+        trace?: never;
+    };
+    "/beneficial-owners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List beneficial owners
+         * @description Lists the beneficial owners of one business customer, newest first.
+         */
+        get: operations["listBeneficialOwners"];
+        put?: never;
+        /**
+         * Add a beneficial owner
+         * @description Adds a person who owns or controls a business customer. In the sandbox the owner's `kycStatus` is decided at once by the last 3 characters of `personalInfo.lastName`: `001` PENDING, `002` REJECTED, anything else APPROVED. Only business customers have beneficial owners (400 otherwise).
+         */
+        post: operations["createBeneficialOwner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/beneficial-owners/{beneficialOwnerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the beneficial owner.
+                 * @example BeneficialOwner:3a0c52a4-5f0e-4b1b-9a0e-0f5f8f8f3c21
+                 */
+                beneficialOwnerId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a beneficial owner
+         * @description Returns one beneficial owner.
+         */
+        get: operations["getBeneficialOwner"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a beneficial owner
+         * @description Changes the fields sent and leaves the others. A new `personalInfo.lastName` decides the owner's `kycStatus` again, as at creation.
+         */
+        patch: operations["updateBeneficialOwner"];
         trace?: never;
     };
     "/verifications": {
@@ -85,13 +167,37 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List verifications
+         * @description Lists verifications, newest first, optionally of one customer or in one status.
+         */
+        get: operations["listVerifications"];
         put?: never;
         /**
-         * Start KYB verification
-         * @description Runs KYB verification of a business customer and records the outcome in the customer's `kybStatus`, emitting `CUSTOMER.KYB_STATUS_CHANGE`. In the sandbox the outcome is set by the last 3 digits of `businessInfo.registrationNumber`: `001` PENDING, `002` REJECTED, otherwise APPROVED. Only business customers can be verified.
+         * Submit a customer for verification
+         * @description Submits a customer for KYC (individual) or KYB (business) and answers the verification, with what is still missing in `errors`. Sandbox outcomes, by the last 3 characters of the business's `businessInfo.registrationNumber`: `001` PENDING_MANUAL_REVIEW (`kybStatus` PENDING), `002` REJECTED, anything else APPROVED. An individual can be submitted only while its KYC is undecided (`fullName` suffix `001` or `003`): `001` goes to PENDING_MANUAL_REVIEW once `fullName`, `birthDate`, `nationality`, `address`, `idType` and `identifier` are present (RESOLVE_ERRORS naming each missing field otherwise), and `003` stays in RESOLVE_ERRORS with a `POOR_QUALITY_DOCUMENT` error. A customer whose status is already APPROVED or REJECTED is refused with 400. Each outcome is also sent as a `VERIFICATION.*` webhook, and a changed `kycStatus` or `kybStatus` as a `CUSTOMER.*` one.
          */
         post: operations["createVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verifications/{verificationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a verification
+         * @description Returns one verification.
+         */
+        get: operations["getVerification"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -113,7 +219,7 @@ export interface paths {
         put?: never;
         /**
          * Create an internal account
-         * @description Opens an account for a customer. An `EMBEDDED_WALLET` account is created together with its first credential, an `EMAIL_OTP` credential for the customer's email address (`personalInfo.email`, or `businessInfo.email` for businesses); it is returned in `authMethods`, and the wallet's first login starts with `POST /auth/credentials/{id}/challenge` on it. A customer without an email address cannot get an embedded wallet (400 `MISSING_MANDATORY_USER_INFO`).
+         * @description Opens an account for a customer. An `EMBEDDED_WALLET` account is created together with its first credential, an `EMAIL_OTP` credential for the customer's `email`; it is returned in `authMethods`, and the wallet's first login starts with `POST /auth/credentials/{id}/challenge` on it. A customer without an email address cannot get an embedded wallet (400 `MISSING_MANDATORY_USER_INFO`).
          */
         post: operations["createInternalAccount"];
         delete?: never;
@@ -843,7 +949,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incoming UMA payment
-         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account. The receiver is `$<platformCustomerId>@<any host but sandbox.uma.money>`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
+         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account. The receiver is one of your customers' `umaAddress`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
          */
         post: operations["sandboxReceive"];
         delete?: never;
@@ -1330,7 +1436,7 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "CUSTOMER.KYC_STATUS_CHANGE": {
+    "customer-update": {
         parameters: {
             query?: never;
             header?: never;
@@ -1340,17 +1446,17 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Customer KYC status changed
-         * @description Sent when a customer's `kycStatus` changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYC_STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * Customer KYC or KYB status changed
+         * @description Sent when a customer's `kycStatus` or `kybStatus` becomes PENDING, APPROVED or REJECTED: `CUSTOMER.KYC_*` for individuals (at creation, when KYC decides at once, or after `POST /verifications`), `CUSTOMER.KYB_*` for businesses. `data` is the customer. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
-        post: operations["onCustomerKycStatusChange"];
+        post: operations["customerStatusWebhook"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "CUSTOMER.KYB_STATUS_CHANGE": {
+    "verification-update": {
         parameters: {
             query?: never;
             header?: never;
@@ -1360,10 +1466,10 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Customer KYB status changed
-         * @description Sent when a business customer's `kybStatus` is set or changes. `data` is the customer. The body is a `WebhookEnvelope` whose `type` is `CUSTOMER.KYB_STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * Verification status changed
+         * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
-        post: operations["onCustomerKybStatusChange"];
+        post: operations["verificationStatusWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1602,7 +1708,7 @@ export interface components {
         FieldError: {
             /**
              * @description Dot path of the field within the body, or the name of the query, path or header parameter.
-             * @example personalInfo.email
+             * @example businessInfo.taxId
              */
             field: string;
             constraint?: components["schemas"]["FieldConstraint"];
@@ -1700,6 +1806,71 @@ export interface components {
              */
             code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL" | "TRANSACTION_NOT_CANCELLABLE" | "UMA_ADDRESS_EXISTS" | "EMAIL_OTP_EMAIL_ALREADY_EXISTS" | "EMAIL_OTP_CREDENTIAL_SET_CHANGED" | "PASSKEY_ALREADY_ENROLLED" | "SCA_SESSION_REQUIRED" | "BENEFICIARY_TRUSTED" | "INVALID_STATE_TRANSITION" | "CARD_ALREADY_CLOSED" | "CARD_NOT_MUTABLE" | "CONFLICT" | "IDEMPOTENCY_REQUEST_IN_PROGRESS";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 405 (method not allowed). */
+        Error405: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 405;
+            /**
+             * @description Error code. `METHOD_NOT_ALLOWED`: the path is served, but not with this method.
+             * @enum {string}
+             */
+            code: "METHOD_NOT_ALLOWED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 410 (gone). */
+        Error410: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 410;
+            /**
+             * @description Error code. `CUSTOMER_DELETED`: the customer was deleted before this request.
+             * @enum {string}
+             */
+            code: "CUSTOMER_DELETED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 424 (failed dependency). */
+        Error424: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 424;
+            /**
+             * @description Error code.
+             *
+             *     | Code | Meaning |
+             *     |---|---|
+             *     | `PAYREQ_REQUEST_FAILED` | The counterparty's pay request failed. |
+             *     | `COUNTERPARTY_PUBKEY_FETCH_ERROR` | The counterparty's public keys could not be fetched. |
+             *     | `NO_COMPATIBLE_UMA_VERSION` | The counterparty speaks no UMA version this service does. |
+             *     | `LNURLP_REQUEST_FAILED` | The counterparty's LNURLP request failed. |
+             *     | `EMAIL_OTP_CREDENTIAL_SYNC_FAILED` | A wallet's OTP credential could not be changed with the customer, so neither was. |
+             * @enum {string}
+             */
+            code: "PAYREQ_REQUEST_FAILED" | "COUNTERPARTY_PUBKEY_FETCH_ERROR" | "NO_COMPATIBLE_UMA_VERSION" | "LNURLP_REQUEST_FAILED" | "EMAIL_OTP_CREDENTIAL_SYNC_FAILED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 501 (not implemented). */
+        Error501: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 501;
+            /**
+             * @description Error code.
+             *
+             *     | Code | Meaning |
+             *     |---|---|
+             *     | `UNRECOGNIZED_MANDATORY_PAYEE_DATA_KEY` | The request names payee data this service cannot supply. |
+             *     | `NOT_IMPLEMENTED` | The feature asked for is not available. |
+             * @enum {string}
+             */
+            code: "UNRECOGNIZED_MANDATORY_PAYEE_DATA_KEY" | "NOT_IMPLEMENTED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 429 (rate limited). */
         Error429: {
             /**
@@ -1778,161 +1949,517 @@ export interface components {
          */
         CustomerType: "INDIVIDUAL" | "BUSINESS";
         /**
-         * @description KYC outcome. In the sandbox it is set by the last 3 characters of `lastName`: `001` PENDING, `002` REJECTED, anything else APPROVED. A card can only be issued to an APPROVED customer.
+         * @description KYC status of an individual or a beneficial owner. In the sandbox an individual's status is set at creation by the last 3 characters of `fullName` (`001` PENDING, `002` REJECTED, `003` UNVERIFIED, anything else APPROVED) and a beneficial owner's by the last 3 characters of `personalInfo.lastName` (`001` PENDING, `002` REJECTED, anything else APPROVED). A card can only be issued to an APPROVED customer.
          * @enum {string}
          */
-        KycStatus: "PENDING" | "REJECTED" | "APPROVED";
+        KycStatus: "UNVERIFIED" | "PENDING" | "APPROVED" | "REJECTED" | "HOLD";
         /**
-         * @description KYB outcome of a business. In the sandbox it is set by the last 3 digits of `businessInfo.registrationNumber`: `001` PENDING, `002` REJECTED, anything else APPROVED.
+         * @description KYB status of a business: UNVERIFIED until `POST /verifications`, which in the sandbox decides it by the last 3 characters of `businessInfo.registrationNumber`: `001` PENDING, `002` REJECTED, anything else APPROVED.
          * @enum {string}
          */
-        KybStatus: "PENDING" | "REJECTED" | "APPROVED";
-        /** @description Personal details of an individual. */
-        PersonalInfo: {
-            /** @description Given name. */
-            firstName: string;
-            /** @description Family name. Sandbox: its last 3 characters select the KYC outcome (see `KycStatus`). */
-            lastName: string;
+        KybStatus: "UNVERIFIED" | "PENDING" | "APPROVED" | "REJECTED" | "HOLD";
+        /** @description A postal address. */
+        Address: {
+            /** @description Street and number. */
+            line1: string;
+            /** @description Apartment, suite or floor. */
+            line2?: string;
+            /** @description City or locality. */
+            city?: string;
+            /** @description State, province or region. */
+            state?: string;
+            /** @description Postal code. */
+            postalCode: string;
+            /** @description Country, as an ISO 3166-1 alpha-2 code. */
+            country: string;
+        };
+        /**
+         * @description Kind of tax or identity number in `identifier`.
+         * @enum {string}
+         */
+        IdentificationType: "SSN" | "ITIN" | "EIN" | "NON_US_TAX_ID";
+        /**
+         * @description Whether a contact detail has been confirmed.
+         * @enum {string}
+         */
+        ContactVerificationStatus: "PENDING" | "VERIFIED";
+        /** @description Which of the customer's contact details are confirmed. */
+        ContactVerification: {
+            email?: components["schemas"]["ContactVerificationStatus"];
+            phone?: components["schemas"]["ContactVerificationStatus"];
+        };
+        /**
+         * @description How the customer accepted the end user terms.
+         * @enum {string}
+         */
+        EndUserTermsAcceptanceMethod: "CHECKBOX" | "CLICK_TO_ACCEPT";
+        /** @description The customer's acceptance of the end user terms. `termsVersion` must be the current version (`GET /customers/end-user-terms`). */
+        EndUserTermsConsentRequest: {
             /**
-             * Format: email
-             * @description Email address.
+             * Format: date-time
+             * @description When the customer accepted.
              */
-            email: string;
-            /** @description Phone number in E.164 format. */
-            phoneNumber?: components["schemas"]["PhoneNumber"];
+            acceptedAt: string;
+            /** @description The customer's IP address when accepting (IPv4 or IPv6). */
+            ipAddress: string;
+            /** @description Version of the terms accepted. */
+            termsVersion: string;
+            acceptanceMethod: components["schemas"]["EndUserTermsAcceptanceMethod"];
+        };
+        /** @description The recorded acceptance of the end user terms. */
+        EndUserTermsConsent: components["schemas"]["EndUserTermsConsentRequest"];
+        /** @description The current end user terms. */
+        EndUserTerms: {
+            /** @description Version to quote in `endUserTermsConsent.termsVersion`. */
+            version: string;
+            /**
+             * Format: uri
+             * @description Where the terms are published.
+             */
+            url: string;
+        };
+        /**
+         * @description Yearly income band, in USD.
+         * @enum {string}
+         */
+        AnnualIncomeRange: "UNDER_50K" | "RANGE_50K_100K" | "RANGE_100K_250K" | "RANGE_250K_1M" | "OVER_1M";
+        /**
+         * @description Net worth band, in USD.
+         * @enum {string}
+         */
+        NetWorthRange: "UNDER_100K" | "RANGE_100K_500K" | "RANGE_500K_1M" | "RANGE_1M_5M" | "RANGE_5M_25M" | "OVER_25M";
+        /**
+         * @description Politically exposed person status (HIO is head of an international organisation).
+         * @enum {string}
+         */
+        PepStatus: "NONE" | "DOMESTIC" | "FOREIGN" | "HIO" | "FAMILY_OR_ASSOCIATE";
+        /**
+         * @description Where an individual's funds come from.
+         * @enum {string}
+         */
+        IndividualSourceOfFundsCategory: "SALARY" | "SELF_EMPLOYMENT_INCOME" | "INVESTMENT_INCOME" | "PENSION" | "RENTAL_INCOME" | "GIFT" | "INHERITANCE" | "LOAN" | "SAVINGS" | "SALE_OF_ASSETS" | "OTHER";
+        /**
+         * @description How an individual built their wealth.
+         * @enum {string}
+         */
+        SourceOfWealthCategory: "SALARY" | "BUSINESS_INCOME" | "INVESTMENTS" | "INHERITANCE" | "PROPERTY_SALE" | "GIFT" | "RETIREMENT" | "SAVINGS" | "OTHER";
+        /**
+         * @description Where a business's funds come from.
+         * @enum {string}
+         */
+        SourceOfFundsCategory: "OPERATING_REVENUE" | "INVESTMENT_INCOME" | "LOANS" | "VENTURE_CAPITAL" | "PERSONAL_SAVINGS" | "DONATIONS" | "OTHER";
+        /**
+         * @description What the account will be used for.
+         * @enum {string}
+         */
+        PurposeOfAccount: "CONTRACTOR_PAYOUTS" | "CREATOR_PAYOUTS" | "EMPLOYEE_PAYOUTS" | "MARKETPLACE_SELLER_PAYOUTS" | "SUPPLIER_PAYMENTS" | "CROSS_BORDER_B2B" | "AR_AUTOMATION" | "AP_AUTOMATION" | "EMBEDDED_PAYMENTS" | "PLATFORM_FEE_COLLECTION" | "P2P_TRANSFERS" | "CHARITABLE_DONATIONS" | "OTHER";
+        /**
+         * @description Expected number of transactions a month.
+         * @enum {string}
+         */
+        ExpectedMonthlyTransactionCount: "COUNT_UNDER_10" | "COUNT_10_TO_100" | "COUNT_100_TO_500" | "COUNT_500_TO_1000" | "COUNT_OVER_1000";
+        /**
+         * @description Expected monthly volume, in USD.
+         * @enum {string}
+         */
+        ExpectedMonthlyTransactionVolume: "VOLUME_UNDER_10K" | "VOLUME_10K_TO_100K" | "VOLUME_100K_TO_1M" | "VOLUME_1M_TO_10M" | "VOLUME_OVER_10M";
+        /**
+         * @description Industry sector (NAICS top level).
+         * @enum {string}
+         */
+        BusinessType: "AGRICULTURE_FORESTRY_FISHING_AND_HUNTING" | "MINING_QUARRYING_AND_OIL_AND_GAS_EXTRACTION" | "UTILITIES" | "CONSTRUCTION" | "MANUFACTURING" | "WHOLESALE_TRADE" | "RETAIL_TRADE" | "TRANSPORTATION_AND_WAREHOUSING" | "INFORMATION" | "FINANCE_AND_INSURANCE" | "REAL_ESTATE_AND_RENTAL_AND_LEASING" | "PROFESSIONAL_SCIENTIFIC_AND_TECHNICAL_SERVICES" | "MANAGEMENT_OF_COMPANIES_AND_ENTERPRISES" | "ADMINISTRATIVE_AND_SUPPORT_AND_WASTE_MANAGEMENT_AND_REMEDIATION_SERVICES" | "EDUCATIONAL_SERVICES" | "HEALTH_CARE_AND_SOCIAL_ASSISTANCE" | "ARTS_ENTERTAINMENT_AND_RECREATION" | "ACCOMMODATION_AND_FOOD_SERVICES" | "OTHER_SERVICES" | "PUBLIC_ADMINISTRATION";
+        /**
+         * @description Legal form of the business.
+         * @enum {string}
+         */
+        EntityType: "SOLE_PROPRIETORSHIP" | "PARTNERSHIP" | "LLC" | "CORPORATION" | "S_CORPORATION" | "NON_PROFIT" | "PUBLICLY_LISTED_COMPANY" | "TRUST" | "PRIVATE_FOUNDATION" | "CHARITY" | "OTHER";
+        /** @description Enhanced due diligence answers about an individual. */
+        CustomerEdd: {
+            sourceOfFundsCategories?: components["schemas"]["IndividualSourceOfFundsCategory"][];
+            /** @description Explains `OTHER` among `sourceOfFundsCategories`. */
+            sourceOfFundsOtherDescription?: string;
+            sourceOfWealthCategories?: components["schemas"]["SourceOfWealthCategory"][];
+            /** @description Explains `OTHER` among `sourceOfWealthCategories`. */
+            sourceOfWealthOtherDescription?: string;
+            purposeOfAccount?: components["schemas"]["PurposeOfAccount"];
+            /** @description Explains a `purposeOfAccount` of `OTHER`. */
+            purposeOfAccountOtherDescription?: string;
+            expectedMonthlyTransactionCount?: components["schemas"]["ExpectedMonthlyTransactionCount"];
+            expectedMonthlyTransactionVolume?: components["schemas"]["ExpectedMonthlyTransactionVolume"];
+            annualIncomeRange?: components["schemas"]["AnnualIncomeRange"];
+            netWorthRange?: components["schemas"]["NetWorthRange"];
+            pepStatus?: components["schemas"]["PepStatus"];
+        };
+        /** @description Details of a business; on update, only the fields sent change. */
+        BusinessInfoUpdate: {
+            /** @description Registered legal name. */
+            legalName?: string;
+            /** @description Trading name, when different. */
+            doingBusinessAs?: string;
+            /** @description Country of incorporation (ISO 3166-1 alpha-2). */
+            country?: string;
+            /** @description Company registration number. Sandbox: its last 3 characters decide the KYB outcome of `POST /verifications` (see `KybStatus`). */
+            registrationNumber?: string;
+            /**
+             * Format: date
+             * @description Date of incorporation.
+             */
+            incorporatedOn?: string;
+            entityType?: components["schemas"]["EntityType"];
+            /** @description Tax identification number. */
+            taxId?: string;
+            /** @description Countries the business operates in. */
+            countriesOfOperation?: string[];
+            businessType?: components["schemas"]["BusinessType"];
+            purposeOfAccount?: components["schemas"]["PurposeOfAccount"];
+            /** @description Where the business's funds come from, in words. */
+            sourceOfFunds?: string;
+            /**
+             * @description Expected number of transactions a month.
+             * @enum {string}
+             */
+            expectedMonthlyTransactionCount?: "COUNT_UNDER_10" | "COUNT_10_TO_100" | "COUNT_100_TO_500" | "COUNT_500_TO_1000" | "COUNT_OVER_1000";
+            /**
+             * @description Expected monthly volume, in USD.
+             * @enum {string}
+             */
+            expectedMonthlyTransactionVolume?: "VOLUME_UNDER_10K" | "VOLUME_10K_TO_100K" | "VOLUME_100K_TO_1M" | "VOLUME_1M_TO_10M" | "VOLUME_OVER_10M";
+            /** @description Countries the business expects to pay into. */
+            expectedRecipientJurisdictions?: string[];
+            /** @description NAICS industry code. */
+            naicsCode?: string;
+            sourceOfFundsCategories?: components["schemas"]["SourceOfFundsCategory"][];
+            /** @description Explains `OTHER` among `sourceOfFundsCategories`. */
+            sourceOfFundsOtherDescription?: string;
+            /** @description Explains a `purposeOfAccount` of `OTHER`. */
+            purposeOfAccountOtherDescription?: string;
+            /** @description Countries of the business's expected counterparties. */
+            expectedCounterpartyCountries?: string[];
+            /** @description Given name of the business's main contact. */
+            primaryContactFirstName?: string;
+            /** @description Family name of the business's main contact. */
+            primaryContactLastName?: string;
+        };
+        /** @description Details of a business, as given when it is created. */
+        BusinessInfo: WithRequired<components["schemas"]["BusinessInfoUpdate"], "legalName" | "country" | "taxId" | "incorporatedOn">;
+        /** @description Details of a business, as stored. */
+        BusinessInfoResponse: WithRequired<components["schemas"]["BusinessInfoUpdate"], "legalName">;
+        /**
+         * @description Role of a person in the business.
+         * @enum {string}
+         */
+        BeneficialOwnerRole: "UBO" | "DIRECTOR" | "COMPANY_OFFICER" | "CONTROL_PERSON" | "TRUSTEE" | "GENERAL_PARTNER";
+        /** @description Personal details of a beneficial owner; on update, only the fields sent change. */
+        BeneficialOwnerPersonalInfoUpdate: {
+            /** @description Given name. */
+            firstName?: string;
+            /** @description Middle name. */
+            middleName?: string;
+            /** @description Family name. Sandbox: its last 3 characters decide the owner's `kycStatus` (see `KycStatus`). */
+            lastName?: string;
             /**
              * Format: date
              * @description Date of birth.
              */
-            dateOfBirth?: string;
-            /** @description Nationality, as an ISO 3166-1 alpha-2 code. */
-            nationality?: components["schemas"]["CountryCode"];
-        };
-        /** @description Details of a business. */
-        BusinessInfo: {
-            /** @description Registered legal name. */
-            legalName: string;
-            /** @description Company registration number. Sandbox: its last 3 digits select the KYB outcome (see `KybStatus`). */
-            registrationNumber: string;
+            birthDate?: string;
+            /** @description Nationality (ISO 3166-1 alpha-2). */
+            nationality?: string;
             /**
              * Format: email
-             * @description Contact email of the business.
+             * @description Email address.
              */
             email?: string;
-            /** @description Country of registration. */
-            country?: components["schemas"]["CountryCode"];
+            phoneNumber?: components["schemas"]["PhoneNumber"];
+            address?: components["schemas"]["Address"];
+            idType?: components["schemas"]["IdentificationType"];
+            /** @description The tax or identity number. */
+            identifier?: string;
+            /** @description Country that issued the identifier (ISO 3166-1 alpha-2). */
+            countryOfIssuance?: string;
         };
-        /** @description A person who owns or controls the business. */
+        /** @description Personal details of a beneficial owner. */
+        BeneficialOwnerPersonalInfo: WithRequired<components["schemas"]["BeneficialOwnerPersonalInfoUpdate"], "firstName" | "lastName" | "birthDate" | "nationality" | "address" | "idType" | "identifier">;
+        /** @description A person who owns or controls a business customer. */
         BeneficialOwner: {
-            personalInfo: components["schemas"]["PersonalInfo"];
-        };
-        /** @description Creates an individual customer. */
-        IndividualCustomerCreate: {
-            /**
-             * @description Always `INDIVIDUAL`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            customerType: "INDIVIDUAL";
-            /** @description Your own identifier for the customer. */
-            platformCustomerId?: string;
-            personalInfo: components["schemas"]["PersonalInfo"];
-        };
-        /** @description Creates a business customer. */
-        BusinessCustomerCreate: {
-            /**
-             * @description Always `BUSINESS`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            customerType: "BUSINESS";
-            /** @description Your own identifier for the customer. */
-            platformCustomerId?: string;
-            businessInfo: components["schemas"]["BusinessInfo"];
-            /** @description Beneficial owners. The business's `kycStatus` is derived from the first owner's `lastName`. */
-            beneficialOwners?: components["schemas"]["BeneficialOwner"][];
-        };
-        /** @description A new customer, discriminated by `customerType`. */
-        CustomerCreate: components["schemas"]["IndividualCustomerCreate"] | components["schemas"]["BusinessCustomerCreate"];
-        /** @description An individual customer. */
-        IndividualCustomer: {
-            /** @description Identifier of the customer. */
-            id: components["schemas"]["CustomerId"];
-            /**
-             * @description Always `INDIVIDUAL`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            customerType: "INDIVIDUAL";
-            /** @description Your own identifier for the customer. */
-            platformCustomerId?: string;
-            personalInfo: components["schemas"]["PersonalInfo"];
+            id: components["schemas"]["BeneficialOwnerId"];
+            customerId: components["schemas"]["CustomerId"];
+            roles: components["schemas"]["BeneficialOwnerRole"][];
+            /** @description Share of the business owned, in percent. */
+            ownershipPercentage: number;
+            personalInfo: components["schemas"]["BeneficialOwnerPersonalInfo"];
             kycStatus: components["schemas"]["KycStatus"];
             /**
              * Format: date-time
-             * @description When the customer was created.
+             * @description When the owner was added.
              */
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the customer was last updated.
+             * @description When the owner was last changed.
              */
-            updatedAt: string;
+            updatedAt?: string;
+        };
+        /** @description Fields every customer has. */
+        Customer: {
+            id?: components["schemas"]["CustomerId"];
+            /** @description Your own identifier for the customer, unique within the platform. */
+            platformCustomerId: string;
+            customerType: components["schemas"]["CustomerType"];
+            endUserTermsConsent?: components["schemas"]["EndUserTermsConsent"];
+            /** @description Region the customer is served from (ISO 3166-1 alpha-2). */
+            region?: string;
+            /** @description Currencies the customer can hold and use. */
+            currencies?: string[];
+            /**
+             * Format: email
+             * @description Email address.
+             */
+            email?: string;
+            phoneNumber?: components["schemas"]["PhoneNumber"];
+            /** @description The customer's UMA address. */
+            umaAddress: string;
+            /**
+             * Format: date-time
+             * @description When the customer was created.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description When the customer was last changed.
+             */
+            updatedAt?: string;
+            /** @description Whether the customer was deleted. */
+            isDeleted?: boolean;
+            contactVerification?: components["schemas"]["ContactVerification"];
+        };
+        /** @description Fields of an individual customer. */
+        IndividualCustomerFields: {
+            /** @enum {string} */
+            customerType: "INDIVIDUAL";
+            kycStatus?: components["schemas"]["KycStatus"];
+            /** @description Full legal name. Sandbox: its last 3 characters decide `kycStatus` at creation (see `KycStatus`). */
+            fullName?: string;
+            /**
+             * Format: date
+             * @description Date of birth.
+             */
+            birthDate?: string;
+            /** @description Nationality (ISO 3166-1 alpha-2). */
+            nationality?: string;
+            address?: components["schemas"]["Address"];
+            idType?: components["schemas"]["IdentificationType"];
+            /** @description The tax or identity number. Never returned. */
+            identifier?: string;
+            /** @description Country that issued the identifier (ISO 3166-1 alpha-2). */
+            countryOfIssuance?: string;
+        } & components["schemas"]["CustomerEdd"];
+        /** @description An individual customer. */
+        IndividualCustomer: components["schemas"]["Customer"] & components["schemas"]["IndividualCustomerFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            customerType: "INDIVIDUAL";
+        };
+        /** @description Fields of a business customer. */
+        BusinessCustomerFields: {
+            /** @enum {string} */
+            customerType: "BUSINESS";
+            kybStatus?: components["schemas"]["KybStatus"];
+            address?: components["schemas"]["Address"];
+            businessInfo?: components["schemas"]["BusinessInfoUpdate"];
         };
         /** @description A business customer. */
-        BusinessCustomer: {
-            /** @description Identifier of the customer. */
-            id: components["schemas"]["CustomerId"];
+        BusinessCustomer: components["schemas"]["Customer"] & components["schemas"]["BusinessCustomerFields"] & {
+            businessInfo?: components["schemas"]["BusinessInfoResponse"];
+            /** @description The business's beneficial owners (`POST /beneficial-owners`). */
+            beneficialOwners?: components["schemas"]["BeneficialOwner"][];
+        } & {
             /**
-             * @description Always `BUSINESS`. (enum property replaced by openapi-typescript)
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             customerType: "BUSINESS";
-            /** @description Your own identifier for the customer. */
-            platformCustomerId?: string;
-            businessInfo: components["schemas"]["BusinessInfo"];
-            /** @description Beneficial owners as submitted. */
-            beneficialOwners?: components["schemas"]["BeneficialOwner"][];
-            /** @description KYC outcome of the first beneficial owner. */
-            kycStatus: components["schemas"]["KycStatus"];
-            /** @description KYB outcome. Absent until `POST /verifications` has been called for this customer. */
-            kybStatus?: components["schemas"]["KybStatus"];
-            /**
-             * Format: date-time
-             * @description When the customer was created.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the customer was last updated.
-             */
-            updatedAt: string;
         };
-        /** @description A customer of the platform, discriminated by `customerType`. */
-        Customer: components["schemas"]["IndividualCustomer"] | components["schemas"]["BusinessCustomer"];
+        /** @description A customer, individual or business by `customerType`. */
+        CustomerOneOf: components["schemas"]["IndividualCustomer"] | components["schemas"]["BusinessCustomer"];
+        /** @description Fields every new customer may have. */
+        CustomerCreateRequest: {
+            /** @description Your own identifier for the customer, unique within the platform. Defaults to the customer's id. */
+            platformCustomerId?: string;
+            customerType: components["schemas"]["CustomerType"];
+            /** @description Region the customer is served from (ISO 3166-1 alpha-2). */
+            region?: string;
+            /** @description Currencies the customer can hold; defaults to the platform's supported currencies. An internal account is opened for each. */
+            currencies?: string[];
+            /**
+             * Format: email
+             * @description Email address.
+             */
+            email?: string;
+            phoneNumber?: components["schemas"]["PhoneNumber"];
+            /** @description The customer's UMA address; defaults to `$<platformCustomerId>@<platform UMA domain>`. */
+            umaAddress?: string;
+            endUserTermsConsent?: components["schemas"]["EndUserTermsConsentRequest"];
+        };
+        /** @description A new individual customer. */
+        IndividualCustomerCreateRequest: components["schemas"]["CustomerCreateRequest"] & components["schemas"]["IndividualCustomerFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            customerType: "INDIVIDUAL";
+        };
+        /** @description A new business customer. */
+        BusinessCustomerCreateRequest: components["schemas"]["CustomerCreateRequest"] & components["schemas"]["BusinessCustomerFields"] & {
+            businessInfo: components["schemas"]["BusinessInfo"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            customerType: "BUSINESS";
+        };
+        /** @description A new customer, individual or business by `customerType`. */
+        CustomerCreateRequestOneOf: components["schemas"]["IndividualCustomerCreateRequest"] | components["schemas"]["BusinessCustomerCreateRequest"];
+        /** @description Fields of a customer that can change; only the fields sent change. */
+        CustomerUpdateRequest: {
+            customerType: components["schemas"]["CustomerType"];
+            /** @description Currencies the customer can hold; an internal account is opened for each one added. */
+            currencies?: string[];
+            /**
+             * Format: email
+             * @description Email address.
+             */
+            email?: string;
+            phoneNumber?: components["schemas"]["PhoneNumber"];
+            /** @description The customer's UMA address. */
+            umaAddress?: string;
+            endUserTermsConsent?: components["schemas"]["EndUserTermsConsentRequest"];
+        };
+        /** @description Changes to an individual customer. */
+        IndividualCustomerUpdateRequest: components["schemas"]["CustomerUpdateRequest"] & components["schemas"]["IndividualCustomerFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            customerType: "INDIVIDUAL";
+        };
+        /** @description Changes to a business customer. */
+        BusinessCustomerUpdateRequest: components["schemas"]["CustomerUpdateRequest"] & components["schemas"]["BusinessCustomerFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            customerType: "BUSINESS";
+        };
+        /** @description Changes to a customer, individual or business by `customerType`. */
+        CustomerUpdateRequestOneOf: components["schemas"]["IndividualCustomerUpdateRequest"] | components["schemas"]["BusinessCustomerUpdateRequest"];
         /** @description A page of customers. */
-        CustomerList: {
+        CustomerListResponse: {
             /** @description The customers on this page. */
-            data: components["schemas"]["Customer"][];
+            data: components["schemas"]["CustomerOneOf"][];
             /** @description Whether more results exist after this page. */
             hasMore: boolean;
             /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
             nextCursor?: string;
+            /** @description How many customers match the filters, over all pages. */
+            totalCount?: number;
         };
-        /** @description Starts KYB verification of a business customer. */
-        VerificationCreate: {
-            /** @description The business customer to verify. */
-            customerId: components["schemas"]["CustomerId"];
+        /**
+         * @description Identifier of a beneficial owner, in the form `BeneficialOwner:<uuid>`.
+         * @example BeneficialOwner:3a0c52a4-5f0e-4b1b-9a0e-0f5f8f8f3c21
+         */
+        BeneficialOwnerId: string;
+        /** @description A new beneficial owner of a business customer. */
+        BeneficialOwnerCreateRequest: {
+            /** @description The business customer. */
+            customerId: string;
+            /** @description The person's roles in the business. */
+            roles: components["schemas"]["BeneficialOwnerRole"][];
+            /** @description Share of the business owned, in percent. */
+            ownershipPercentage: number;
+            personalInfo: components["schemas"]["BeneficialOwnerPersonalInfo"];
         };
-        /** @description A KYB verification of a business customer. */
+        /** @description Changes to a beneficial owner; only the fields sent change. */
+        BeneficialOwnerUpdateRequest: {
+            /** @description The person's roles in the business. */
+            roles?: components["schemas"]["BeneficialOwnerRole"][];
+            /** @description Share of the business owned, in percent. */
+            ownershipPercentage?: number;
+            personalInfo?: components["schemas"]["BeneficialOwnerPersonalInfoUpdate"];
+        };
+        /** @description A page of beneficial owners. */
+        BeneficialOwnerListResponse: {
+            /** @description The beneficial owners on this page. */
+            data: components["schemas"]["BeneficialOwner"][];
+            /** @description Whether more results exist after this page. */
+            hasMore: boolean;
+            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
+            nextCursor?: string;
+            /** @description How many beneficial owners the customer has. */
+            totalCount?: number;
+        };
+        /** @description Submits a customer for verification. */
+        VerificationRequest: {
+            /** @description The customer to verify. */
+            customerId: string;
+        };
+        /**
+         * @description Where a verification stands: RESOLVE_ERRORS (fix what `errors` lists and submit again), READY_FOR_VERIFICATION, IN_PROGRESS, PENDING_MANUAL_REVIEW (a reviewer decides), or the final APPROVED or REJECTED.
+         * @enum {string}
+         */
+        VerificationStatus: "RESOLVE_ERRORS" | "PENDING_MANUAL_REVIEW" | "IN_PROGRESS" | "APPROVED" | "REJECTED" | "READY_FOR_VERIFICATION";
+        /**
+         * @description What a verification error is about.
+         * @enum {string}
+         */
+        VerificationErrorType: "MISSING_FIELD" | "INVALID_FIELD" | "MISSING_LEGAL_PRESENCE_DOCUMENT" | "MISSING_CONTROL_STRUCTURE_DOCUMENT" | "MISSING_OWNERSHIP_STRUCTURE_DOCUMENT" | "MISSING_PROOF_OF_ADDRESS_DOCUMENT" | "MISSING_IDENTITY_DOCUMENT" | "INVALID_DOCUMENT" | "EXPIRED_DOCUMENT" | "POOR_QUALITY_DOCUMENT" | "SUSPECTED_FRAUD_DOCUMENT" | "WRONG_DOCUMENT_TYPE" | "INCOMPLETE_DOCUMENT" | "UNREADABLE_DOCUMENT" | "DOCUMENT_VERIFICATION_FAILED" | "APPLICANT_SANCTIONED" | "APPLICANT_FRAUD" | "APPLICANT_CRIMINAL_RECORD" | "APPLICANT_REJECTED" | "MISSING_BENEFICIAL_OWNER" | "MISSING_CONTROL_PERSON" | "MISSING_GOOD_STANDING_DOCUMENT";
+        /**
+         * @description Kind of document.
+         * @enum {string}
+         */
+        DocumentType: "PASSPORT" | "DRIVERS_LICENSE" | "NATIONAL_ID" | "PROOF_OF_ADDRESS" | "BANK_STATEMENT" | "TAX_RETURN" | "CERTIFICATE_OF_INCORPORATION" | "ARTICLES_OF_INCORPORATION" | "ARTICLES_OF_ASSOCIATION" | "STATE_REGISTRY_EXCERPT" | "GOOD_STANDING_CERTIFICATE" | "INFORMATION_STATEMENT" | "INCUMBENCY_CERTIFICATE" | "BUSINESS_LICENSE" | "SHAREHOLDER_REGISTER" | "POWER_OF_ATTORNEY" | "UTILITY_BILL" | "ELECTRICITY_BILL" | "RENT_OR_LEASE_AGREEMENT" | "DIRECTOR_REGISTRY" | "TRUST_AGREEMENT" | "STATE_COMPANY_REGISTRY" | "PARTNERSHIP_CONTROL_AGREEMENT" | "PARTNERSHIP_AGREEMENT" | "SELFIE" | "OTHER";
+        /** @description One thing to fix before the verification can go on. */
+        VerificationError: {
+            /** @description The object the problem is on (the customer, a beneficial owner or a document). */
+            resourceId: string;
+            type: components["schemas"]["VerificationErrorType"];
+            /** @description The missing or invalid field, for field errors. */
+            field?: string;
+            /** @description Documents that would fix a document error. */
+            acceptedDocumentTypes?: components["schemas"]["DocumentType"][];
+            /** @description What is wrong, in words. */
+            reason: string;
+        };
+        /** @description A KYC or KYB verification of a customer. */
         Verification: {
-            /** @description Identifier of the verification. */
             id: components["schemas"]["VerificationId"];
-            /** @description The verified business customer. */
             customerId: components["schemas"]["CustomerId"];
-            kybStatus: components["schemas"]["KybStatus"];
+            verificationStatus: components["schemas"]["VerificationStatus"];
+            /** @description What must be fixed before the verification can go on; empty when nothing is. */
+            errors: components["schemas"]["VerificationError"][];
             /**
              * Format: date-time
-             * @description When the verification was started.
+             * @description When the verification was first submitted.
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the verification last changed.
+             */
+            updatedAt?: string;
+        };
+        /** @description A page of verifications. */
+        VerificationListResponse: {
+            /** @description The verifications on this page. */
+            data: components["schemas"]["Verification"][];
+            /** @description Whether more results exist after this page. */
+            hasMore: boolean;
+            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
+            nextCursor?: string;
+            /** @description How many verifications match the filters. */
+            totalCount?: number;
         };
         /**
          * @description `STANDARD`: a custodial account operated with your API credentials. `EMBEDDED_WALLET`: a self-custodial wallet; sensitive actions on it need a wallet signature from one of its authentication sessions.
@@ -2495,7 +3022,7 @@ export interface components {
              * @enum {string}
              */
             destinationType: "UMA_ADDRESS";
-            /** @description UMA address of the receiver (`$user@domain`). On `sandbox.uma.money` a simulated receiver (`$success.usd`, `$pending.long.usd`, ...; `currency` must be the one it receives). On any other host, the platform's customer whose `platformCustomerId` is the user part: the payment is credited to their oldest active internal account in `currency` (with a UMA_RECEIVE transaction). Malformed: 400 `INVALID_UMA_ADDRESS`; no receiver: 404 `UMA_NOT_FOUND`. */
+            /** @description UMA address of the receiver (`$user@domain`). On `sandbox.uma.money` a simulated receiver (`$success.usd`, `$pending.long.usd`, ...; `currency` must be the one it receives). On any other host, the platform's customer whose `umaAddress` it is: the payment is credited to their oldest active internal account in `currency` (with a UMA_RECEIVE transaction). Malformed: 400 `INVALID_UMA_ADDRESS`; no receiver: 404 `UMA_NOT_FOUND`. */
             umaAddress: string;
             /** @description Currency the receiver gets. */
             currency: components["schemas"]["CurrencyCode"];
@@ -3127,7 +3654,7 @@ export interface components {
         SandboxUmaReceiveRequest: {
             /** @description UMA address of the simulated sender (`$user@domain`). On `sandbox.uma.money` its local part selects the outcome (see the magic values); on any other host the payment completes. */
             senderUmaAddress: string;
-            /** @description UMA address of the receiving customer on your platform: `$<platformCustomerId>@<host>` on any host other than `sandbox.uma.money`. Malformed: 400 `INVALID_UMA_ADDRESS`; no such customer (or an address on `sandbox.uma.money`): 404 `UMA_NOT_FOUND`. */
+            /** @description UMA address of the receiving customer on your platform: its `umaAddress`. Malformed: 400 `INVALID_UMA_ADDRESS`; no such customer (or an address on `sandbox.uma.money`): 404 `UMA_NOT_FOUND`. */
             receiverUmaAddress: string;
             /** @description Currency credited to the receiver. */
             receivingCurrencyCode: components["schemas"]["CurrencyCode"];
@@ -3177,7 +3704,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_STATUS_CHANGE" | "CUSTOMER.KYB_STATUS_CHANGE" | "QUOTE.STATUS_CHANGE" | "TEST.PING";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "QUOTE.STATUS_CHANGE" | "TEST.PING";
         /** @description Body of every webhook delivery. */
         WebhookEnvelope: {
             /** @description Unique id of the event. Retries and replays reuse it: use it to de-duplicate. */
@@ -3335,6 +3862,42 @@ export interface components {
                 "application/json": components["schemas"]["Error500"];
             };
         };
+        /** @description The path exists, but not with this method. */
+        MethodNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error405"];
+            };
+        };
+        /** @description The object was deleted. */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error410"];
+            };
+        };
+        /** @description A service this request depends on failed; nothing was changed. */
+        FailedDependency: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error424"];
+            };
+        };
+        /** @description The request asks for something this service does not do. */
+        NotImplemented: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error501"];
+            };
+        };
     };
     parameters: {
         /**
@@ -3450,20 +4013,35 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only the customer with this platform identifier.
+                 * @example usr_48213
+                 */
+                platformCustomerId?: string;
+                /**
                  * @description Only customers of this type.
                  * @example INDIVIDUAL
                  */
                 customerType?: components["schemas"]["CustomerType"];
                 /**
-                 * @description Only customers with this KYC status.
-                 * @example APPROVED
+                 * @description Only customers created at or after this time.
+                 * @example 2025-10-01T00:00:00Z
                  */
-                kycStatus?: components["schemas"]["KycStatus"];
+                createdAfter?: string;
                 /**
-                 * @description Only the customer with this platform identifier.
-                 * @example usr_48213
+                 * @description Only customers created at or before this time.
+                 * @example 2025-10-31T23:59:59Z
                  */
-                platformCustomerId?: string;
+                createdBefore?: string;
+                /**
+                 * @description Only customers updated at or after this time.
+                 * @example 2025-10-01T00:00:00Z
+                 */
+                updatedAfter?: string;
+                /**
+                 * @description Only customers updated at or before this time.
+                 * @example 2025-10-31T23:59:59Z
+                 */
+                updatedBefore?: string;
                 /**
                  * @description Maximum number of items to return.
                  * @example 20
@@ -3474,6 +4052,26 @@ export interface operations {
                  * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only customers of this region (ISO 3166-1 alpha-2).
+                 * @example US
+                 */
+                region?: string;
+                /**
+                 * @description Only customers with this currency among their `currencies`.
+                 * @example USD
+                 */
+                currency?: string;
+                /**
+                 * @description Only the customer with this UMA address.
+                 * @example $usr_48213@sandbox.example.com
+                 */
+                umaAddress?: string;
+                /**
+                 * @description Include deleted customers (default false).
+                 * @example false
+                 */
+                isIncludingDeleted?: boolean;
             };
             header?: never;
             path?: never;
@@ -3492,55 +4090,32 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "customerType": "INDIVIDUAL",
                      *           "platformCustomerId": "usr_48213",
-                     *           "personalInfo": {
-                     *             "firstName": "Jane",
-                     *             "lastName": "Doe",
-                     *             "email": "jane.doe@example.com",
-                     *             "phoneNumber": "+14155550123",
-                     *             "dateOfBirth": "1990-04-12",
-                     *             "nationality": "US"
-                     *           },
-                     *           "kycStatus": "APPROVED",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:00Z"
-                     *         },
-                     *         {
-                     *           "id": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43",
-                     *           "customerType": "BUSINESS",
-                     *           "platformCustomerId": "biz_1042",
-                     *           "businessInfo": {
-                     *             "legalName": "Acme Robotics LLC",
-                     *             "registrationNumber": "DE-4418-2290",
-                     *             "email": "finance@acme.example.com",
-                     *             "country": "US"
-                     *           },
-                     *           "beneficialOwners": [
-                     *             {
-                     *               "personalInfo": {
-                     *                 "firstName": "Rafael",
-                     *                 "lastName": "Ortiz",
-                     *                 "email": "rafael.ortiz@example.com",
-                     *                 "nationality": "MX"
-                     *               }
-                     *             }
+                     *           "customerType": "INDIVIDUAL",
+                     *           "region": "US",
+                     *           "currencies": [
+                     *             "USD"
                      *           ],
+                     *           "email": "jane.doe@example.com",
+                     *           "umaAddress": "$usr_48213@sandbox.example.com",
+                     *           "fullName": "Jane Doe",
                      *           "kycStatus": "APPROVED",
                      *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:31:10Z",
-                     *           "kybStatus": "APPROVED"
+                     *           "updatedAt": "2025-10-13T09:30:00Z",
+                     *           "isDeleted": false
                      *         }
                      *       ],
                      *       "hasMore": true,
-                     *       "nextCursor": "eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0"
+                     *       "nextCursor": "eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0",
+                     *       "totalCount": 42
                      *     }
                      */
-                    "application/json": components["schemas"]["CustomerList"];
+                    "application/json": components["schemas"]["CustomerListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3553,7 +4128,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CustomerCreate"];
+                "application/json": components["schemas"]["CustomerCreateRequestOneOf"];
             };
         };
         responses: {
@@ -3563,13 +4138,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Customer"];
+                    "application/json": components["schemas"]["CustomerOneOf"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    getEndUserTerms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current end user terms. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "2025-10-01",
+                     *       "url": "https://docs.example.com/end-user-terms/2025-10-13"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EndUserTerms"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     getCustomerById: {
@@ -3581,7 +4185,7 @@ export interface operations {
                  * @description Identifier of the customer.
                  * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
                  */
-                customerId: components["schemas"]["CustomerId"];
+                customerId: string;
             };
             cookie?: never;
         };
@@ -3593,12 +4197,307 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Customer"];
+                    "application/json": components["schemas"]["CustomerOneOf"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCustomerById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the customer.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerOneOf"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateCustomerById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
+                 */
+                "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /**
+                 * @description The `requestId` of the challenge being answered, echoed exactly.
+                 * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
+                 */
+                "Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the customer.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerUpdateRequestOneOf"];
+            };
+        };
+        responses: {
+            /** @description The customer, updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerOneOf"];
+                };
+            };
+            /** @description The change needs a wallet signature; retry with it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"userEmail\":\"jane.d@example.com\",\"userId\":\"Customer:e739c986-1137-481b-a825-6e1879887e0c\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_UPDATE_USER_EMAIL\"}",
+                     *       "requestId": "Request:7d1f0f8e-5c8a-4a59-9d3c-3f0f7f3f2a10",
+                     *       "expiresAt": "2025-10-13T09:35:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignedRequestChallenge"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            424: components["responses"]["FailedDependency"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listBeneficialOwners: {
+        parameters: {
+            query: {
+                /**
+                 * @description The business customer.
+                 * @example Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43
+                 */
+                customerId: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of beneficial owners. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficialOwnerListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createBeneficialOwner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customerId": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43",
+                 *       "roles": [
+                 *         "UBO",
+                 *         "DIRECTOR"
+                 *       ],
+                 *       "ownershipPercentage": 60,
+                 *       "personalInfo": {
+                 *         "firstName": "Rafael",
+                 *         "lastName": "Ortiz",
+                 *         "birthDate": "1981-02-17",
+                 *         "nationality": "MX",
+                 *         "address": {
+                 *           "line1": "Av. Reforma 222",
+                 *           "city": "Ciudad de México",
+                 *           "postalCode": "06600",
+                 *           "country": "MX"
+                 *         },
+                 *         "idType": "NON_US_TAX_ID",
+                 *         "identifier": "OIRR810217HDF"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BeneficialOwnerCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The beneficial owner was added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficialOwner"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBeneficialOwner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the beneficial owner.
+                 * @example BeneficialOwner:3a0c52a4-5f0e-4b1b-9a0e-0f5f8f8f3c21
+                 */
+                beneficialOwnerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The beneficial owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficialOwner"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateBeneficialOwner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the beneficial owner.
+                 * @example BeneficialOwner:3a0c52a4-5f0e-4b1b-9a0e-0f5f8f8f3c21
+                 */
+                beneficialOwnerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ownershipPercentage": 45
+                 *     }
+                 */
+                "application/json": components["schemas"]["BeneficialOwnerUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The beneficial owner, updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficialOwner"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listVerifications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only verifications of this customer.
+                 * @example Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43
+                 */
+                customerId?: string;
+                /**
+                 * @description Only verifications in this status.
+                 * @example APPROVED
+                 */
+                verificationStatus?: components["schemas"]["VerificationStatus"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of verifications. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3616,28 +4515,49 @@ export interface operations {
                  *       "customerId": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43"
                  *     }
                  */
-                "application/json": components["schemas"]["VerificationCreate"];
+                "application/json": components["schemas"]["VerificationRequest"];
             };
         };
         responses: {
-            /** @description The verification was run. */
-            201: {
+            /** @description The verification, with its status and what remains to fix. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Verification:42c7bc6f-9c01-4fc6-934a-d01a41e02052",
-                     *       "customerId": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43",
-                     *       "kybStatus": "APPROVED",
-                     *       "createdAt": "2025-10-13T09:31:10Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Verification"];
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the verification.
+                 * @example Verification:42c7bc6f-9c01-4fc6-934a-d01a41e02052
+                 */
+                verificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verification. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
@@ -7402,7 +8322,7 @@ export interface operations {
             };
         };
     };
-    onCustomerKycStatusChange: {
+    customerStatusWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -7414,30 +8334,29 @@ export interface operations {
                 /**
                  * @example {
                  *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CUSTOMER.KYC_STATUS_CHANGE",
+                 *       "type": "CUSTOMER.KYC_APPROVED",
                  *       "timestamp": "2025-10-13T09:30:02Z",
                  *       "data": {
                  *         "id": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "customerType": "INDIVIDUAL",
                  *         "platformCustomerId": "usr_48213",
-                 *         "personalInfo": {
-                 *           "firstName": "Jane",
-                 *           "lastName": "Doe",
-                 *           "email": "jane.doe@example.com",
-                 *           "phoneNumber": "+14155550123",
-                 *           "dateOfBirth": "1990-04-12",
-                 *           "nationality": "US"
-                 *         },
+                 *         "customerType": "INDIVIDUAL",
+                 *         "currencies": [
+                 *           "USD"
+                 *         ],
+                 *         "email": "jane.doe@example.com",
+                 *         "umaAddress": "$usr_48213@sandbox.example.com",
+                 *         "fullName": "Jane Doe",
                  *         "kycStatus": "APPROVED",
                  *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z"
+                 *         "updatedAt": "2025-10-13T09:30:00Z",
+                 *         "isDeleted": false
                  *       }
                  *     }
                  */
                 "application/json": {
-                    /** @constant */
-                    type?: "CUSTOMER.KYC_STATUS_CHANGE";
-                    data?: components["schemas"]["Customer"];
+                    /** @enum {string} */
+                    type?: "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING";
+                    data?: components["schemas"]["CustomerOneOf"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };
@@ -7465,7 +8384,7 @@ export interface operations {
             };
         };
     };
-    onCustomerKybStatusChange: {
+    verificationStatusWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -7476,40 +8395,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CUSTOMER.KYB_STATUS_CHANGE",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
+                 *       "id": "Webhook:0d7c5b8e-6a55-4f1b-9a2c-3b1f7a9e2d40",
+                 *       "type": "VERIFICATION.APPROVED",
+                 *       "timestamp": "2025-10-13T09:31:10Z",
                  *       "data": {
-                 *         "id": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43",
-                 *         "customerType": "BUSINESS",
-                 *         "platformCustomerId": "biz_1042",
-                 *         "businessInfo": {
-                 *           "legalName": "Acme Robotics LLC",
-                 *           "registrationNumber": "DE-4418-2290",
-                 *           "email": "finance@acme.example.com",
-                 *           "country": "US"
-                 *         },
-                 *         "beneficialOwners": [
-                 *           {
-                 *             "personalInfo": {
-                 *               "firstName": "Rafael",
-                 *               "lastName": "Ortiz",
-                 *               "email": "rafael.ortiz@example.com",
-                 *               "nationality": "MX"
-                 *             }
-                 *           }
-                 *         ],
-                 *         "kycStatus": "APPROVED",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:31:10Z",
-                 *         "kybStatus": "APPROVED"
+                 *         "id": "Verification:42c7bc6f-9c01-4fc6-934a-d01a41e02052",
+                 *         "customerId": "Customer:9047df11-298b-4ad1-a029-aa65bd0a2f43",
+                 *         "verificationStatus": "APPROVED",
+                 *         "errors": [],
+                 *         "createdAt": "2025-10-13T09:31:10Z",
+                 *         "updatedAt": "2025-10-13T09:31:10Z"
                  *       }
                  *     }
                  */
                 "application/json": {
-                    /** @constant */
-                    type?: "CUSTOMER.KYB_STATUS_CHANGE";
-                    data?: components["schemas"]["Customer"];
+                    /** @enum {string} */
+                    type?: "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW";
+                    data?: components["schemas"]["Verification"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

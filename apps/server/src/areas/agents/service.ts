@@ -51,7 +51,7 @@ export class AgentService implements AgentTokenVerifier {
   ) {}
 
   async create(ctx: RequestContext, input: AgentCreate): Promise<Agent> {
-    const customer = await this.customers.getRow(ctx, input.customerId);
+    const customer = await this.customers.getActiveRow(ctx, input.customerId);
     const now = ctx.clock.now();
     for (;;) {
       const deviceCode = newDeviceCode();

@@ -78,13 +78,18 @@ export class CardService {
   ) {}
 
   async create(ctx: RequestContext, input: CardCreate): Promise<Card> {
-    const holder = await this.customers.getRow(ctx, input.cardholderId);
-    if (holder.kycStatus !== "APPROVED") {
+    const holder = await this.customers.getActiveRow(ctx, input.cardholderId);
+    // A business holder is verified by KYB, an individual by KYC.
+    const [field, status] =
+      holder.customerType === "BUSINESS"
+        ? (["kybStatus", holder.kybStatus] as const)
+        : (["kycStatus", holder.kycStatus] as const);
+    if (status !== "APPROVED") {
       throw new ApiError(
         400,
         "CARDHOLDER_KYC_NOT_APPROVED",
-        `The cardholder must have kycStatus APPROVED; it is ${holder.kycStatus}`,
-        { details: { cardholderId: holder.id, kycStatus: holder.kycStatus } },
+        `The cardholder must have ${field} APPROVED; it is ${status ?? "not set"}`,
+        { details: { cardholderId: holder.id, [field]: status } },
       );
     }
     const currency = await this.checkFundingSources(

@@ -1,9 +1,17 @@
 import type { Handlers } from "../../http/operations.js";
+import { walletHeaders } from "../../signing/headers.js";
 import type { CustomerService } from "./service.js";
 
 export function customerRoutes(
   customers: CustomerService,
-): Handlers<"createCustomer" | "listCustomers" | "getCustomerById"> {
+): Handlers<
+  | "createCustomer"
+  | "listCustomers"
+  | "getCustomerById"
+  | "updateCustomerById"
+  | "deleteCustomerById"
+  | "getEndUserTerms"
+> {
   return {
     createCustomer: async ({ body }, ctx) => ({
       status: 201,
@@ -17,5 +25,12 @@ export function customerRoutes(
       status: 200,
       body: await customers.get(ctx, params.customerId),
     }),
+    updateCustomerById: ({ params, headers, body }, ctx) =>
+      customers.update(ctx, params.customerId, walletHeaders(headers), body),
+    deleteCustomerById: async ({ params }, ctx) => ({
+      status: 200,
+      body: await customers.delete(ctx, params.customerId),
+    }),
+    getEndUserTerms: () => Promise.resolve({ status: 200, body: customers.endUserTerms() }),
   };
 }

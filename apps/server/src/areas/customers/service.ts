@@ -1,53 +1,159 @@
 import type { Schemas } from "@sandbox/client";
-import { kycOutcome } from "@sandbox/sandbox-rules";
-import { insertAll, prepared, q, rowOf, type Row } from "../../db/query.js";
-import { ApiError, notFound } from "../../errors.js";
-import type { Query } from "../../http/operation-types.js";
+import { individualKycOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
+import { isUniqueViolation } from "../../db/errors.js";
+import { all, countOf, found, insert, prepared, q, run, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
+import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
+import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
+import type { Query } from "../../http/operation-types.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { isUniqueViolation } from "../../db/errors.js";
-import { notifyEventEmitted, outboxRow } from "../../events/outbox.js";
+import { Activity } from "../../signing/activities.js";
+import { challengeData } from "../../signing/challenges.js";
+import type { WalletHeaders } from "../../signing/headers.js";
+import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
 
-export type Customer = Schemas["Customer"];
-export type CustomerCreate = Schemas["CustomerCreate"];
+export type Customer = Schemas["CustomerOneOf"];
+export type CustomerCreate = Schemas["CustomerCreateRequestOneOf"];
+export type CustomerUpdate = Schemas["CustomerUpdateRequestOneOf"];
+export type EndUserTerms = Schemas["EndUserTerms"];
 type KycStatus = Schemas["KycStatus"];
-type CustomerRow = Row<"Customer">;
+type KybStatus = Schemas["KybStatus"];
+export type CustomerRow = Row<"Customer">;
 
 /** The query of listCustomers, as validated. */
 export type CustomerFilter = Query<"listCustomers">;
 
+/** The version of the end user terms a consent must quote. */
+export const END_USER_TERMS_VERSION = "2025-10-13";
+
+/** Currencies of a customer created without any (until the platform configuration decides). */
+const DEFAULT_CURRENCIES = ["USD"];
+
+/**
+ * Fields every customer has, each a column; the rest of a request body is the
+ * type's own fields (checked by the contract, which allows no others), kept
+ * whole in `details`. Statuses sent by the caller are ignored: KYC and KYB
+ * decide them.
+ */
+const COMMON_FIELDS = new Set([
+  "platformCustomerId",
+  "customerType",
+  "region",
+  "currencies",
+  "email",
+  "phoneNumber",
+  "umaAddress",
+  "endUserTermsConsent",
+  "kycStatus",
+  "kybStatus",
+]);
+
+/** Never returned (writeOnly in the contract). */
+const WRITE_ONLY_DETAILS = new Set(["identifier"]);
+
+type Details = Record<string, unknown>;
+
+function detailsOf(input: Record<string, unknown>): Details {
+  return Object.fromEntries(Object.entries(input).filter(([key]) => !COMMON_FIELDS.has(key)));
+}
+
 export function toCustomer(row: CustomerRow): Customer {
+  const details = JSON.parse(row.details) as Details;
+  const shown = Object.fromEntries(
+    Object.entries(details).filter(([key]) => !WRITE_ONLY_DETAILS.has(key)),
+  );
   const common = {
     id: row.id,
-    kycStatus: row.kycStatus as KycStatus,
+    platformCustomerId: row.platformCustomerId,
+    ...(row.region !== null ? { region: row.region } : {}),
+    currencies: JSON.parse(row.currencies) as string[],
+    ...(row.email !== null ? { email: row.email } : {}),
+    ...(row.phoneNumber !== null ? { phoneNumber: row.phoneNumber } : {}),
+    umaAddress: row.umaAddress,
+    ...(row.endUserTermsConsent !== null
+      ? {
+          endUserTermsConsent: JSON.parse(
+            row.endUserTermsConsent,
+          ) as Schemas["EndUserTermsConsent"],
+        }
+      : {}),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
-    ...(row.platformCustomerId !== null ? { platformCustomerId: row.platformCustomerId } : {}),
+    isDeleted: row.deletedAt !== null,
   };
   if (row.customerType === "BUSINESS") {
     return {
       ...common,
+      ...shown,
       customerType: "BUSINESS",
-      businessInfo: JSON.parse(row.businessInfo ?? "{}"),
-      ...(row.beneficialOwners ? { beneficialOwners: JSON.parse(row.beneficialOwners) } : {}),
-      ...(row.kybStatus ? { kybStatus: row.kybStatus as Schemas["KybStatus"] } : {}),
+      ...(row.kybStatus !== null ? { kybStatus: row.kybStatus as KybStatus } : {}),
     } as Customer;
   }
   return {
     ...common,
+    ...shown,
     customerType: "INDIVIDUAL",
-    personalInfo: JSON.parse(row.personalInfo ?? "{}"),
+    ...(row.kycStatus !== null ? { kycStatus: row.kycStatus as KycStatus } : {}),
   } as Customer;
 }
 
-/** The sandbox KYC decision: the beneficial owner's last name suffix. */
-function initialKycStatus(input: CustomerCreate): KycStatus {
-  if (input.customerType === "INDIVIDUAL")
-    return kycOutcome(input.personalInfo.lastName).outcome.kycStatus;
-  const owner = input.beneficialOwners?.[0];
-  // A business with no beneficial owner declared cannot be KYC approved yet.
-  return owner ? kycOutcome(owner.personalInfo.lastName).outcome.kycStatus : "PENDING";
+/** The webhook type a customer's new KYC or KYB status is announced with, if any. */
+export function statusEventType(
+  customerType: string,
+  status: string | null,
+): `CUSTOMER.${"KYC" | "KYB"}_${"APPROVED" | "REJECTED" | "PENDING"}` | undefined {
+  if (status !== "APPROVED" && status !== "REJECTED" && status !== "PENDING") return undefined;
+  return `CUSTOMER.${customerType === "BUSINESS" ? "KYB" : "KYC"}_${status}`;
+}
+
+/** The customer's status event, written with the change that caused it. */
+export function* emitStatusEvent(ctx: RequestContext, row: CustomerRow): SqlProgram<void> {
+  const type = statusEventType(
+    row.customerType,
+    row.customerType === "BUSINESS" ? row.kybStatus : row.kycStatus,
+  );
+  if (type === undefined) return;
+  yield* emitEvent({
+    platformId: ctx.platformId,
+    type,
+    objectId: row.id,
+    data: toCustomer(row),
+    at: row.updatedAt,
+  });
+}
+
+function checkTermsConsent(consent: Schemas["EndUserTermsConsentRequest"] | undefined): void {
+  if (consent !== undefined && consent.termsVersion !== END_USER_TERMS_VERSION) {
+    throw new ApiError(
+      400,
+      "END_USER_TERMS_VERSION_NOT_FOUND",
+      `No end user terms have version ${consent.termsVersion}; the current version is ${END_USER_TERMS_VERSION} (GET /customers/end-user-terms)`,
+      {
+        details: {
+          errors: [fieldError("body.endUserTermsConsent.termsVersion", "unknown version")],
+        },
+      },
+    );
+  }
+}
+
+/** A UMA address as stored: well-formed and lower case (UMA addresses are case-insensitive). */
+function umaAddressOf(address: string): string {
+  const parsed = parseUmaAddress(address);
+  if (!parsed.ok) {
+    throw new ApiError(400, "INVALID_UMA_ADDRESS", `umaAddress ${address}: ${parsed.problem}`, {
+      details: { errors: [fieldError("body.umaAddress", parsed.problem)] },
+    });
+  }
+  return parsed.address.address;
+}
+
+/** `$<platformCustomerId>@<umaDomain>`, with what UMA does not allow in a username made `_`. */
+function defaultUmaAddress(platformCustomerId: string, umaDomain: string): string {
+  const username = platformCustomerId.toLowerCase().replace(/[^a-z0-9._+-]/g, "_");
+  return umaAddressOf(`$${username.slice(0, 63)}@${umaDomain}`);
 }
 
 const customerRow = prepared((args: { id: string; platformId: string }) =>
@@ -58,56 +164,187 @@ const customerRow = prepared((args: { id: string; platformId: string }) =>
     .where("platformId", "=", args.platformId),
 );
 
+const platformUmaDomain = prepared((args: { platformId: string }) =>
+  q.selectFrom("Platform").select("umaDomain").where("id", "=", args.platformId),
+);
+
+const customerWithPlatformId = prepared(
+  (args: { platformId: string; platformCustomerId: string }) =>
+    q
+      .selectFrom("Customer")
+      .select("id")
+      .where("platformId", "=", args.platformId)
+      .where("platformCustomerId", "=", args.platformCustomerId),
+);
+
+/** The customer as `input` leaves it: only the fields sent change. */
+function updatedRow(ctx: RequestContext, current: CustomerRow, input: CustomerUpdate): CustomerRow {
+  const stored = JSON.parse(current.details) as Details;
+  const details = detailsOf(input);
+  const merged: Details = { ...stored, ...details };
+  if (current.customerType === "BUSINESS" && details.businessInfo !== undefined) {
+    // businessInfo changes field by field, like the customer itself.
+    merged.businessInfo = {
+      ...(stored.businessInfo as Details | undefined),
+      ...(details.businessInfo as Details),
+    };
+  }
+  return {
+    ...current,
+    ...(input.currencies !== undefined ? { currencies: JSON.stringify(input.currencies) } : {}),
+    ...(input.email !== undefined ? { email: input.email } : {}),
+    ...(input.phoneNumber !== undefined ? { phoneNumber: input.phoneNumber } : {}),
+    ...(input.umaAddress !== undefined ? { umaAddress: umaAddressOf(input.umaAddress) } : {}),
+    ...(input.endUserTermsConsent !== undefined
+      ? { endUserTermsConsent: JSON.stringify(input.endUserTermsConsent) }
+      : {}),
+    details: JSON.stringify(merged),
+    updatedAt: ctx.clock.now(),
+  };
+}
+
+function* writeCustomer(ctx: RequestContext, row: CustomerRow): SqlProgram<void> {
+  yield* found(
+    q
+      .updateTable("Customer")
+      .set({
+        currencies: row.currencies,
+        email: row.email,
+        phoneNumber: row.phoneNumber,
+        umaAddress: row.umaAddress,
+        endUserTermsConsent: row.endUserTermsConsent,
+        details: row.details,
+        updatedAt: row.updatedAt,
+      })
+      .where("id", "=", row.id)
+      .where("platformId", "=", ctx.platformId)
+      .where("deletedAt", "is", null)
+      .returning("id"),
+    `customer ${row.id}`,
+  );
+}
+
+/** A new email or phone number: what OTP credentials it concerns and how it is signed. */
+function contactChange(current: CustomerRow, input: CustomerUpdate) {
+  if (input.email !== undefined && input.email !== current.email) {
+    return {
+      credentialType: "EMAIL_OTP",
+      activity: Activity.UPDATE_USER_EMAIL,
+      parameter: { userEmail: input.email },
+      value: input.email,
+    } as const;
+  }
+  if (input.phoneNumber !== undefined && input.phoneNumber !== current.phoneNumber) {
+    return {
+      credentialType: "SMS_OTP",
+      activity: Activity.UPDATE_USER_PHONE_NUMBER,
+      parameter: { userPhoneNumber: input.phoneNumber },
+      value: input.phoneNumber,
+    } as const;
+  }
+  return undefined;
+}
+
+/** The customer's wallet credentials of one OTP type, in a stable order. */
+const tiedCredentials = prepared((args: { platformId: string; customerId: string; type: string }) =>
+  q
+    .selectFrom("AuthMethod")
+    .innerJoin("InternalAccount", "InternalAccount.id", "AuthMethod.accountId")
+    .select("AuthMethod.id")
+    .where("AuthMethod.platformId", "=", args.platformId)
+    .where("InternalAccount.platformId", "=", args.platformId)
+    .where("InternalAccount.customerId", "=", args.customerId)
+    .where("InternalAccount.type", "=", "EMBEDDED_WALLET")
+    .where("AuthMethod.type", "=", args.type)
+    .orderBy("AuthMethod.id"),
+);
+
 export class CustomerService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly services: Services,
+    private readonly signing: SignedRequests,
+    private readonly apiBaseUrl: () => string,
+  ) {}
+
+  endUserTerms(): EndUserTerms {
+    return {
+      version: END_USER_TERMS_VERSION,
+      url: `${this.apiBaseUrl()}/docs#tag/Customers/operation/getEndUserTerms`,
+    };
+  }
 
   async create(ctx: RequestContext, input: CustomerCreate): Promise<Customer> {
+    checkTermsConsent(input.endUserTermsConsent);
     const now = ctx.clock.now();
+    const id = newId("Customer");
+    const platformCustomerId = input.platformCustomerId ?? id;
+    const umaDomain = input.umaAddress
+      ? undefined
+      : (await this.services.data.one(platformUmaDomain({ platformId: ctx.platformId })))
+          ?.umaDomain;
+    const row: CustomerRow = {
+      id,
+      platformId: ctx.platformId,
+      customerType: input.customerType,
+      platformCustomerId,
+      umaAddress: input.umaAddress
+        ? umaAddressOf(input.umaAddress)
+        : defaultUmaAddress(platformCustomerId, umaDomain ?? ""),
+      region: input.region ?? null,
+      currencies: JSON.stringify(input.currencies ?? DEFAULT_CURRENCIES),
+      email: input.email ?? null,
+      phoneNumber: input.phoneNumber ?? null,
+      details: JSON.stringify(detailsOf(input)),
+      endUserTermsConsent: input.endUserTermsConsent
+        ? JSON.stringify(input.endUserTermsConsent)
+        : null,
+      // An individual's KYC runs at creation; a business waits for POST /verifications.
+      kycStatus:
+        input.customerType === "INDIVIDUAL"
+          ? individualKycOutcome(input.fullName).outcome.kycStatus
+          : null,
+      kybStatus: input.customerType === "BUSINESS" ? "UNVERIFIED" : null,
+      deletedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
-      // KYC runs at creation, so the status is set here: that is the first
-      // CUSTOMER.KYC_STATUS_CHANGE, written with the customer.
-      const row: CustomerRow = {
-        id: newId("Customer"),
-        platformId: ctx.platformId,
-        customerType: input.customerType,
-        platformCustomerId: input.platformCustomerId ?? null,
-        personalInfo:
-          input.customerType === "INDIVIDUAL" ? JSON.stringify(input.personalInfo) : null,
-        businessInfo: input.customerType === "BUSINESS" ? JSON.stringify(input.businessInfo) : null,
-        beneficialOwners:
-          input.customerType === "BUSINESS" && input.beneficialOwners
-            ? JSON.stringify(input.beneficialOwners)
-            : null,
-        kycStatus: initialKycStatus(input),
-        kybStatus: null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const event = outboxRow({
-        platformId: ctx.platformId,
-        type: "CUSTOMER.KYC_STATUS_CHANGE",
-        objectId: row.id,
-        data: toCustomer(row),
-        at: now,
+      await this.services.data.transaction(function* () {
+        yield* insert("Customer", row);
+        yield* emitStatusEvent(ctx, row);
       });
-      // Two rows that do not read each other: one statement, and on
-      // PostgreSQL one round trip instead of BEGIN, two inserts and COMMIT.
-      await this.services.data.transaction(
-        () => insertAll([rowOf("Customer", row), rowOf("WebhookEvent", event)]),
-        "eachStep",
-      );
-      notifyEventEmitted();
-      return toCustomer(row);
     } catch (err) {
-      if (isUniqueViolation(err)) {
-        throw new ApiError(
-          409,
-          "CONFLICT",
-          `A customer with platformCustomerId ${input.platformCustomerId} already exists`,
-        );
-      }
-      throw err;
+      throw await this.conflictOf(ctx, err, row);
     }
+    return toCustomer(row);
+  }
+
+  /**
+   * A unique index refused the write: which of the customer's unique fields
+   * is taken. Both may be (a reused platformCustomerId brings its default UMA
+   * address along), and a database names only the first index it checked, so
+   * the platformCustomerId is looked up.
+   */
+  private async conflictOf(
+    ctx: RequestContext,
+    err: unknown,
+    row: Pick<CustomerRow, "id" | "platformCustomerId" | "umaAddress">,
+  ): Promise<unknown> {
+    if (!isUniqueViolation(err)) return err;
+    const holder = await this.services.data.one(
+      customerWithPlatformId({
+        platformId: ctx.platformId,
+        platformCustomerId: row.platformCustomerId,
+      }),
+    );
+    if (holder && holder.id !== row.id) {
+      return new ApiError(
+        409,
+        "CONFLICT",
+        `A customer with platformCustomerId ${row.platformCustomerId} already exists`,
+      );
+    }
+    return new ApiError(409, "UMA_ADDRESS_EXISTS", `The UMA address ${row.umaAddress} is taken`);
   }
 
   async getRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
@@ -116,19 +353,158 @@ export class CustomerService {
     return row;
   }
 
+  /** A customer that can still be acted on: deleted ones answer 404 to new work. */
+  async getActiveRow(ctx: RequestContext, id: string): Promise<CustomerRow> {
+    const row = await this.getRow(ctx, id);
+    if (row.deletedAt !== null) throw notFound("USER_NOT_FOUND", `Customer ${id} was deleted`);
+    return row;
+  }
+
   async get(ctx: RequestContext, id: string): Promise<Customer> {
     return toCustomer(await this.getRow(ctx, id));
   }
 
-  async list(ctx: RequestContext, filter: CustomerFilter): Promise<Page<Customer>> {
-    let query = q.selectFrom("Customer").selectAll().where("platformId", "=", ctx.platformId);
+  async list(
+    ctx: RequestContext,
+    filter: CustomerFilter,
+  ): Promise<Page<Customer> & { totalCount: number }> {
+    let query = q.selectFrom("Customer").where("platformId", "=", ctx.platformId);
     if (filter.customerType) query = query.where("customerType", "=", filter.customerType);
-    if (filter.kycStatus) query = query.where("kycStatus", "=", filter.kycStatus);
     if (filter.platformCustomerId)
       query = query.where("platformCustomerId", "=", filter.platformCustomerId);
-    const rows = await this.services.data.all(
-      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    if (filter.umaAddress) query = query.where("umaAddress", "=", filter.umaAddress.toLowerCase());
+    if (filter.region) query = query.where("region", "=", filter.region);
+    // currencies is a JSON array of codes: a quoted code is one element.
+    if (filter.currency) query = query.where("currencies", "like", `%"${filter.currency}"%`);
+    if (filter.createdAfter) query = query.where("createdAt", ">=", new Date(filter.createdAfter));
+    if (filter.createdBefore)
+      query = query.where("createdAt", "<=", new Date(filter.createdBefore));
+    if (filter.updatedAfter) query = query.where("updatedAt", ">=", new Date(filter.updatedAfter));
+    if (filter.updatedBefore)
+      query = query.where("updatedAt", "<=", new Date(filter.updatedBefore));
+    if (!filter.isIncludingDeleted) query = query.where("deletedAt", "is", null);
+    const page = query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit));
+    const count = query.select((eb) => eb.fn.countAll().as("count"));
+    const [rows, total] = await Promise.all([
+      this.services.data.all(page),
+      this.services.data.one(count),
+    ]);
+    return { ...toPage(rows, filter.limit, toCustomer), totalCount: countOf(total) };
+  }
+
+  /**
+   * Changes the fields sent. A new email (phone number) of a customer whose
+   * embedded wallets have EMAIL_OTP (SMS_OTP) credentials is a signed retry,
+   * since it moves where those wallets' codes go: the first call answers 202,
+   * the retry stamped by one of the customer's wallet sessions changes the
+   * customer and every such credential together.
+   */
+  async update(
+    ctx: RequestContext,
+    id: string,
+    headers: WalletHeaders,
+    input: CustomerUpdate,
+  ): Promise<{ status: 200; body: Customer } | { status: 202; body: ChallengeBody }> {
+    if (input.email !== undefined && input.phoneNumber !== undefined) {
+      throw invalidInput("Change email and phoneNumber in separate requests", {
+        errors: [fieldError("body.phoneNumber", "sent together with email")],
+      });
+    }
+    checkTermsConsent(input.endUserTermsConsent);
+    const current = await this.getActiveRow(ctx, id);
+    if (input.customerType !== current.customerType) {
+      throw invalidInput(`Customer ${id} is ${current.customerType}, not ${input.customerType}`, {
+        errors: [fieldError("body.customerType", `must be ${current.customerType}`)],
+      });
+    }
+    const row = updatedRow(ctx, current, input);
+    const contact = contactChange(current, input);
+    const tied = contact
+      ? await this.services.data.all(
+          tiedCredentials({
+            platformId: ctx.platformId,
+            customerId: id,
+            type: contact.credentialType,
+          }),
+        )
+      : [];
+    if (!contact || tied.length === 0) {
+      await this.write(ctx, row, () => writeCustomer(ctx, row));
+      return { status: 200, body: toCustomer(row) };
+    }
+
+    const credentialIds = tied.map((credential) => credential.id);
+    const outcome = await this.signing.handle(ctx, headers, {
+      activity: contact.activity,
+      accountId: id,
+      signer: { kind: "CUSTOMER_SESSION" },
+      parameters: { userId: id, ...contact.parameter },
+      binding: input,
+      data: { credentialIds },
+    });
+    if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
+    const { approval } = outcome;
+    const signing = this.signing;
+    const promised = challengeData<{ credentialIds: string[] }>(approval.challenge).credentialIds;
+    await this.write(ctx, row, function* () {
+      yield* signing.consume(ctx, approval);
+      // The credentials the signer agreed to change are still exactly the tied ones.
+      const now = yield* all(
+        tiedCredentials({
+          platformId: ctx.platformId,
+          customerId: id,
+          type: contact.credentialType,
+        }),
+      );
+      if (now.map((credential) => credential.id).join() !== promised.join()) {
+        throw new ApiError(
+          409,
+          "EMAIL_OTP_CREDENTIAL_SET_CHANGED",
+          `The ${contact.credentialType} credentials of customer ${id}'s wallets changed since the challenge was issued; start again`,
+        );
+      }
+      yield* writeCustomer(ctx, row);
+      yield* run(
+        q
+          .updateTable("AuthMethod")
+          .set({ nickname: contact.value, updatedAt: row.updatedAt })
+          .where("platformId", "=", ctx.platformId)
+          .where("id", "in", promised),
+      );
+    });
+    return { status: 200, body: toCustomer(row) };
+  }
+
+  private async write(
+    ctx: RequestContext,
+    row: CustomerRow,
+    program: () => SqlProgram<unknown>,
+  ): Promise<void> {
+    try {
+      await this.services.data.transaction(program);
+    } catch (err) {
+      throw await this.conflictOf(ctx, err, row);
+    }
+  }
+
+  async delete(ctx: RequestContext, id: string): Promise<Customer> {
+    const current = await this.getRow(ctx, id);
+    const now = ctx.clock.now();
+    // Only the first delete changes the row; a second one, even a concurrent
+    // one, finds it already deleted.
+    const changed = await this.services.data.transaction(() =>
+      run(
+        q
+          .updateTable("Customer")
+          .set({ deletedAt: now, updatedAt: now })
+          .where("id", "=", id)
+          .where("platformId", "=", ctx.platformId)
+          .where("deletedAt", "is", null),
+      ),
     );
-    return toPage(rows, filter.limit, toCustomer);
+    if (changed === 0) {
+      throw new ApiError(410, "CUSTOMER_DELETED", `Customer ${id} is already deleted`);
+    }
+    return toCustomer({ ...current, deletedAt: now, updatedAt: now });
   }
 }

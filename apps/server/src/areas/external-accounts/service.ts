@@ -57,7 +57,7 @@ export class ExternalAccountService {
   ) {}
 
   async create(ctx: RequestContext, input: ExternalAccountCreate): Promise<ExternalAccount> {
-    const customer = await this.customers.getRow(ctx, input.customerId);
+    const customer = await this.customers.getActiveRow(ctx, input.customerId);
     const identifier = primaryIdentifier(input);
     if (input.accountType === "UMA") {
       const parsed = parseUmaAddress(identifier);

@@ -51,24 +51,21 @@ export class InternalAccountService {
   ) {}
 
   async create(ctx: RequestContext, input: InternalAccountCreate): Promise<InternalAccount> {
-    const customer = await this.customers.getRow(ctx, input.customerId);
+    const customer = await this.customers.getActiveRow(ctx, input.customerId);
     const now = ctx.clock.now();
     const accountId = newId("InternalAccount");
 
     let email: string | undefined;
     if (input.type === "EMBEDDED_WALLET") {
       // The wallet's first credential is an EMAIL_OTP one on the customer's email.
-      const info = JSON.parse(customer.personalInfo ?? customer.businessInfo ?? "{}") as {
-        email?: string;
-      };
-      email = info.email;
+      email = customer.email ?? undefined;
       if (!email) {
         throw new ApiError(
           400,
           "MISSING_MANDATORY_USER_INFO",
           "An embedded wallet needs the customer's email address for its first EMAIL_OTP credential",
           {
-            details: { field: customer.personalInfo ? "personalInfo.email" : "businessInfo.email" },
+            details: { field: "email" },
           },
         );
       }

@@ -13,11 +13,11 @@ export interface PlatformUmaReceiver {
 }
 
 /**
- * UMA addresses of the platform's own customers. The sandbox does not run
- * UMA discovery: on any host other than the sandbox UMA host, the username of
- * `$username@host` is a customer's `platformCustomerId` (UMA addresses are
- * lower case, so only lower-case ids are reachable), and the payment goes to
- * that customer's oldest active internal account in the payment currency.
+ * UMA addresses of the platform's own customers (each customer's
+ * `umaAddress`). The sandbox does not run UMA discovery: an address on any
+ * host other than the sandbox UMA host is one of the platform's customers or
+ * no one, and a payment goes to that customer's oldest active internal
+ * account in the payment currency.
  */
 export class UmaDirectory {
   constructor(private readonly services: Services) {}
@@ -32,12 +32,13 @@ export class UmaDirectory {
         .selectFrom("Customer")
         .selectAll()
         .where("platformId", "=", ctx.platformId)
-        .where("platformCustomerId", "=", address.username),
+        .where("umaAddress", "=", address.address)
+        .where("deletedAt", "is", null),
     );
     if (!customer) {
       throw notFound(
         "UMA_NOT_FOUND",
-        `No receiver exists for ${address.address}: no customer of your platform has platformCustomerId ${address.username}`,
+        `No receiver exists for ${address.address}: it is the umaAddress of none of your platform's customers`,
       );
     }
     const account = await this.services.data.one(

@@ -3,11 +3,19 @@ import type { VerificationService } from "./service.js";
 
 export function verificationRoutes(
   verifications: VerificationService,
-): Handlers<"createVerification"> {
+): Handlers<"createVerification" | "listVerifications" | "getVerification"> {
   return {
     createVerification: async ({ body }, ctx) => ({
-      status: 201,
+      status: 200,
       body: await verifications.create(ctx, body),
+    }),
+    listVerifications: async ({ query }, ctx) => ({
+      status: 200,
+      body: await verifications.list(ctx, query),
+    }),
+    getVerification: async ({ params }, ctx) => ({
+      status: 200,
+      body: await verifications.get(ctx, params.verificationId),
     }),
   };
 }
