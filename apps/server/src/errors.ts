@@ -60,5 +60,8 @@ export const invalidInput = (message: string, details?: Record<string, unknown>)
 
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 
+export const isNotFound = (err: unknown): err is ApiError =>
+  err instanceof ApiError && err.status === 404;
+
 export const unauthorized = (message: string, reason?: string) =>
   new ApiError(401, "UNAUTHORIZED", message, reason ? { reason } : {});

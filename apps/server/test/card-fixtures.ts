@@ -59,7 +59,10 @@ export async function balanceOf(sandbox: TestSandbox, accountId: string): Promis
   return data!.balance;
 }
 
-export async function createCard(sandbox: TestSandbox, body: Schemas["CardCreate"]): Promise<Card> {
+export async function createCard(
+  sandbox: TestSandbox,
+  body: Schemas["CardCreateRequest"],
+): Promise<Card> {
   const { data, error, response } = await sandbox.client.POST("/cards", { body });
   if (!data) throw new Error(`card: ${response.status} ${JSON.stringify(error)}`);
   expect(response.status).toBe(201);

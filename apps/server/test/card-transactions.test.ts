@@ -107,6 +107,37 @@ describe.each(databases)("card transactions on %s", (kind) => {
       expect(await balanceOf(sandbox, accountId)).toBe(0);
     });
 
+    it("declines above the card's maxSpendPerTransaction, set at issue or by PATCH", async () => {
+      const customerId = await newCustomer(sandbox);
+      const accountId = await newAccount(sandbox, customerId, 10_000);
+      const created = await createCard(sandbox, {
+        cardholderId: customerId,
+        form: "VIRTUAL",
+        fundingSources: [accountId],
+        maxSpendPerTransaction: 2500,
+      });
+      expect(created.maxSpendPerTransaction).toBe(2500);
+      const over = await authorize(sandbox, created.id, 2501);
+      expect(over).toMatchObject({ status: "DECLINED", declineReason: "MAX_SPEND_EXCEEDED" });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      await expectEvents(over, ["CARD_TRANSACTION.DECLINED"]);
+      expect((await authorize(sandbox, created.id, 2500)).status).toBe("AUTHORIZED");
+
+      const lowered = await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: created.id } },
+        body: { maxSpendPerTransaction: 1000 },
+      });
+      expect(lowered.data).toMatchObject({ maxSpendPerTransaction: 1000 });
+      expect((await authorize(sandbox, created.id, 1001)).declineReason).toBe("MAX_SPEND_EXCEEDED");
+      const removed = await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: created.id } },
+        body: { maxSpendPerTransaction: null },
+      });
+      expect(removed.data).toMatchObject({ maxSpendPerTransaction: null });
+      expect((await authorize(sandbox, created.id, 5000)).status).toBe("AUTHORIZED");
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000 - 2500 - 5000);
+    });
+
     it("pulls from the first funding source, in order, that covers the amount", async () => {
       const customerId = await newCustomer(sandbox);
       const small = await newAccount(sandbox, customerId, 500);

@@ -172,8 +172,12 @@ describe.each(databases)("cards on %s", (kind) => {
           fundingSources: [accountId],
         },
       });
-      expect(unknownHolder.response.status).toBe(404);
-      expect(unknownHolder.error).toMatchObject({ code: "USER_NOT_FOUND" });
+      // The live contract has no 404 here: an unknown reference in the body is a 400.
+      expect(unknownHolder.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        details: { errors: [{ field: "cardholderId" }] },
+      });
 
       const unknownAccount = await sandbox.client.POST("/cards", {
         body: {
@@ -182,8 +186,11 @@ describe.each(databases)("cards on %s", (kind) => {
           fundingSources: [accountId, "InternalAccount:00000000-0000-4000-8000-000000000000"],
         },
       });
-      expect(unknownAccount.response.status).toBe(404);
-      expect(unknownAccount.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
+      expect(unknownAccount.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        details: { errors: [{ field: "fundingSources" }] },
+      });
 
       const othersAccount = await sandbox.client.POST("/cards", {
         body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [stranger.accountId] },
@@ -209,8 +216,7 @@ describe.each(databases)("cards on %s", (kind) => {
       const foreignAccount = await sandbox.client.POST("/cards", {
         body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [foreign!.id] },
       });
-      expect(foreignAccount.response.status).toBe(404);
-      expect(foreignAccount.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
+      expect(foreignAccount.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     });
 
     it("refuses funding sources whose id ends in 002 or 003", async () => {
@@ -245,16 +251,18 @@ describe.each(databases)("cards on %s", (kind) => {
       });
       expect(mixed.response.status).toBe(400);
       expect(mixed.error).toMatchObject({ code: "INVALID_CURRENCY" });
-      const declared = await sandbox.client.POST("/cards", {
-        body: {
-          cardholderId: customerId,
-          form: "VIRTUAL",
-          fundingSources: [accountId],
-          currency: "EUR",
-        },
+      // The card takes its funding sources' currency, and keeps it.
+      const card = await createCard(sandbox, {
+        cardholderId: customerId,
+        form: "VIRTUAL",
+        fundingSources: [euros],
       });
-      expect(declared.response.status).toBe(400);
-      expect(declared.error).toMatchObject({ code: "INVALID_CURRENCY" });
+      expect(card.currency).toBe("EUR");
+      const switched = await sandbox.client.PATCH("/cards/{id}", {
+        params: { path: { id: card.id } },
+        body: { fundingSources: [accountId] },
+      });
+      expect(switched.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
     });
   });
 
@@ -296,6 +304,35 @@ describe.each(databases)("cards on %s", (kind) => {
         params: { query: { cardholderId: customerId, state: "PROCESSING" } },
       });
       expect(processing.data!.data.map((c) => c.platformCardId)).toEqual(["list-c-001"]);
+
+      // Oldest first on request, with the same cursor paging; a total over all pages.
+      const oldest: string[] = [];
+      let from: string | undefined;
+      do {
+        const { data } = await sandbox.client.GET("/cards", {
+          params: {
+            query: {
+              cardholderId: customerId,
+              limit: 3,
+              sortOrder: "asc",
+              ...(from ? { cursor: from } : {}),
+            },
+          },
+        });
+        expect(data!.totalCount).toBe(4);
+        oldest.push(...data!.data.map((c) => c.id));
+        from = data!.nextCursor;
+      } while (from);
+      expect(oldest).toEqual(ids);
+      const byPlatformId = await sandbox.client.GET("/cards", {
+        params: { query: { platformCardId: "list-b" } },
+      });
+      expect(byPlatformId.data!.data.map((c) => c.id)).toEqual([ids[1]]);
+      const byAccount = await sandbox.client.GET("/cards", {
+        params: { query: { accountId } },
+      });
+      expect(byAccount.data).toMatchObject({ totalCount: 4 });
+      expect(byAccount.data!.data.map((c) => c.id).sort()).toEqual([...ids].sort());
     });
 
     it("hides one platform's cards from another", async () => {
@@ -481,11 +518,10 @@ describe.each(databases)("cards on %s", (kind) => {
         form: "VIRTUAL",
         fundingSources: [accountId],
       });
-      const { error, response } = await sandbox.client.POST("/cards/{id}/reveal", {
+      const { error } = await sandbox.client.POST("/cards/{id}/reveal", {
         params: { path: { id: card.id } },
       });
-      expect(response.status).toBe(409);
-      expect(error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
+      expect(error).toMatchObject({ status: 403, code: "FORBIDDEN" });
     });
   });
 });

@@ -289,6 +289,7 @@ export interface Card {
   expMonth: number;
   expYear: number;
   fundingSources: string;
+  maxSpendPerTransaction: bigint | null;
   currency: string;
   processorRef: string;
   issuerRef: string;
@@ -405,6 +406,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   lastEventAt: "date",
   latencyMs: "int",
   lockedUntil: "date",
+  maxSpendPerTransaction: "bigint",
   maxTransactionAmount: "bigint",
   nextAttemptAt: "date",
   otpExpiresAt: "date",

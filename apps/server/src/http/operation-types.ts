@@ -36,7 +36,7 @@ type KeysOf<T> = [NonNullable<T>] extends [never] ? never : keyof NonNullable<T>
  * it in, so a handler always sees a value (a test keeps this list equal to
  * the spec's).
  */
-export const DEFAULTED_QUERY_PARAMETERS = ["limit"] as const;
+export const DEFAULTED_QUERY_PARAMETERS = ["limit", "sortOrder"] as const;
 
 type WithDefaults<Q> = Q & {
   [K in keyof Q & (typeof DEFAULTED_QUERY_PARAMETERS)[number]]-?: NonNullable<Q[K]>;

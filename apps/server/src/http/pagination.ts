@@ -41,26 +41,35 @@ export function encodeCursor(row: CursorPosition): string {
 }
 
 /**
- * One page of a list, newest first, after the cursor: `limit + 1` rows (the
- * extra one tells toPage whether there is more). For any table with
- * `createdAt` and `id`: `q.selectFrom(...).$call(newestPage(cursor, limit))`.
+ * One page of a list after the cursor, newest first (`desc`) or oldest first
+ * (`asc`): `limit + 1` rows (the extra one tells toPage whether there is
+ * more). For any table with `createdAt` and `id`:
+ * `q.selectFrom(...).$call(newestPage(cursor, limit))`.
  */
-export function newestPage(cursor: CursorPosition | undefined, limit: number) {
+export function pageInOrder(
+  order: "asc" | "desc",
+  cursor: CursorPosition | undefined,
+  limit: number,
+) {
+  const after = order === "desc" ? "<" : ">";
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB => {
     const ordered = qb
-      .orderBy("createdAt", "desc")
-      .orderBy("id", "desc")
+      .orderBy("createdAt", order)
+      .orderBy("id", order)
       .limit(limit + 1);
     if (!cursor) return ordered as QB;
     return ordered.where((eb) =>
       eb.or([
-        eb("createdAt", "<", cursor.createdAt),
-        eb.and([eb("createdAt", "=", cursor.createdAt), eb("id", "<", cursor.id)]),
+        eb("createdAt", after, cursor.createdAt),
+        eb.and([eb("createdAt", "=", cursor.createdAt), eb("id", after, cursor.id)]),
       ]),
     ) as QB;
   };
 }
+
+export const newestPage = (cursor: CursorPosition | undefined, limit: number) =>
+  pageInOrder("desc", cursor, limit);
 
 /** Fetch `limit + 1` rows, then call this to cut the page and build the cursor. */
 export function toPage<R extends CursorPosition, T>(

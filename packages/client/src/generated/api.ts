@@ -593,13 +593,13 @@ export interface paths {
         };
         /**
          * List cards
-         * @description Lists cards, optionally filtered.
+         * @description Lists cards, newest first unless `sortOrder` is `asc`, optionally filtered.
          */
         get: operations["listCards"];
         put?: never;
         /**
          * Issue a card
-         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown account is 404 `REFERENCE_NOT_FOUND`; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE.
+         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown cardholder or account is 400 `INVALID_INPUT` naming the field; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE. `maxSpendPerTransaction` caps each authorization (in the card's minor units); a larger one is declined. The sandbox runs no 3-D Secure: `threeDSecurePassword` is accepted and not kept.
          */
         post: operations["createCard"];
         delete?: never;
@@ -617,7 +617,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                id: components["schemas"]["CardId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -633,7 +633,7 @@ export interface paths {
         head?: never;
         /**
          * Update a card
-         * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change of state, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`; on a CLOSED card, `state: CLOSED` returns 409 `CARD_ALREADY_CLOSED`, another state 409 `INVALID_STATE_TRANSITION`, and any other change 409 `CARD_NOT_MUTABLE`. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`.
+         * @description Freezes, unfreezes or closes a card, and/or replaces its funding sources (same rules as at issuance). Allowed state changes: ACTIVE ⇄ FROZEN, and ACTIVE or FROZEN → CLOSED (final; `stateReason` becomes `CLOSED_BY_PLATFORM`). Any other change of state, including to the state the card is already in, returns 409 `INVALID_STATE_TRANSITION`; on a CLOSED card, `state: CLOSED` returns 409 `CARD_ALREADY_CLOSED`, another state 409 `INVALID_STATE_TRANSITION`, and any other change 409 `CARD_NOT_MUTABLE`. Emits `CARD.STATE_CHANGE` and/or `CARD.FUNDING_SOURCE_CHANGE`. `maxSpendPerTransaction` sets a new cap on each authorization, or removes it with `null`.
          */
         patch: operations["updateCardById"];
         trace?: never;
@@ -647,7 +647,7 @@ export interface paths {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                id: components["schemas"]["CardId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -655,7 +655,7 @@ export interface paths {
         put?: never;
         /**
          * Reveal card details
-         * @description Returns a single-use URL, valid for 5 minutes of sandbox time, to load in an iframe: a page that shows the card number, CVV and expiry, so the details never pass through your servers. The page is served outside the versioned API, at `/card-reveal/{token}` on the sandbox's origin, and needs no credentials. Opening it uses it up: opening it again, or after `expiresAt`, shows an error page with HTTP 410; an unknown token shows one with HTTP 404. Sandbox: the number is a Luhn-valid test number that ends in the card's `last4`. Only an ACTIVE or FROZEN card can be revealed (409 `INVALID_STATE_TRANSITION` otherwise).
+         * @description Returns a single-use URL, valid for 5 minutes of sandbox time, to load in an iframe: a page that shows the card number, CVV and expiry, so the details never pass through your servers. The page is served outside the versioned API, at `/card-reveal/{token}` on the sandbox's origin, and needs no credentials. Opening it uses it up: opening it again, or after `expiresAt`, shows an error page with HTTP 410; an unknown token shows one with HTTP 404. Sandbox: the number is a Luhn-valid test number that ends in the card's `last4`. Only an ACTIVE or FROZEN card can be revealed (403 `FORBIDDEN` otherwise).
          */
         post: operations["revealCard"];
         delete?: never;
@@ -975,7 +975,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a card authorization
-         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and always answers 201 with the new card transaction. Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select: `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and always answers 201 with the new card transaction. Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select: `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardAuthorization"];
         delete?: never;
@@ -1805,6 +1805,27 @@ export interface components {
              * @enum {string}
              */
             code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL" | "TRANSACTION_NOT_CANCELLABLE" | "UMA_ADDRESS_EXISTS" | "EMAIL_OTP_EMAIL_ALREADY_EXISTS" | "EMAIL_OTP_CREDENTIAL_SET_CHANGED" | "PASSKEY_ALREADY_ENROLLED" | "SCA_SESSION_REQUIRED" | "BENEFICIARY_TRUSTED" | "INVALID_STATE_TRANSITION" | "CARD_ALREADY_CLOSED" | "CARD_NOT_MUTABLE" | "CONFLICT" | "IDEMPOTENCY_REQUEST_IN_PROGRESS";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 403 (forbidden). */
+        Error403: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 403;
+            /**
+             * @description Error code.
+             *
+             *     | Code | Meaning |
+             *     |---|---|
+             *     | `FORBIDDEN` | The operation is not allowed for this object in its current state. |
+             *     | `USER_NOT_READY` | The customer cannot do this yet (for example, verification is not complete). |
+             *     | `COUNTERPARTY_NOT_ALLOWED` | The counterparty may not be paid. |
+             *     | `VELOCITY_LIMIT_EXCEEDED` | Too many or too large operations in a period. |
+             *     | `END_USER_TERMS_NOT_ACCEPTED` | The customer has not accepted the current end user terms. |
+             * @enum {string}
+             */
+            code: "FORBIDDEN" | "USER_NOT_READY" | "COUNTERPARTY_NOT_ALLOWED" | "VELOCITY_LIMIT_EXCEEDED" | "END_USER_TERMS_NOT_ACCEPTED";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 405 (method not allowed). */
         Error405: {
@@ -3151,16 +3172,21 @@ export interface components {
          */
         CardForm: "VIRTUAL";
         /** @description A new card. */
-        CardCreate: {
+        CardCreateRequest: {
             /** @description Customer the card is issued to; their `kycStatus` must be APPROVED. */
             cardholderId: components["schemas"]["CustomerId"];
             /** @description Your own identifier for the card. Sandbox: its last 3 characters select the issuance outcome (the last 3 characters of `cardholderId` are used when it is absent). */
             platformCardId?: string;
             form: components["schemas"]["CardForm"];
-            /** @description Internal accounts the card spends from. Sandbox: an account id ending in `002` or `003` is ineligible (400 `FUNDING_SOURCE_INELIGIBLE`). */
-            fundingSources: components["schemas"]["InternalAccountId"][];
-            /** @description Card currency; defaults to the currency of the first funding source. */
-            currency?: components["schemas"]["CurrencyCode"];
+            /** @description Password for 3-D Secure checks. The sandbox runs none; it is accepted and not kept. */
+            threeDSecurePassword?: string;
+            /** @description Internal accounts the card spends from, all in one currency: the card's. Sandbox: an account id ending in `002` or `003` is ineligible (400 `FUNDING_SOURCE_INELIGIBLE`). */
+            fundingSources: string[];
+            /**
+             * Format: int64
+             * @description Largest authorization the card accepts, in minor units of its currency. No cap when absent.
+             */
+            maxSpendPerTransaction?: number;
         };
         /**
          * @description Card network. Sandbox cards are VISA.
@@ -3176,7 +3202,7 @@ export interface components {
             /** @description Your own identifier for the card. */
             platformCardId?: string;
             state: components["schemas"]["CardState"];
-            stateReason?: components["schemas"]["CardStateReason"];
+            stateReason?: components["schemas"]["CardStateReason"] | null;
             brand?: components["schemas"]["CardBrand"];
             form: components["schemas"]["CardForm"];
             /** @description Last four digits of the card number. */
@@ -3187,6 +3213,8 @@ export interface components {
             expYear?: number;
             /** @description Internal accounts the card spends from. */
             fundingSources: components["schemas"]["InternalAccountId"][];
+            /** @description Largest authorization the card accepts, in minor units of its currency; `null` when there is no cap. */
+            maxSpendPerTransaction: number | null;
             /** @description Card currency. */
             currency?: components["schemas"]["CurrencyCode"];
             /** @description Reference of the card at the card processor. */
@@ -3205,23 +3233,27 @@ export interface components {
             updatedAt: string;
         };
         /** @description A page of cards. */
-        CardList: {
+        CardListResponse: {
             /** @description The cards on this page. */
             data: components["schemas"]["Card"][];
             /** @description Whether more results exist after this page. */
             hasMore: boolean;
             /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
             nextCursor?: string;
+            /** @description How many cards match the filters, over all pages. */
+            totalCount?: number;
         };
         /** @description Changes to a card; at least one field is required. */
-        CardUpdate: {
+        CardUpdateRequest: {
             /**
              * @description Target state: freeze (FROZEN), unfreeze (ACTIVE) or close (CLOSED, final).
              * @enum {string}
              */
             state?: "ACTIVE" | "FROZEN" | "CLOSED";
             /** @description Replacement list of funding sources. Emits `CARD.FUNDING_SOURCE_CHANGE`. */
-            fundingSources?: components["schemas"]["InternalAccountId"][];
+            fundingSources?: string[];
+            /** @description New cap on each authorization, in minor units of the card's currency, or `null` for none. */
+            maxSpendPerTransaction?: number | null;
         };
         /** @description Secure display of the card details. */
         CardReveal: {
@@ -3242,10 +3274,10 @@ export interface components {
          */
         CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION" | "DECLINED" | "EXPIRED" | "REVERSED";
         /**
-         * @description Why an authorization was declined: no funding source can cover the amount (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), or the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension).
+         * @description Why an authorization was declined: no funding source can cover the amount (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension), or the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED, sandbox extension).
          * @enum {string}
          */
-        CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE";
+        CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE" | "MAX_SPEND_EXCEEDED";
         /** @description The merchant of a card transaction. */
         CardMerchant: {
             /** @description Merchant name as it appears on statements. Sandbox: its last 3 characters select the authorization outcome. */
@@ -3860,6 +3892,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error500"];
+            };
+        };
+        /** @description The request is understood but refused for this object or customer. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
             };
         };
         /** @description The path exists, but not with this method. */
@@ -5730,7 +5771,17 @@ export interface operations {
                  * @description Only cards of this cardholder.
                  * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
                  */
-                cardholderId?: components["schemas"]["CustomerId"];
+                cardholderId?: string;
+                /**
+                 * @description Only cards funded by this internal account.
+                 * @example InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5
+                 */
+                accountId?: string;
+                /**
+                 * @description Only the card with this platform identifier.
+                 * @example card_7781
+                 */
+                platformCardId?: string;
                 /**
                  * @description Only cards in this state.
                  * @example ACTIVE
@@ -5746,6 +5797,11 @@ export interface operations {
                  * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description `desc` (newest first, the default) or `asc` (oldest first), by creation time.
+                 * @example desc
+                 */
+                sortOrder?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -5775,6 +5831,7 @@ export interface operations {
                      *           "fundingSources": [
                      *             "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                      *           ],
+                     *           "maxSpendPerTransaction": null,
                      *           "currency": "USD",
                      *           "processorRef": "proc_2Qx81ZfLw9",
                      *           "issuerRef": "iss_55120973",
@@ -5782,15 +5839,17 @@ export interface operations {
                      *           "updatedAt": "2025-10-13T09:30:02Z"
                      *         }
                      *       ],
-                     *       "hasMore": false
+                     *       "hasMore": false,
+                     *       "totalCount": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["CardList"];
+                    "application/json": components["schemas"]["CardListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     createCard: {
@@ -5810,10 +5869,10 @@ export interface operations {
                  *       "fundingSources": [
                  *         "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                  *       ],
-                 *       "currency": "USD"
+                 *       "maxSpendPerTransaction": 50000
                  *     }
                  */
-                "application/json": components["schemas"]["CardCreate"];
+                "application/json": components["schemas"]["CardCreateRequest"];
             };
         };
         responses: {
@@ -5837,6 +5896,7 @@ export interface operations {
                      *       "fundingSources": [
                      *         "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                      *       ],
+                     *       "maxSpendPerTransaction": 50000,
                      *       "currency": "USD",
                      *       "processorRef": "proc_2Qx81ZfLw9",
                      *       "issuerRef": "iss_55120973",
@@ -5857,8 +5917,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getCardById: {
@@ -5870,7 +5930,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                id: components["schemas"]["CardId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -5896,6 +5956,7 @@ export interface operations {
                      *       "fundingSources": [
                      *         "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                      *       ],
+                     *       "maxSpendPerTransaction": 50000,
                      *       "currency": "USD",
                      *       "processorRef": "proc_2Qx81ZfLw9",
                      *       "issuerRef": "iss_55120973",
@@ -5906,10 +5967,10 @@ export interface operations {
                     "application/json": components["schemas"]["Card"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     updateCardById: {
@@ -5921,13 +5982,13 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                id: components["schemas"]["CardId"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CardUpdate"];
+                "application/json": components["schemas"]["CardUpdateRequest"];
             };
         };
         responses: {
@@ -5951,6 +6012,7 @@ export interface operations {
                      *       "fundingSources": [
                      *         "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                      *       ],
+                     *       "maxSpendPerTransaction": 50000,
                      *       "currency": "USD",
                      *       "processorRef": "proc_2Qx81ZfLw9",
                      *       "issuerRef": "iss_55120973",
@@ -5974,6 +6036,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     revealCard: {
@@ -5985,7 +6048,7 @@ export interface operations {
                  * @description Identifier of the card.
                  * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
                  */
-                id: components["schemas"]["CardId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -6006,11 +6069,11 @@ export interface operations {
                     "application/json": components["schemas"]["CardReveal"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listCardTransactions: {
@@ -7514,6 +7577,7 @@ export interface operations {
                  *         "fundingSources": [
                  *           "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                  *         ],
+                 *         "maxSpendPerTransaction": 50000,
                  *         "currency": "USD",
                  *         "processorRef": "proc_2Qx81ZfLw9",
                  *         "issuerRef": "iss_55120973",
@@ -7581,6 +7645,7 @@ export interface operations {
                  *           "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
                  *           "InternalAccount:677d3df9-cbb5-4a4a-9867-d35c161f9b9d"
                  *         ],
+                 *         "maxSpendPerTransaction": null,
                  *         "currency": "USD",
                  *         "processorRef": "proc_2Qx81ZfLw9",
                  *         "issuerRef": "iss_55120973",

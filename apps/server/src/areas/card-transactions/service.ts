@@ -151,13 +151,22 @@ interface CardForUse {
   currency: string;
   /** JSON array of internal account ids, in order. */
   fundingSources: string;
+  maxSpendPerTransaction: bigint | null;
 }
 
 /** The card as an authorization needs it (the hot path): compiled once. */
 const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
   q
     .selectFrom("Card")
-    .select(["id", "cardholderId", "state", "currency", "fundingSources", "pendingIssuance"])
+    .select([
+      "id",
+      "cardholderId",
+      "state",
+      "currency",
+      "fundingSources",
+      "maxSpendPerTransaction",
+      "pendingIssuance",
+    ])
     .where("id", "=", args.cardId)
     .where("platformId", "=", args.platformId),
 );
@@ -221,20 +230,23 @@ export class CardTransactionService {
       );
     }
     const rule = cardAuthorizationOutcome(input.merchant.descriptor).outcome;
+    const amount = BigInt(input.amount);
     const declineReason: CardDeclineReason | undefined =
       card.state === "FROZEN"
         ? "CARD_PAUSED"
         : card.state !== "ACTIVE"
           ? "CARD_NOT_ACTIVE"
-          : rule.kind === "DECLINE"
-            ? rule.declineReason
-            : undefined;
+          : card.maxSpendPerTransaction !== null && amount > card.maxSpendPerTransaction
+            ? "MAX_SPEND_EXCEEDED"
+            : rule.kind === "DECLINE"
+              ? rule.declineReason
+              : undefined;
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
       customerId: card.cardholderId,
       fundingSources: JSON.parse(card.fundingSources) as string[],
-      amount: BigInt(input.amount),
+      amount,
       currency: input.currency.code,
       merchant: input.merchant,
       at: ctx.clock.now(),

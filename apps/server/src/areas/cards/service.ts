@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
-import { insert, one, q } from "../../db/query.js";
+import { countOf, insert, one, q } from "../../db/query.js";
 import { emitEvent } from "../../events/outbox.js";
-import { ApiError, notFound } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { decodeCursor, pageInOrder, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
@@ -21,8 +21,8 @@ import {
 import { testCardDetails, type TestCardDetails } from "./test-card-details.js";
 import { fundingSourcesOf, toCard, type Card, type CardRow } from "./view.js";
 
-export type CardCreate = Schemas["CardCreate"];
-export type CardUpdate = Schemas["CardUpdate"];
+export type CardCreate = Schemas["CardCreateRequest"];
+export type CardUpdate = Schemas["CardUpdateRequest"];
 export type CardReveal = Schemas["CardReveal"];
 
 /** The query of listCards, as validated. */
@@ -78,7 +78,14 @@ export class CardService {
   ) {}
 
   async create(ctx: RequestContext, input: CardCreate): Promise<Card> {
-    const holder = await this.customers.getActiveRow(ctx, input.cardholderId);
+    const holder = await this.customers.getActiveRow(ctx, input.cardholderId).catch((err) => {
+      // The live contract answers an unknown reference in the body with 400.
+      throw isNotFound(err)
+        ? invalidInput(`No customer ${input.cardholderId}`, {
+            errors: [fieldError("body.cardholderId", "no such customer")],
+          })
+        : err;
+    });
     // A business holder is verified by KYB, an individual by KYC.
     const [field, status] =
       holder.customerType === "BUSINESS"
@@ -92,12 +99,7 @@ export class CardService {
         { details: { cardholderId: holder.id, [field]: status } },
       );
     }
-    const currency = await this.checkFundingSources(
-      ctx,
-      holder.id,
-      input.fundingSources,
-      input.currency,
-    );
+    const currency = await this.checkFundingSources(ctx, holder.id, input.fundingSources);
     const issuance = cardIssuanceOutcome({
       platformCardId: input.platformCardId,
       cardholderId: input.cardholderId,
@@ -119,6 +121,8 @@ export class CardService {
       expMonth: now.getUTCMonth() + 1,
       expYear: now.getUTCFullYear() + CARD_VALIDITY_YEARS,
       fundingSources: JSON.stringify(input.fundingSources),
+      maxSpendPerTransaction:
+        input.maxSpendPerTransaction === undefined ? null : BigInt(input.maxSpendPerTransaction),
       currency,
       processorRef: `proc_${randomBytes(6).toString("hex")}`,
       issuerRef: `iss_${randomBytes(4).readUInt32BE(0).toString().padStart(10, "0")}`,
@@ -167,18 +171,31 @@ export class CardService {
     return toCard(await this.getRow(ctx, id));
   }
 
-  async list(ctx: RequestContext, filter: CardFilter): Promise<Page<Card>> {
+  async list(
+    ctx: RequestContext,
+    filter: CardFilter,
+  ): Promise<Page<Card> & { totalCount: number }> {
     const now = ctx.clock.now();
     // Catch up first, so a state filter sees the state each card has now.
-    let cards = q.selectFrom("Card").selectAll().where("platformId", "=", ctx.platformId);
+    let cards = q.selectFrom("Card").where("platformId", "=", ctx.platformId);
     if (filter.cardholderId) cards = cards.where("cardholderId", "=", filter.cardholderId);
-    const due = await this.services.data.all(cards.where("pendingIssuance", "is not", null));
+    if (filter.platformCardId) cards = cards.where("platformCardId", "=", filter.platformCardId);
+    // fundingSources is a JSON array of ids: a quoted id is one element.
+    if (filter.accountId) cards = cards.where("fundingSources", "like", `%"${filter.accountId}"%`);
+    const due = await this.services.data.all(
+      cards.selectAll().where("pendingIssuance", "is not", null),
+    );
     for (const row of due) await this.caughtUp(row, now);
     if (filter.state) cards = cards.where("state", "=", filter.state);
-    const rows = await this.services.data.all(
-      cards.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-    );
-    return toPage(rows, filter.limit, toCard);
+    const [rows, total] = await Promise.all([
+      this.services.data.all(
+        cards
+          .selectAll()
+          .$call(pageInOrder(filter.sortOrder, decodeCursor(filter.cursor), filter.limit)),
+      ),
+      this.services.data.one(cards.select((eb) => eb.fn.countAll().as("count"))),
+    ]);
+    return { ...toPage(rows, filter.limit, toCard), totalCount: countOf(total) };
   }
 
   async update(ctx: RequestContext, id: string, patch: CardUpdate): Promise<Card> {
@@ -194,12 +211,28 @@ export class CardService {
           { details: { state: row.state, requested: patch.state } },
         );
       }
+      const limitChange =
+        patch.maxSpendPerTransaction !== undefined &&
+        (patch.maxSpendPerTransaction === null ? null : BigInt(patch.maxSpendPerTransaction)) !==
+          row.maxSpendPerTransaction;
       const current = fundingSourcesOf(row);
       const sourcesChange =
         patch.fundingSources !== undefined &&
         JSON.stringify(patch.fundingSources) !== JSON.stringify(current);
       if (sourcesChange) {
-        await this.checkFundingSources(ctx, row.cardholderId, patch.fundingSources!, row.currency);
+        const currency = await this.checkFundingSources(
+          ctx,
+          row.cardholderId,
+          patch.fundingSources!,
+        );
+        if (currency !== row.currency) {
+          throw new ApiError(
+            400,
+            "INVALID_CURRENCY",
+            `The new funding sources hold ${currency} but the card is in ${row.currency}`,
+            { details: { cardCurrency: row.currency, accountCurrency: currency } },
+          );
+        }
       }
       const now = ctx.clock.now();
       const updated = await this.services.data.transaction(function* () {
@@ -214,6 +247,14 @@ export class CardService {
                   }
                 : {}),
               ...(sourcesChange ? { fundingSources: JSON.stringify(patch.fundingSources) } : {}),
+              ...(limitChange
+                ? {
+                    maxSpendPerTransaction:
+                      patch.maxSpendPerTransaction === null
+                        ? null
+                        : BigInt(patch.maxSpendPerTransaction!),
+                  }
+                : {}),
               updatedAt: now,
               version: eb("version", "+", 1),
             }))
@@ -238,8 +279,8 @@ export class CardService {
     const row = await this.getRow(ctx, id);
     if (row.state !== "ACTIVE" && row.state !== "FROZEN") {
       throw new ApiError(
-        409,
-        "INVALID_STATE_TRANSITION",
+        403,
+        "FORBIDDEN",
         `Only an ACTIVE or FROZEN card can be revealed; this one is ${row.state}`,
       );
     }
@@ -299,7 +340,6 @@ export class CardService {
     ctx: RequestContext,
     cardholderId: string,
     ids: readonly string[],
-    currency: string | undefined,
   ): Promise<string> {
     const accounts =
       ids.length === 0
@@ -312,11 +352,14 @@ export class CardService {
               .where("platformId", "=", ctx.platformId),
           );
     const byId = new Map(accounts.map((a) => [a.id, a]));
-    let cardCurrency = currency;
+    let cardCurrency: string | undefined;
     for (const accountId of ids) {
       const account = byId.get(accountId);
-      if (!account)
-        throw notFound("REFERENCE_NOT_FOUND", `Internal account ${accountId} not found`);
+      if (!account) {
+        throw invalidInput(`No internal account ${accountId}`, {
+          errors: [fieldError("body.fundingSources", `no internal account ${accountId}`)],
+        });
+      }
       const ineligible = (reason: string) =>
         new ApiError(
           400,

@@ -25,6 +25,8 @@ export function toCard(row: CardRow): Card {
     expMonth: row.expMonth,
     expYear: row.expYear,
     fundingSources: fundingSourcesOf(row),
+    maxSpendPerTransaction:
+      row.maxSpendPerTransaction === null ? null : Number(row.maxSpendPerTransaction),
     currency: row.currency,
     processorRef: row.processorRef,
     issuerRef: row.issuerRef,

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Card" ADD COLUMN     "maxSpendPerTransaction" BIGINT;
+
