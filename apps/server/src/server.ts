@@ -199,7 +199,11 @@ export async function startServer(
     config: config.webhooks,
     clock,
   });
-  const webhooks = new WebhookService(services, () => dispatcher.nudge());
+  const webhooks = new WebhookService(
+    services,
+    () => dispatcher.nudge(),
+    (url, payload, key) => dispatcher.send(url, payload, key, true),
+  );
   const idempotency = new IdempotencyStore(data, clock, {
     ...defaultIdempotencyOptions,
     ...(options.afterIdempotencyClaim ? { afterClaim: options.afterIdempotencyClaim } : {}),

@@ -43,7 +43,7 @@ export const incomplete: ApiHandlers = rest;
 
 // Webhooks are in the generated `operations` but are not served.
 // @ts-expect-error a webhook, not a path operation
-export const webhook: OperationId = "onTestPing";
+export const webhook: OperationId = "testWebhook";
 // @ts-expect-error served by app.ts outside the versioned API
 export const health: OperationId = "getSandboxHealth";
 

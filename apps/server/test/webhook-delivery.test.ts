@@ -3,7 +3,12 @@ import type { Schemas, SandboxClient } from "@sandbox/client";
 import { emitEvent, type WebhookEventType } from "../src/events/outbox.js";
 import { advanceWebhookRetries } from "../src/events/retry.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
+import {
+  emitThroughApi,
+  startReceiver,
+  waitFor,
+  type WebhookReceiver,
+} from "./webhook-receiver.js";
 
 type EventRecord = Schemas["WebhookEventRecord"];
 
@@ -52,12 +57,6 @@ async function setWebhookUrl(client: SandboxClient, url: string): Promise<void> 
   expect(response.status).toBe(200);
 }
 
-async function sendTest(client: SandboxClient): Promise<string> {
-  const { data, response } = await client.POST("/sandbox/webhooks/test");
-  expect(response.status).toBe(202);
-  return data!.eventId;
-}
-
 /** What an area does: a state change's event, written in its own transaction. */
 async function emit(
   sandbox: TestSandbox,
@@ -86,7 +85,7 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
     await setWebhookUrl(sandbox.client, receiver.url);
 
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await sendTest(sandbox.client));
+    for (let i = 0; i < 4; i++) ids.push(await emitThroughApi(sandbox.client));
     await waitFor("every event delivered", () =>
       ids.every((id) => receiver.delivered().includes(id)),
     );
@@ -217,10 +216,10 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
     await setWebhookUrl(other, healthy.url);
 
     // More events for A than the whole pool.
-    for (let i = 0; i < 12; i++) await sendTest(sandbox.client);
+    for (let i = 0; i < 12; i++) await emitThroughApi(sandbox.client);
     await waitFor("A's receiver holding requests", () => hanging.hanging() > 0);
 
-    const forB = await sendTest(other);
+    const forB = await emitThroughApi(other);
     await waitFor("B's event delivered", () => healthy.delivered().includes(forB));
     // A's deliveries are all still hanging: none finished, so B did not wait for them.
     expect(hanging.requests.every((r) => r.answeredWith === undefined)).toBe(true);
@@ -244,7 +243,7 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
       WEBHOOK_RETRY_MAX_DELAY_MS: "3600000",
     });
     await setWebhookUrl(sandbox.client, receiver.url);
-    const id = await sendTest(sandbox.client);
+    const id = await emitThroughApi(sandbox.client);
     await waitFor("first attempt recorded", async () => {
       const event = (await listAll(sandbox.client)).find((e) => e.id === id);
       return event?.attempts.length === 1;

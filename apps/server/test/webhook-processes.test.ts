@@ -5,7 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createClient, type Schemas, type SandboxClient } from "@sandbox/client";
 import { repoRoot } from "../src/paths.js";
 import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
-import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
+import {
+  emitThroughApi,
+  startReceiver,
+  waitFor,
+  type WebhookReceiver,
+} from "./webhook-receiver.js";
 
 // Several server processes on one database: the scale-out story, and what a
 // crash leaves behind.
@@ -35,12 +40,6 @@ async function listAll(client: SandboxClient): Promise<EventRecord[]> {
     cursor = data!.nextCursor;
   } while (cursor);
   return all;
-}
-
-async function sendTest(client: SandboxClient): Promise<string> {
-  const { data, response } = await client.POST("/sandbox/webhooks/test");
-  expect(response.status).toBe(202);
-  return data!.eventId;
 }
 
 async function allDelivered(client: SandboxClient, ids: string[]): Promise<boolean> {
@@ -97,7 +96,7 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
     const servers: TestSandbox[] = [first, second];
     for (let batch = 0; batch < 20; batch++) {
       const sent = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => sendTest(servers[(batch + i) % 2]!.client)),
+        Array.from({ length: 10 }, (_, i) => emitThroughApi(servers[(batch + i) % 2]!.client)),
       );
       ids.push(...sent);
     }
@@ -141,7 +140,7 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
     await client.PATCH("/config", { body: { webhookUrl: receiver.url } });
 
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push(await sendTest(client));
+    for (let i = 0; i < 10; i++) ids.push(await emitThroughApi(client));
     // Every event has been tried (and refused) at least once...
     await waitFor("every event attempted", () =>
       ids.every((id) => receiver.requests.some((r) => r.eventId === id)),

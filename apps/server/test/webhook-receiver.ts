@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { SandboxClient } from "@sandbox/client";
 
 /** One request as the receiver saw it. */
 export interface ReceivedRequest {
@@ -129,4 +130,22 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * An event the dispatcher delivers, made through the API alone (so it works
+ * against a server in another process): a new customer's KYC event. Returns
+ * the event's id.
+ */
+export async function emitThroughApi(client: SandboxClient): Promise<string> {
+  const { data: customer, error } = await client.POST("/customers", {
+    body: { customerType: "INDIVIDUAL", fullName: "Hook Target", email: "hook@example.com" },
+  });
+  if (!customer?.id) throw new Error(`customer not created: ${JSON.stringify(error)}`);
+  const { data: events } = await client.GET("/sandbox/webhooks/events", {
+    params: { query: { objectId: customer.id } },
+  });
+  const id = events?.data[0]?.id;
+  if (!id) throw new Error(`no event for ${customer.id}`);
+  return id;
 }

@@ -39,10 +39,15 @@ async function setWebhookUrl(client: SandboxClient, url: string | null): Promise
   expect(response.status).toBe(200);
 }
 
+/** Sends the test event (answered synchronously) and returns its id, from the event log. */
 async function sendTest(client: SandboxClient): Promise<string> {
   const { data, response } = await client.POST("/sandbox/webhooks/test");
-  expect(response.status).toBe(202);
-  return data!.eventId;
+  expect(response.status).toBe(200);
+  expect(data?.response_status).toBe(200);
+  const { data: log } = await client.GET("/sandbox/webhooks/events", {
+    params: { query: { type: "TEST", limit: 1 } },
+  });
+  return log!.data[0]!.id;
 }
 
 describe.each(databases)("platform configuration on %s", (kind) => {
@@ -127,10 +132,10 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     const { response, error } = await sandbox.client.POST("/sandbox/webhooks/test");
     expect(response.status).toBe(400);
     expect(error).toMatchObject({ status: 400, code: "WEBHOOK_ENDPOINT_NOT_SET" });
-    expect(await listAll(sandbox.client, { type: "TEST.PING" })).toEqual([]);
+    expect(await listAll(sandbox.client, { type: "TEST" })).toEqual([]);
   });
 
-  it("delivers a signed TEST.PING that verifies with the client helper and with node:crypto", async () => {
+  it("delivers a signed TEST event that verifies with the client helper and with node:crypto", async () => {
     await setWebhookUrl(sandbox.client, receiver.url);
     const eventId = await sendTest(sandbox.client);
     expect(eventId).toMatch(/^Webhook:[0-9a-f-]{36}$/);
@@ -142,15 +147,15 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     expect(Object.keys(envelope).sort()).toEqual(["data", "id", "timestamp", "type"]);
     expect(envelope).toMatchObject({
       id: eventId,
-      type: "TEST.PING",
-      data: { platformId: sandbox.server.bootstrap.platformId },
+      type: "TEST",
+      data: { message: expect.any(String) },
     });
     expect(new Date(envelope.timestamp as string).toISOString()).toBe(envelope.timestamp);
 
     const pem = (await sandbox.client.GET("/config")).data!.webhookPublicKey;
     expect(verifyWebhook(request.rawBody, request.signature, pem)).toBe(true);
     expect(
-      verifyWebhook(request.rawBody.replace("TEST.PING", "TEST.PONG"), request.signature, pem),
+      verifyWebhook(request.rawBody.replace('"TEST"', '"TEST2"'), request.signature, pem),
     ).toBe(false);
 
     // The documented header format, checked with nothing but node:crypto.
@@ -165,7 +170,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     const record = await eventById(sandbox.client, eventId);
     expect(record).toMatchObject({
       id: eventId,
-      type: "TEST.PING",
+      type: "TEST",
       objectId: eventId,
       deliveryStatus: "DELIVERED",
     });
@@ -173,6 +178,23 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     expect(record!.attempts[0]).toMatchObject({ httpStatus: 200 });
     expect(record!.attempts[0]!.error).toBeUndefined();
     expect(record!.payload).toEqual(envelope);
+  });
+
+  it("answers what the endpoint answered, logs the test as FAILED on a non-2xx, and 400 when unreachable", async () => {
+    receiver.reply = () => 500;
+    const { data } = await sandbox.client.POST("/sandbox/webhooks/test");
+    expect(data).toMatchObject({ url: receiver.url, response_status: 500 });
+    const { data: log } = await sandbox.client.GET("/sandbox/webhooks/events", {
+      params: { query: { type: "TEST", limit: 1 } },
+    });
+    expect(log!.data[0]).toMatchObject({
+      deliveryStatus: "FAILED",
+      attempts: [{ httpStatus: 500 }],
+    });
+
+    await setWebhookUrl(sandbox.client, "http://127.0.0.1:1/hook");
+    const unreachable = await sandbox.client.POST("/sandbox/webhooks/test");
+    expect(unreachable.error).toMatchObject({ status: 400, code: "WEBHOOK_DELIVERY_ERROR" });
   });
 
   it("replays an event with the same id and body, and records the new attempt", async () => {
@@ -241,13 +263,13 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     let pages = 0;
     do {
       const { data } = await sandbox.client.GET("/sandbox/webhooks/events", {
-        params: { query: { type: "TEST.PING", limit: 2, ...(cursor ? { cursor } : {}) } },
+        params: { query: { type: "TEST", limit: 2, ...(cursor ? { cursor } : {}) } },
       });
       pages++;
       expect(data!.data.length).toBeLessThanOrEqual(2);
       expect(data!.hasMore).toBe(data!.nextCursor !== undefined);
       seen.push(...data!.data.map((e) => e.id));
-      expect(data!.data.every((e) => e.type === "TEST.PING")).toBe(true);
+      expect(data!.data.every((e) => e.type === "TEST")).toBe(true);
       cursor = data!.nextCursor;
     } while (cursor);
     expect(pages).toBeGreaterThan(2);

@@ -116,6 +116,31 @@ export class WebhookDispatcher {
     this.poster.close();
   }
 
+  /**
+   * One signed POST of an envelope, as every delivery is made: the
+   * dispatcher's attempts, and the sandbox's synchronous test webhook (which
+   * keeps the receiver's answer).
+   */
+  async send(
+    url: string,
+    payload: string,
+    privateKeyHex: string,
+    keepBody = false,
+  ): Promise<{ outcome: Outcome; latencyMs: number }> {
+    const started = performance.now();
+    const outcome = await this.poster.post(
+      url,
+      payload,
+      {
+        "Content-Type": "application/json",
+        "X-Service-Signature": webhookSignature(payload, privateKeyHex),
+        "User-Agent": "payments-sandbox-webhooks/1",
+      },
+      keepBody,
+    );
+    return { outcome, latencyMs: Math.max(0, Math.round(performance.now() - started)) };
+  }
+
   private schedule(delayMs: number): void {
     if (this.stopped || !this.started) return;
     const due = Date.now() + delayMs;
@@ -219,16 +244,13 @@ export class WebhookDispatcher {
       return;
     }
 
-    const signature = webhookSignature(claim.payload, platform.webhookPrivateKey);
     const startedAt = realTime.now();
     const attemptedAt = new Date(clock.now().getTime() + platform.clockOffsetSeconds * 1000);
-    const started = performance.now();
-    const outcome = await this.poster.post(platform.webhookUrl, claim.payload, {
-      "Content-Type": "application/json",
-      "X-Service-Signature": signature,
-      "User-Agent": "payments-sandbox-webhooks/1",
-    });
-    const latencyMs = Math.max(0, Math.round(performance.now() - started));
+    const { outcome, latencyMs } = await this.send(
+      platform.webhookUrl,
+      claim.payload,
+      platform.webhookPrivateKey,
+    );
     this.freeSlot(claim.id);
 
     await this.record({

@@ -7,11 +7,17 @@ import https from "node:https";
 // signal combined with the stop signal, against 135 µs: bench/RESULTS.md).
 
 export type PostResult =
-  | { kind: "response"; httpStatus: number }
+  | {
+      kind: "response";
+      httpStatus: number;
+      /** When asked for: the start of the body. */ body?: string;
+    }
   | { kind: "error"; error: string }
   | { kind: "interrupted"; error: string };
 
 const MAX_ERROR_LENGTH = 500;
+/** How much of a response body is kept when it is asked for. */
+const MAX_BODY_LENGTH = 4096;
 
 export class WebhookPoster {
   private readonly agents = {
@@ -28,9 +34,15 @@ export class WebhookPoster {
   /**
    * POSTs `body`; the answer is the response's status. A redirect is the
    * receiver's answer, not a place to send the event (it is not followed);
-   * the response body is read and dropped, so the connection can be reused.
+   * the response body is read, so the connection can be reused, and dropped
+   * unless `keepBody` (then its first 4 KiB are answered).
    */
-  post(url: string, body: string, headers: Record<string, string>): Promise<PostResult> {
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    keepBody = false,
+  ): Promise<PostResult> {
     const { timeoutMs } = this;
     return new Promise((resolve) => {
       if (this.stopping) {
@@ -67,10 +79,20 @@ export class WebhookPoster {
         this.inFlight.delete(onStop);
       });
       request.on("response", (response) => {
-        settle({ kind: "response", httpStatus: response.statusCode ?? 0 });
+        const httpStatus = response.statusCode ?? 0;
         // An error after the answer (the body cut short) changes nothing.
         response.on("error", () => undefined);
-        response.resume();
+        if (!keepBody) {
+          settle({ kind: "response", httpStatus });
+          response.resume();
+          return;
+        }
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          if (text.length < MAX_BODY_LENGTH) text += chunk.slice(0, MAX_BODY_LENGTH - text.length);
+        });
+        response.on("end", () => settle({ kind: "response", httpStatus, body: text }));
       });
       request.on("error", (err) => settle({ kind: "error", error: describeError(err) }));
       request.end(body);

@@ -1099,7 +1099,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test webhook
-         * @description Sandbox only. Queues a `TEST.PING` event to your webhook endpoint so you can check reception and signature verification. Requires a `webhookUrl` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise).
+         * @description Sends a `TEST` event to your webhook endpoint now, signed like every event, and answers with what the endpoint answered, so you can check reception and signature verification. Whatever the endpoint answers (2xx or not) is a 200 here; an endpoint that cannot be reached is 400 `WEBHOOK_DELIVERY_ERROR`, and a platform without a `webhookUrl` 400 `WEBHOOK_ENDPOINT_NOT_SET`. The event and its attempt are kept in `GET /sandbox/webhooks/events`.
          */
         post: operations["sendTestWebhook"];
         delete?: never;
@@ -1496,7 +1496,7 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "TEST.PING": {
+    "test-webhook": {
         parameters: {
             query?: never;
             header?: never;
@@ -1507,9 +1507,9 @@ export interface webhooks {
         put?: never;
         /**
          * Test event
-         * @description Sandbox only. Sent by `POST /sandbox/webhooks/test`. `data` is a free-form object. The body is a `WebhookEnvelope` whose `type` is `TEST.PING`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent by `POST /sandbox/webhooks/test`, type `TEST`. `data` carries only a message. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
-        post: operations["onTestPing"];
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3736,7 +3736,24 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "QUOTE.STATUS_CHANGE" | "TEST.PING";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "QUOTE.STATUS_CHANGE" | "TEST";
+        /** @description Body of the test event. */
+        TestWebhookRequest: {
+            /** @enum {string} */
+            type?: "TEST";
+        } & components["schemas"]["WebhookEnvelope"];
+        /** @description What the webhook endpoint answered to the test event. */
+        TestWebhookResponse: {
+            /**
+             * Format: uri
+             * @description Where the event was sent.
+             */
+            url?: string;
+            /** @description HTTP status the endpoint answered. */
+            response_status: number;
+            /** @description The start (up to 4 KiB) of the endpoint's answer. */
+            response_body?: string;
+        };
         /** @description Body of every webhook delivery. */
         WebhookEnvelope: {
             /** @description Unique id of the event. Retries and replays reuse it: use it to de-duplicate. */
@@ -3774,7 +3791,7 @@ export interface components {
             /** @description Id of the event (same as `payload.id`). */
             id: components["schemas"]["WebhookId"];
             type: components["schemas"]["WebhookEventType"];
-            /** @description Id of the object the event is about (the `id` inside `payload.data`). Events of one object are delivered in order. A `TEST.PING` event is its own object (`objectId` is the event id), so test events never wait behind each other. */
+            /** @description Id of the object the event is about (the `id` inside `payload.data`). Events of one object are delivered in order. A `TEST` event is its own object (`objectId` is the event id). */
             objectId: string;
             /**
              * Format: date-time
@@ -7287,21 +7304,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event was queued; follow it with `GET /sandbox/webhooks/events`. */
-            202: {
+            /** @description The endpoint's answer. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "eventId": "Webhook:adfb1de3-790e-443d-94bd-a89d2ca07109"
+                     *       "url": "https://example.com/webhooks",
+                     *       "response_status": 200,
+                     *       "response_body": "ok"
                      *     }
                      */
-                    "application/json": components["schemas"]["WebhookDeliveryAccepted"];
+                    "application/json": components["schemas"]["TestWebhookResponse"];
                 };
             };
-            /** @description No webhook endpoint is configured. */
+            /** @description No webhook endpoint is configured, or it could not be reached. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8572,7 +8591,7 @@ export interface operations {
             };
         };
     };
-    onTestPing: {
+    testWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -8584,20 +8603,14 @@ export interface operations {
                 /**
                  * @example {
                  *       "id": "Webhook:adfb1de3-790e-443d-94bd-a89d2ca07109",
-                 *       "type": "TEST.PING",
+                 *       "type": "TEST",
                  *       "timestamp": "2025-10-13T09:30:02Z",
                  *       "data": {
-                 *         "platformId": "Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1",
                  *         "message": "Webhook test from the Payments Platform sandbox"
                  *       }
                  *     }
                  */
-                "application/json": {
-                    /** @constant */
-                    type?: "TEST.PING";
-                    /** @description Free-form test payload. */
-                    data?: Record<string, never>;
-                } & components["schemas"]["WebhookEnvelope"];
+                "application/json": components["schemas"]["TestWebhookRequest"];
             };
         };
         responses: {
@@ -8608,14 +8621,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            /** @description Rejected (for example a bad signature); `POST /sandbox/webhooks/test` answers with this status. */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            /** @description Receiver error; `POST /sandbox/webhooks/test` answers with this status. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;

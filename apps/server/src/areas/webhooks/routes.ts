@@ -6,7 +6,7 @@ export function webhookRoutes(
   webhooks: WebhookService,
 ): Handlers<"sendTestWebhook" | "listWebhookEvents" | "replayWebhookEvent"> {
   return {
-    sendTestWebhook: async (_input, ctx) => ({ status: 202, body: await webhooks.sendTest(ctx) }),
+    sendTestWebhook: async (_input, ctx) => ({ status: 200, body: await webhooks.sendTest(ctx) }),
     listWebhookEvents: async ({ query }, ctx) => ({
       status: 200,
       body: await webhooks.list(ctx, query),

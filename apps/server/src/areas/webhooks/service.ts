@@ -1,7 +1,9 @@
 import type { Schemas } from "@sandbox/client";
-import { q, type Row } from "../../db/query.js";
+import { randomUUID } from "node:crypto";
+import { insert, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
-import { emitEvent } from "../../events/outbox.js";
+import { outboxRow } from "../../events/outbox.js";
+import type { PostResult } from "../../events/webhook-post.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
@@ -9,6 +11,14 @@ import { newId } from "../../ids.js";
 
 export type WebhookEventRecord = Schemas["WebhookEventRecord"];
 export type WebhookDeliveryAccepted = Schemas["WebhookDeliveryAccepted"];
+export type TestWebhookResponse = Schemas["TestWebhookResponse"];
+
+/** One signed POST to a webhook endpoint (the dispatcher's), keeping the answer. */
+export type WebhookSend = (
+  url: string,
+  payload: string,
+  privateKeyHex: string,
+) => Promise<{ outcome: PostResult; latencyMs: number }>;
 type DeliveryStatus = Schemas["WebhookDeliveryStatus"];
 type Attempt = Schemas["WebhookDeliveryAttempt"];
 type AttemptRow = Row<"WebhookAttempt">;
@@ -41,7 +51,8 @@ export class WebhookService {
   constructor(
     private readonly services: Services,
     /** Wakes the dispatcher (a replay is not an emit). */
-    private readonly nudge: () => void = () => undefined,
+    private readonly nudge: () => void,
+    private readonly deliver: WebhookSend,
   ) {}
 
   private async webhookUrl(ctx: RequestContext): Promise<string | null> {
@@ -51,25 +62,64 @@ export class WebhookService {
     return platform?.webhookUrl ?? null;
   }
 
-  async sendTest(ctx: RequestContext): Promise<WebhookDeliveryAccepted> {
-    if (!(await this.webhookUrl(ctx))) throw endpointNotSet();
-    const id = newId("Webhook");
-    await this.services.data.transaction(() =>
-      emitEvent({
-        id,
-        platformId: ctx.platformId,
-        type: "TEST.PING",
-        // Each test event is its own object, so a new test is never queued
-        // behind an earlier one that is still being retried.
-        objectId: id,
-        data: {
-          platformId: ctx.platformId,
-          message: "Webhook test from the Payments Platform sandbox",
-        },
-        at: ctx.clock.now(),
-      }),
+  /**
+   * Sends a TEST event to the webhook endpoint now, signed like every event,
+   * and answers what the endpoint answered. The event and its one attempt
+   * are kept in the event log, like any delivery.
+   */
+  async sendTest(ctx: RequestContext): Promise<TestWebhookResponse> {
+    const platform = await this.services.data.one(
+      q
+        .selectFrom("Platform")
+        .select(["webhookUrl", "webhookPrivateKey"])
+        .where("id", "=", ctx.platformId),
     );
-    return { eventId: id };
+    const url = platform?.webhookUrl;
+    if (!platform || !url) throw endpointNotSet();
+    const now = ctx.clock.now();
+    const event = outboxRow({
+      platformId: ctx.platformId,
+      type: "TEST",
+      // Each test event is its own object: it never waits behind another.
+      objectId: newId("Webhook"),
+      data: { message: "Webhook test from the Payments Platform sandbox" },
+      at: now,
+    });
+    const { outcome, latencyMs } = await this.deliver(
+      url,
+      event.payload,
+      platform.webhookPrivateKey,
+    );
+    const delivered = outcome.kind === "response" && outcome.httpStatus < 300;
+    await this.services.data.transaction(function* () {
+      yield* insert("WebhookEvent", {
+        ...event,
+        objectId: event.id,
+        status: delivered ? "DELIVERED" : "FAILED",
+        attemptCount: 1,
+        firstAttemptAt: event.nextAttemptAt,
+        deliveredAt: delivered ? now : null,
+      });
+      yield* insert("WebhookAttempt", {
+        id: randomUUID(),
+        eventId: event.id,
+        attemptedAt: now,
+        httpStatus: outcome.kind === "response" ? outcome.httpStatus : null,
+        latencyMs,
+        error: outcome.kind === "response" ? null : outcome.error,
+      });
+    });
+    if (outcome.kind !== "response") {
+      throw new ApiError(
+        400,
+        "WEBHOOK_DELIVERY_ERROR",
+        `The test webhook to ${url} failed: ${outcome.error}`,
+        {
+          details: { url, eventId: event.id },
+        },
+      );
+    }
+    return { url, response_status: outcome.httpStatus, response_body: outcome.body ?? "" };
   }
 
   async list(ctx: RequestContext, filter: WebhookEventFilter): Promise<Page<WebhookEventRecord>> {
