@@ -112,7 +112,7 @@ async function startSandboxTarget() {
   try {
     if (args.webhooks) {
       receiver = await startWebhookReceiver();
-      await call("PATCH", "/config", { webhookUrl: receiver.url });
+      await call("PATCH", "/config", { webhookEndpoint: receiver.url });
     }
     const customer = await call("POST", "/customers", {
       customerType: "INDIVIDUAL",

@@ -260,9 +260,9 @@ async function endToEnd() {
       return res.body;
     };
     const enclaveKey = expectStatus(
-      await call("GET", "/config"),
+      await call("GET", "/sandbox/keys"),
       200,
-      "config",
+      "keys",
     ).otpEnclavePublicKey;
 
     const warmup = Math.min(20, logins);

@@ -143,7 +143,7 @@ async function measure(backlog) {
     const res = await fetch(`http://127.0.0.1:${port}${VERSION}/config`, {
       method: "PATCH",
       headers,
-      body: JSON.stringify({ webhookUrl: sink.url }),
+      body: JSON.stringify({ webhookEndpoint: sink.url }),
     });
     if (!res.ok) throw new Error(`PATCH /config: ${res.status}`);
     const maxDrainMs = Number(args["max-drain"]) * 1000;

@@ -46,14 +46,14 @@ describe.each(databases)("OTP login on %s", (kind) => {
     return { tek, bundle };
   }
 
-  it("publishes the OTP enclave key on GET /config", async () => {
-    const config = await sandbox.client.GET("/config");
+  it("publishes the OTP enclave key on GET /sandbox/keys", async () => {
+    const config = await sandbox.client.GET("/sandbox/keys");
     expect(config.response.status).toBe(200);
     expect(config.data?.otpEnclavePublicKey).toMatch(/^04[0-9a-f]{128}$/);
     expect(config.data?.webhookPublicKey).toContain("BEGIN PUBLIC KEY");
     // Another platform has its own enclave key.
     const other = await sandbox.otherPlatformClient();
-    const theirs = await other.GET("/config");
+    const theirs = await other.GET("/sandbox/keys");
     expect(theirs.data?.otpEnclavePublicKey).not.toBe(config.data?.otpEnclavePublicKey);
   });
 

@@ -253,17 +253,17 @@ describe.each(databases)("hostile input on %s", (kind) => {
   });
 
   describe("bodies keep their JSON types", () => {
-    it('refuses PATCH /config with a boolean name instead of storing "false"', async () => {
+    it('refuses PATCH /config with a boolean umaDomain instead of storing "false"', async () => {
       const before = await sandbox.client.GET("/config");
       const res = await sandbox.rawFetch("/config", {
         method: "PATCH",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ name: false }),
+        body: JSON.stringify({ umaDomain: false }),
       });
       const body = await expectInvalidInput(res, "config");
-      expect(body.details?.errors?.map((e) => e.field)).toContain("name");
+      expect(body.details?.errors?.map((e) => e.field)).toContain("umaDomain");
       const after = await sandbox.client.GET("/config");
-      expect(after.data?.name).toBe(before.data?.name);
+      expect(after.data?.umaDomain).toBe(before.data?.umaDomain);
     });
 
     it("refuses a fund of `true` and leaves the balance as it was", async () => {

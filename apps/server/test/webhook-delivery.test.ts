@@ -53,7 +53,7 @@ async function listAll(client: SandboxClient): Promise<EventRecord[]> {
 }
 
 async function setWebhookUrl(client: SandboxClient, url: string): Promise<void> {
-  const { response } = await client.PATCH("/config", { body: { webhookUrl: url } });
+  const { response } = await client.PATCH("/config", { body: { webhookEndpoint: url } });
   expect(response.status).toBe(200);
 }
 

@@ -89,7 +89,7 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
     const second = await first.startAnother();
     cleanup.push(() => second.stop());
     expect(second.server.bootstrap.platformId).toBe(first.server.bootstrap.platformId);
-    await second.client.PATCH("/config", { body: { webhookUrl: receiver.url } });
+    await second.client.PATCH("/config", { body: { webhookEndpoint: receiver.url } });
 
     // Both servers take requests and both dispatchers compete for the events.
     const ids: string[] = [];
@@ -137,7 +137,7 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
       ...webhookEnv,
     });
     const client = createClient({ baseUrl, ...token });
-    await client.PATCH("/config", { body: { webhookUrl: receiver.url } });
+    await client.PATCH("/config", { body: { webhookEndpoint: receiver.url } });
 
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(await emitThroughApi(client));

@@ -34,8 +34,9 @@ async function eventById(client: SandboxClient, id: string): Promise<EventRecord
   return (await listAll(client)).find((e) => e.id === id);
 }
 
+/** Sets the endpoint; null removes it (an empty webhookEndpoint). */
 async function setWebhookUrl(client: SandboxClient, url: string | null): Promise<void> {
-  const { response } = await client.PATCH("/config", { body: { webhookUrl: url } });
+  const { response } = await client.PATCH("/config", { body: { webhookEndpoint: url ?? "" } });
   expect(response.status).toBe(200);
 }
 
@@ -59,56 +60,127 @@ describe.each(databases)("platform configuration on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  it("starts without a webhook URL and publishes both public keys", async () => {
+  it("starts without a webhook endpoint, supporting USD, and publishes both public keys", async () => {
     const { data, response } = await sandbox.client.GET("/config");
     expect(response.status).toBe(200);
-    expect(data!.id).toBe(sandbox.server.bootstrap.platformId);
-    expect(data!.webhookUrl).toBeNull();
+    expect(data).toMatchObject({
+      id: sandbox.server.bootstrap.platformId,
+      umaDomain: "uma.sandbox.localhost",
+      isRegulatedFinancialInstitution: false,
+      feeConfigs: [],
+      supportedCurrencies: [
+        { currencyCode: "USD", enabledTransactionTypes: ["INCOMING", "OUTGOING"] },
+      ],
+    });
+    expect(data).not.toHaveProperty("webhookEndpoint");
+    const keys = (await sandbox.client.GET("/sandbox/keys")).data!;
     // A real SPKI PEM of a P-256 key, as node reads it.
-    const key = createPublicKey(data!.webhookPublicKey);
+    const key = createPublicKey(keys.webhookPublicKey);
     expect(key.asymmetricKeyType).toBe("ec");
     expect(key.asymmetricKeyDetails?.namedCurve).toBe("prime256v1");
-    expect(data!.otpEnclavePublicKey).toMatch(/^04[0-9a-f]{128}$/);
-    // No private key material in the answer.
-    expect(JSON.stringify(data)).not.toMatch(/PRIVATE/);
+    expect(keys.otpEnclavePublicKey).toMatch(/^04[0-9a-f]{128}$/);
+    // No private key material in either answer.
+    expect(JSON.stringify([data, keys])).not.toMatch(/PRIVATE/);
   });
 
-  it("sets and clears the webhook URL and the name", async () => {
-    const before = (await sandbox.client.GET("/config")).data!;
+  it("sets and clears the webhook endpoint, and changes only what is sent", async () => {
     const { data } = await sandbox.client.PATCH("/config", {
-      body: { webhookUrl: "https://hooks.example.com/in", name: "Acme sandbox" },
+      body: { webhookEndpoint: "https://hooks.example.com/in", umaDomain: "Acme.Example.com" },
     });
     expect(data).toMatchObject({
-      webhookUrl: "https://hooks.example.com/in",
-      name: "Acme sandbox",
+      webhookEndpoint: "https://hooks.example.com/in",
+      umaDomain: "acme.example.com",
     });
-    expect(data!.webhookPublicKey).toBe(before.webhookPublicKey);
     expect((await sandbox.client.GET("/config")).data).toEqual(data);
+    const customer = await sandbox.client.POST("/customers", {
+      body: { customerType: "INDIVIDUAL", platformCustomerId: "cfg-1", fullName: "Con Fig" },
+    });
+    expect(customer.data?.umaAddress).toBe("$cfg-1@acme.example.com");
 
-    const cleared = await sandbox.client.PATCH("/config", { body: { webhookUrl: null } });
-    expect(cleared.data).toMatchObject({ webhookUrl: null, name: "Acme sandbox" });
+    const cleared = await sandbox.client.PATCH("/config", { body: { webhookEndpoint: "" } });
+    expect(cleared.data).not.toHaveProperty("webhookEndpoint");
+    expect(cleared.data).toMatchObject({ umaDomain: "acme.example.com" });
   });
 
-  it("rejects a URL that cannot receive a POST, and an empty update", async () => {
-    const ftp = await sandbox.client.PATCH("/config", {
-      body: { webhookUrl: "ftp://example.com/x" },
+  it("keeps the platform's currencies, wallet, tokenization and fee settings, and gives new customers its currencies", async () => {
+    const settings = {
+      supportedCurrencies: [
+        {
+          currencyCode: "EUR",
+          minAmount: 100,
+          maxAmount: 500_000,
+          requiredCounterpartyFields: [{ name: "FULL_NAME" as const, mandatory: true }],
+          enabledTransactionTypes: ["OUTGOING" as const],
+        },
+        {
+          currencyCode: "USD",
+          minAmount: 1,
+          maxAmount: 1_000_000,
+          requiredCounterpartyFields: [],
+          enabledTransactionTypes: ["INCOMING" as const, "OUTGOING" as const],
+        },
+      ],
+      embeddedWalletConfig: { appName: "Acme Wallet", otpLength: 6, expirationSeconds: 300 },
+      cardTokenization2faConfig: { displayName: "Acme", sms: { bodyText: "Your code" } },
+      feeConfigs: [
+        {
+          feeType: "CROSS_CURRENCY_TRANSACTION" as const,
+          sourceCurrency: "USD",
+          variableFeeBps: 50,
+          fixedFee: { amount: 25, currency: "USD" },
+        },
+      ],
+    };
+    const { data } = await sandbox.client.PATCH("/config", { body: settings });
+    expect(data).toMatchObject({
+      ...settings,
+      supportedCurrencies: settings.supportedCurrencies.map((c) => ({
+        ...c,
+        providerRequiredCustomerFields: [],
+        providerRequiredCounterpartyCustomerFields: [],
+      })),
     });
-    expect(ftp.response.status).toBe(400);
-    expect(ftp.error).toMatchObject({ code: "INVALID_INPUT" });
-    const empty = await sandbox.client.PATCH("/config", { body: {} });
-    expect(empty.response.status).toBe(400);
-    expect((await sandbox.client.GET("/config")).data!.webhookUrl).toBeNull();
+    const customer = await sandbox.client.POST("/customers", {
+      body: { customerType: "INDIVIDUAL", fullName: "Multi Currency" },
+    });
+    expect(customer.data?.currencies).toEqual(["EUR", "USD"]);
+  });
+
+  it("rejects an endpoint that cannot receive a POST, bad currencies, unknown fields and an empty update", async () => {
+    for (const body of [
+      { webhookEndpoint: "ftp://example.com/x" },
+      { umaDomain: "not a domain" },
+      {
+        supportedCurrencies: [
+          {
+            currencyCode: "USD",
+            minAmount: 10,
+            maxAmount: 5,
+            requiredCounterpartyFields: [],
+            enabledTransactionTypes: ["OUTGOING" as const],
+          },
+        ],
+      },
+      { webhookUrl: "https://hooks.example.com/old-name" } as never,
+      {},
+    ]) {
+      const res = await sandbox.client.PATCH("/config", { body });
+      expect(res.error, JSON.stringify(body)).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    }
+    expect((await sandbox.client.GET("/config")).data).not.toHaveProperty("webhookEndpoint");
   });
 
   it("keeps each platform's configuration and keys to itself", async () => {
     const other = await sandbox.otherPlatformClient();
-    await other.PATCH("/config", { body: { webhookUrl: "https://other.example.com/hook" } });
+    await other.PATCH("/config", { body: { webhookEndpoint: "https://other.example.com/hook" } });
     const mine = (await sandbox.client.GET("/config")).data!;
     const theirs = (await other.GET("/config")).data!;
     expect(theirs.id).not.toBe(mine.id);
-    expect(mine.webhookUrl).toBeNull();
-    expect(theirs.webhookPublicKey).not.toBe(mine.webhookPublicKey);
-    expect(theirs.otpEnclavePublicKey).not.toBe(mine.otpEnclavePublicKey);
+    expect(mine).not.toHaveProperty("webhookEndpoint");
+    const myKeys = (await sandbox.client.GET("/sandbox/keys")).data!;
+    const theirKeys = (await other.GET("/sandbox/keys")).data!;
+    expect(theirKeys.webhookPublicKey).not.toBe(myKeys.webhookPublicKey);
+    expect(theirKeys.otpEnclavePublicKey).not.toBe(myKeys.otpEnclavePublicKey);
   });
 });
 
@@ -152,7 +224,7 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     });
     expect(new Date(envelope.timestamp as string).toISOString()).toBe(envelope.timestamp);
 
-    const pem = (await sandbox.client.GET("/config")).data!.webhookPublicKey;
+    const pem = (await sandbox.client.GET("/sandbox/keys")).data!.webhookPublicKey;
     expect(verifyWebhook(request.rawBody, request.signature, pem)).toBe(true);
     expect(
       verifyWebhook(request.rawBody.replace('"TEST"', '"TEST2"'), request.signature, pem),

@@ -12,7 +12,7 @@ export type WebhookEnvelope = components["schemas"]["WebhookEnvelope"];
  * - `rawBody`: the request body exactly as received (string or bytes), read
  *   before any JSON parsing: re-serialised JSON does not verify.
  * - `headerValue`: the `X-Service-Signature` header.
- * - `publicKeyPem`: `webhookPublicKey` from `GET /config`.
+ * - `publicKeyPem`: `webhookPublicKey` from `GET /sandbox/keys`.
  *
  * Returns false for a bad signature and for any malformed input.
  */

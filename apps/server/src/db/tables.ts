@@ -9,6 +9,10 @@ export interface Platform {
   otpSigningPrivateKey: string;
   clockOffsetSeconds: Generated<number>;
   umaDomain: Generated<string>;
+  supportedCurrencies: string | null;
+  embeddedWalletConfig: string | null;
+  cardTokenization2faConfig: string | null;
+  feeConfigs: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -51,9 +51,9 @@ export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
   };
 }
 
-/** The platform's published OTP enclave key (GET /config). */
+/** The platform's published OTP enclave key (GET /sandbox/keys). */
 export async function enclavePublicKey(sandbox: TestSandbox): Promise<string> {
-  const config = await sandbox.client.GET("/config");
+  const config = await sandbox.client.GET("/sandbox/keys");
   expect(config.response.status).toBe(200);
   return config.data!.otpEnclavePublicKey;
 }

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Get platform configuration
-         * @description Returns the configuration of the platform that owns the API token, including the public keys needed to verify webhooks (`webhookPublicKey`) and OTP target bundles (`otpEnclavePublicKey`).
+         * @description Returns the configuration of the platform that owns the API token. The keys that verify webhooks and OTP target bundles are published by `GET /sandbox/keys`.
          */
         get: operations["getPlatformConfig"];
         put?: never;
@@ -23,7 +23,7 @@ export interface paths {
         head?: never;
         /**
          * Update platform configuration
-         * @description Changes the platform name or webhook endpoint (an `http` or `https` URL). Set `webhookUrl` to `null` to pause webhook deliveries; events are still recorded, wait (`NO_ENDPOINT` in `GET /sandbox/webhooks/events`), and are delivered in order once a URL is set again.
+         * @description Changes the fields sent and leaves the others; a list sent replaces the list. `webhookEndpoint` must be an `http` or `https` URL; an empty string removes it, which pauses deliveries: events are still recorded, wait (`NO_ENDPOINT` in `GET /sandbox/webhooks/events`), and are delivered in order once an endpoint is set again. `umaDomain` is the domain of the UMA addresses given to customers created afterwards. `supportedCurrencies` decides the currencies of customers created without `currencies`.
          */
         patch: operations["updatePlatformConfig"];
         trace?: never;
@@ -1088,6 +1088,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the sandbox's public keys
+         * @description Sandbox only. The public keys of your platform in this sandbox: `webhookPublicKey` verifies the `X-Service-Signature` of every webhook delivery, and `otpEnclavePublicKey` verifies OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check a bundle against it before sealing an OTP to it.
+         */
+        get: operations["getSandboxKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/webhooks/test": {
         parameters: {
             query?: never;
@@ -1099,7 +1119,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test webhook
-         * @description Sends a `TEST` event to your webhook endpoint now, signed like every event, and answers with what the endpoint answered, so you can check reception and signature verification. Whatever the endpoint answers (2xx or not) is a 200 here; an endpoint that cannot be reached is 400 `WEBHOOK_DELIVERY_ERROR`, and a platform without a `webhookUrl` 400 `WEBHOOK_ENDPOINT_NOT_SET`. The event and its attempt are kept in `GET /sandbox/webhooks/events`.
+         * @description Sends a `TEST` event to your webhook endpoint now, signed like every event, and answers with what the endpoint answered, so you can check reception and signature verification. Whatever the endpoint answers (2xx or not) is a 200 here; an endpoint that cannot be reached is 400 `WEBHOOK_DELIVERY_ERROR`, and a platform without a `webhookEndpoint` 400 `WEBHOOK_ENDPOINT_NOT_SET`. The event and its attempt are kept in `GET /sandbox/webhooks/events`.
          */
         post: operations["sendTestWebhook"];
         delete?: never;
@@ -1145,7 +1165,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a webhook event
-         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery. The replay is a new delivery round with its own retries; its attempts are added to the event's history. Requires a `webhookUrl` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise); an unknown event, or another platform's, is 404 `REFERENCE_NOT_FOUND`.
+         * @description Sandbox only. Delivers a recorded event again, with the same envelope and id, so you can test de-duplication and recovery. The replay is a new delivery round with its own retries; its attempts are added to the event's history. Requires a `webhookEndpoint` (400 `WEBHOOK_ENDPOINT_NOT_SET` otherwise); an unknown event, or another platform's, is 404 `REFERENCE_NOT_FOUND`.
          */
         post: operations["replayWebhookEvent"];
         delete?: never;
@@ -1928,41 +1948,166 @@ export interface components {
              */
             code: "GRID_SWITCH_ERROR" | "INTERNAL_ERROR";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
-        /** @description Configuration of the platform that owns the API token. */
-        PlatformConfig: {
-            /** @description Identifier of the platform. */
-            id: components["schemas"]["PlatformId"];
-            /** @description Display name of the platform. */
-            name: string;
+        /**
+         * @description A piece of information about a customer or counterparty.
+         * @enum {string}
+         */
+        CustomerInfoFieldName: "FULL_NAME" | "BIRTH_DATE" | "NATIONALITY" | "PHONE_NUMBER" | "EMAIL" | "POSTAL_ADDRESS" | "TAX_ID" | "REGISTRATION_NUMBER" | "USER_TYPE" | "COUNTRY_OF_RESIDENCE" | "ACCOUNT_IDENTIFIER" | "FI_LEGAL_ENTITY_NAME" | "FI_ADDRESS" | "PURPOSE_OF_PAYMENT" | "ULTIMATE_INSTITUTION_COUNTRY" | "IDENTIFIER" | "BUSINESS_TYPE" | "COMPANY_LEGAL_NAME" | "ID_TYPE" | "ID_NUMBER";
+        /** @description A field asked of the counterparty of a payment. */
+        CounterpartyFieldDefinition: {
+            name: components["schemas"]["CustomerInfoFieldName"];
+            /** @description Whether a payment needs it. */
+            mandatory: boolean;
+        };
+        /** @description A currency the platform supports, and its limits. */
+        PlatformCurrencyConfig: {
+            /** @description Currency code. */
+            currencyCode: string;
+            /**
+             * Format: int64
+             * @description Smallest amount of one payment, in minor units.
+             */
+            minAmount: number;
+            /**
+             * Format: int64
+             * @description Largest amount of one payment, in minor units.
+             */
+            maxAmount: number;
+            /** @description What the counterparty of a payment in this currency must give. */
+            requiredCounterpartyFields: components["schemas"]["CounterpartyFieldDefinition"][];
+            /** @description What the payment provider needs to know about your customers for this currency (set by the service). */
+            readonly providerRequiredCustomerFields?: components["schemas"]["CustomerInfoFieldName"][];
+            /** @description What the payment provider needs to know about counterparties for this currency (set by the service). */
+            readonly providerRequiredCounterpartyCustomerFields?: components["schemas"]["CustomerInfoFieldName"][];
+            /** @description Directions of payment enabled in this currency. */
+            enabledTransactionTypes: ("INCOMING" | "OUTGOING")[];
+        };
+        /** @description How embedded wallet one-time codes are sent. */
+        EmbeddedWalletConfig: {
+            /** @description Name shown to users in codes' messages. */
+            appName?: string;
+            /** @description Number of characters of a code. */
+            otpLength?: number;
+            /** @description Whether codes use letters as well as digits. */
+            alphanumeric?: boolean;
+            /** @description How long a code is valid. */
+            expirationSeconds?: number;
+            /**
+             * Format: email
+             * @description Sender address of code emails.
+             */
+            sendFromEmailAddress?: string;
+            /** @description Sender name of code emails. */
+            sendFromEmailSenderName?: string;
+            /**
+             * Format: email
+             * @description Reply-to address of code emails.
+             */
+            replyToEmailAddress?: string;
             /**
              * Format: uri
-             * @description Where webhook events are delivered; `null` when no endpoint is configured.
+             * @description Logo shown in code emails.
              */
-            webhookUrl: string | null;
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` header of webhook deliveries. */
-            webhookPublicKey: string;
-            /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check bundles against this value before sealing an OTP to them. */
-            otpEnclavePublicKey: string;
+            logoUrl?: string;
+        };
+        /** @description The email that carries a card tokenization code. */
+        CardTokenization2FAEmailConfig: {
+            /** Format: email */
+            fromAddress?: string;
+            fromName?: string;
+            /** Format: email */
+            replyToAddress?: string;
+            subject?: string;
+            bodyText?: string;
+        };
+        /** @description The text message that carries a card tokenization code. */
+        CardTokenization2FASmsConfig: {
+            templateSid?: string;
+            bodyText?: string;
+        };
+        /** @description How cardholders confirm adding a card to a wallet app. */
+        CardTokenization2FAConfig: {
+            /** @description Name shown to the cardholder. */
+            displayName?: string;
+            /**
+             * Format: uri
+             * @description Logo shown to the cardholder.
+             */
+            logoUrl?: string;
+            email?: components["schemas"]["CardTokenization2FAEmailConfig"];
+            sms?: components["schemas"]["CardTokenization2FASmsConfig"];
+        };
+        /**
+         * @description What a fee applies to.
+         * @enum {string}
+         */
+        FeeType: "CROSS_CURRENCY_TRANSACTION";
+        /** @description A fixed part of a fee. */
+        FixedFee: {
+            /**
+             * Format: int64
+             * @description Amount in minor units of `currency`.
+             */
+            amount: number;
+            /** @description Currency code. */
+            currency: string;
+        };
+        /** @description A fee the platform charges its customers. */
+        FeeConfig: {
+            feeType: components["schemas"]["FeeType"];
+            /** @description Currency of the payments the fee applies to. */
+            sourceCurrency: string;
+            /** @description Proportional part, in basis points. */
+            variableFeeBps: number;
+            fixedFee: components["schemas"]["FixedFee"];
+        };
+        /** @description Configuration of the platform that owns the API token. */
+        PlatformConfig: {
+            id?: components["schemas"]["PlatformId"];
+            /** @description Domain of the UMA addresses the platform gives its customers. */
+            umaDomain?: string;
+            /** @description Subdomain the service hosts UMA on for the platform, when it does. */
+            proxyUmaSubdomain?: string;
+            /** @description Where webhook events are delivered; absent when none is set. */
+            webhookEndpoint?: string;
+            /** @description Currencies the platform supports. */
+            supportedCurrencies?: components["schemas"]["PlatformCurrencyConfig"][];
+            /** @description Whether the platform is itself a regulated financial institution. */
+            isRegulatedFinancialInstitution?: boolean;
+            embeddedWalletConfig?: components["schemas"]["EmbeddedWalletConfig"];
+            cardTokenization2faConfig?: components["schemas"]["CardTokenization2FAConfig"];
+            /** @description Fees the platform charges. */
+            feeConfigs?: components["schemas"]["FeeConfig"][];
             /**
              * Format: date-time
              * @description When the platform was created.
              */
-            createdAt: string;
+            createdAt?: string;
             /**
              * Format: date-time
              * @description When the configuration last changed.
              */
-            updatedAt: string;
+            updatedAt?: string;
         };
-        /** @description Fields to change; at least one is required. */
-        PlatformConfigUpdate: {
-            /**
-             * Format: uri
-             * @description New webhook endpoint, or `null` to stop deliveries.
-             */
-            webhookUrl?: string | null;
-            /** @description New display name. */
-            name?: string;
+        /** @description Changes to the configuration; only the fields sent change. */
+        PlatformConfigUpdateRequest: {
+            /** @description Domain of the UMA addresses given to customers created afterwards. */
+            umaDomain?: string;
+            /** @description New webhook endpoint (`http` or `https`), or an empty string to stop deliveries. */
+            webhookEndpoint?: string;
+            /** @description The currencies the platform supports, replacing the list. */
+            supportedCurrencies?: components["schemas"]["PlatformCurrencyConfig"][];
+            embeddedWalletConfig?: components["schemas"]["EmbeddedWalletConfig"];
+            cardTokenization2faConfig?: components["schemas"]["CardTokenization2FAConfig"];
+            /** @description The fees the platform charges, replacing the list. */
+            feeConfigs?: components["schemas"]["FeeConfig"][];
+        };
+        /** @description Sandbox only. The public keys of the platform in this sandbox. */
+        SandboxKeys: {
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` header of webhook deliveries. */
+            webhookPublicKey: string;
+            /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles and OTP verification tokens. */
+            otpEnclavePublicKey: string;
         };
         /**
          * @description Kind of customer.
@@ -4011,17 +4156,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1",
-                     *       "name": "Acme Payments (sandbox)",
-                     *       "webhookUrl": "https://hooks.acme.example.com/payments",
-                     *       "webhookPublicKey": "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDfZ0o6SWjSitCe1q+Ym+TZP9bpoi\nYFQoOEnvNQFuvihVzTNTf6ls4GrQZzTiU38FW/9Yx1f4j7rOBQNixlHmRw==\n-----END PUBLIC KEY-----\n",
-                     *       "otpEnclavePublicKey": "04c82f4d8c01af81762e041f5f95aa143d858a4654d9262d63851954c77c01f924696968b58b0fd671e395d56fe994a4281ce8f8151f4798a4e3a4d4d119a98326",
-                     *       "createdAt": "2025-10-01T08:00:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:00Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["PlatformConfig"];
                 };
             };
@@ -4038,7 +4172,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlatformConfigUpdate"];
+                "application/json": components["schemas"]["PlatformConfigUpdateRequest"];
             };
         };
         responses: {
@@ -4048,23 +4182,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1",
-                     *       "name": "Acme Payments (sandbox)",
-                     *       "webhookUrl": "https://hooks.acme.example.com/payments",
-                     *       "webhookPublicKey": "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDfZ0o6SWjSitCe1q+Ym+TZP9bpoi\nYFQoOEnvNQFuvihVzTNTf6ls4GrQZzTiU38FW/9Yx1f4j7rOBQNixlHmRw==\n-----END PUBLIC KEY-----\n",
-                     *       "otpEnclavePublicKey": "04c82f4d8c01af81762e041f5f95aa143d858a4654d9262d63851954c77c01f924696968b58b0fd671e395d56fe994a4281ce8f8151f4798a4e3a4d4d119a98326",
-                     *       "createdAt": "2025-10-01T08:00:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:00Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["PlatformConfig"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listCustomers: {
@@ -7292,6 +7416,34 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSandboxKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhookPublicKey": "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDfZ0o6SWjSitCe1q+Ym+TZP9bpoi\nYFQoOEnvNQFuvihVzTNTf6ls4GrQZzTiU38FW/9Yx1f4j7rOBQNixlHmRw==\n-----END PUBLIC KEY-----\n",
+                     *       "otpEnclavePublicKey": "04c82f4d8c01af81762e041f5f95aa143d858a4654d9262d63851954c77c01f924696968b58b0fd671e395d56fe994a4281ce8f8151f4798a4e3a4d4d119a98326"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxKeys"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -9,6 +9,7 @@ import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
 import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
+import { supportedCurrenciesOf } from "../platform/service.js";
 import { Activity } from "../../signing/activities.js";
 import { challengeData } from "../../signing/challenges.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -27,9 +28,6 @@ export type CustomerFilter = Query<"listCustomers">;
 
 /** The version of the end user terms a consent must quote. */
 export const END_USER_TERMS_VERSION = "2025-10-13";
-
-/** Currencies of a customer created without any (until the platform configuration decides). */
-const DEFAULT_CURRENCIES = ["USD"];
 
 /**
  * Fields every customer has, each a column; the rest of a request body is the
@@ -164,8 +162,12 @@ const customerRow = prepared((args: { id: string; platformId: string }) =>
     .where("platformId", "=", args.platformId),
 );
 
-const platformUmaDomain = prepared((args: { platformId: string }) =>
-  q.selectFrom("Platform").select("umaDomain").where("id", "=", args.platformId),
+/** What a new customer takes from its platform: its UMA domain and supported currencies. */
+const platformDefaults = prepared((args: { platformId: string }) =>
+  q
+    .selectFrom("Platform")
+    .select(["umaDomain", "supportedCurrencies"])
+    .where("id", "=", args.platformId),
 );
 
 const customerWithPlatformId = prepared(
@@ -278,10 +280,13 @@ export class CustomerService {
     const now = ctx.clock.now();
     const id = newId("Customer");
     const platformCustomerId = input.platformCustomerId ?? id;
-    const umaDomain = input.umaAddress
-      ? undefined
-      : (await this.services.data.one(platformUmaDomain({ platformId: ctx.platformId })))
-          ?.umaDomain;
+    const platform =
+      input.umaAddress && input.currencies
+        ? undefined
+        : await this.services.data.one(platformDefaults({ platformId: ctx.platformId }));
+    const currencies =
+      input.currencies ??
+      (platform ? supportedCurrenciesOf(platform).map((c) => c.currencyCode) : []);
     const row: CustomerRow = {
       id,
       platformId: ctx.platformId,
@@ -289,9 +294,9 @@ export class CustomerService {
       platformCustomerId,
       umaAddress: input.umaAddress
         ? umaAddressOf(input.umaAddress)
-        : defaultUmaAddress(platformCustomerId, umaDomain ?? ""),
+        : defaultUmaAddress(platformCustomerId, platform?.umaDomain ?? ""),
       region: input.region ?? null,
-      currencies: JSON.stringify(input.currencies ?? DEFAULT_CURRENCIES),
+      currencies: JSON.stringify(currencies),
       email: input.email ?? null,
       phoneNumber: input.phoneNumber ?? null,
       details: JSON.stringify(detailsOf(input)),

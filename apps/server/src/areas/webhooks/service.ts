@@ -44,7 +44,7 @@ function deliveryStatus(row: EventRow, hasEndpoint: boolean): DeliveryStatus {
 }
 
 const endpointNotSet = () =>
-  new ApiError(400, "WEBHOOK_ENDPOINT_NOT_SET", "Set webhookUrl with PATCH /config first.");
+  new ApiError(400, "WEBHOOK_ENDPOINT_NOT_SET", "Set webhookEndpoint with PATCH /config first.");
 
 /** The sandbox's webhook tools: test event, event log, replay. */
 export class WebhookService {
