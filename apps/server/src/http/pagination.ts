@@ -1,4 +1,6 @@
-import type { SelectQueryBuilder } from "kysely";
+import type { Compilable, SelectQueryBuilder } from "kysely";
+import type { Database } from "../db/database.js";
+import { countOf } from "../db/query.js";
 import { invalidInput, fieldError } from "../errors.js";
 
 // Lists are newest first. The cursor is the (createdAt, id) of the last row
@@ -83,4 +85,19 @@ export function toPage<R extends CursorPosition, T>(
   const last = kept.at(-1);
   if (hasMore && last) page.nextCursor = encodeCursor(last);
   return page;
+}
+
+/**
+ * A page of a list and its `totalCount` (how many rows match, over all
+ * pages), read side by side: `rows` fetches `limit + 1` rows (see
+ * newestPage), `count` is the same query selecting `COUNT(*) AS count`.
+ */
+export async function countedPage<R extends CursorPosition, T>(
+  data: Database,
+  query: { rows: Compilable<R>; count: Compilable<{ count: unknown }> },
+  limit: number,
+  map: (row: R) => T,
+): Promise<Page<T> & { totalCount: number }> {
+  const [rows, total] = await Promise.all([data.all(query.rows), data.one(query.count)]);
+  return { ...toPage(rows, limit, map), totalCount: countOf(total) };
 }

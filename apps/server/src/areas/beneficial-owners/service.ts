@@ -1,10 +1,10 @@
 import type { Schemas } from "@sandbox/client";
 import { kycOutcome } from "@sandbox/sandbox-rules";
-import { countOf, found, insert, q, type Row } from "../../db/query.js";
+import { found, insert, q, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
 
@@ -85,13 +85,15 @@ export class BeneficialOwnerService {
       .selectFrom("BeneficialOwner")
       .where("platformId", "=", ctx.platformId)
       .where("customerId", "=", filter.customerId);
-    const [rows, total] = await Promise.all([
-      this.services.data.all(
-        query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-      ),
-      this.services.data.one(query.select((eb) => eb.fn.countAll().as("count"))),
-    ]);
-    return { ...toPage(rows, filter.limit, toBeneficialOwner), totalCount: countOf(total) };
+    return countedPage(
+      this.services.data,
+      {
+        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        count: query.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toBeneficialOwner,
+    );
   }
 
   async update(

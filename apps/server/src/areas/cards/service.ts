@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
-import { countOf, insert, one, q } from "../../db/query.js";
+import { insert, one, q } from "../../db/query.js";
 import { emitEvent } from "../../events/outbox.js";
 import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { decodeCursor, pageInOrder, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
@@ -187,15 +187,17 @@ export class CardService {
     );
     for (const row of due) await this.caughtUp(row, now);
     if (filter.state) cards = cards.where("state", "=", filter.state);
-    const [rows, total] = await Promise.all([
-      this.services.data.all(
-        cards
+    return countedPage(
+      this.services.data,
+      {
+        rows: cards
           .selectAll()
           .$call(pageInOrder(filter.sortOrder, decodeCursor(filter.cursor), filter.limit)),
-      ),
-      this.services.data.one(cards.select((eb) => eb.fn.countAll().as("count"))),
-    ]);
-    return { ...toPage(rows, filter.limit, toCard), totalCount: countOf(total) };
+        count: cards.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toCard,
+    );
   }
 
   async update(ctx: RequestContext, id: string, patch: CardUpdate): Promise<Card> {

@@ -1,13 +1,13 @@
 import type { Schemas } from "@sandbox/client";
 import { individualKycOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
 import { isUniqueViolation } from "../../db/errors.js";
-import { all, countOf, found, insert, prepared, q, run, type Row } from "../../db/query.js";
+import { all, found, insert, prepared, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
 import { Activity } from "../../signing/activities.js";
@@ -388,13 +388,15 @@ export class CustomerService {
     if (filter.updatedBefore)
       query = query.where("updatedAt", "<=", new Date(filter.updatedBefore));
     if (!filter.isIncludingDeleted) query = query.where("deletedAt", "is", null);
-    const page = query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit));
-    const count = query.select((eb) => eb.fn.countAll().as("count"));
-    const [rows, total] = await Promise.all([
-      this.services.data.all(page),
-      this.services.data.one(count),
-    ]);
-    return { ...toPage(rows, filter.limit, toCustomer), totalCount: countOf(total) };
+    return countedPage(
+      this.services.data,
+      {
+        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        count: query.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toCustomer,
+    );
   }
 
   /**

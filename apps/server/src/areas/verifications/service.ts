@@ -1,11 +1,11 @@
 import type { Schemas } from "@sandbox/client";
 import { individualKycOutcome, kybOutcome } from "@sandbox/sandbox-rules";
-import { countOf, insert, q, run, type Row } from "../../db/query.js";
+import { insert, q, run, type Row } from "../../db/query.js";
 import { ApiError, fieldError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { emitStatusEvent, type CustomerRow, type CustomerService } from "../customers/service.js";
 
@@ -171,12 +171,14 @@ export class VerificationService {
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.verificationStatus)
       query = query.where("verificationStatus", "=", filter.verificationStatus);
-    const [rows, total] = await Promise.all([
-      this.services.data.all(
-        query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-      ),
-      this.services.data.one(query.select((eb) => eb.fn.countAll().as("count"))),
-    ]);
-    return { ...toPage(rows, filter.limit, toVerification), totalCount: countOf(total) };
+    return countedPage(
+      this.services.data,
+      {
+        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        count: query.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toVerification,
+    );
   }
 }
