@@ -9,6 +9,8 @@ import type { CardTransactionService } from "./areas/card-transactions/service.j
 import { cardRoutes } from "./areas/cards/routes.js";
 import type { CardService } from "./areas/cards/service.js";
 import { beneficialOwnerRoutes } from "./areas/beneficial-owners/routes.js";
+import { receiverRoutes } from "./areas/receiver/routes.js";
+import type { ReceiverService } from "./areas/receiver/service.js";
 import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
@@ -51,6 +53,7 @@ export interface ApiServices {
   login: LoginService;
   platform: PlatformService;
   quotes: QuoteService;
+  receivers: ReceiverService;
   sandboxClock: SandboxClockService;
   sessions: SessionService;
   transactions: TransactionService;
@@ -95,6 +98,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     transferRoutes(s.transfers, s.idempotency),
     transactionRoutes(s.transactions),
     quoteRoutes(s.quotes, s.idempotency),
+    receiverRoutes(s.receivers),
     agentRoutes(s.agents),
     cardRoutes(s.cards),
     cardTransactionRoutes(s.cardTransactions),

@@ -19,6 +19,7 @@ export type IdType =
   | "Webhook"
   | "Verification"
   | "BeneficialOwner"
+  | "LookupRequest"
   | "Agent"
   | "Job";
 

@@ -5,6 +5,7 @@ import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
 import { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
+import { ReceiverService } from "./areas/receiver/service.js";
 import { CustomerService } from "./areas/customers/service.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { PlatformService } from "./areas/platform/service.js";
@@ -224,6 +225,7 @@ export async function startServer(
     { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, data) },
   );
   const umaReceive = new UmaReceiveService(services, umaDirectory);
+  const receivers = new ReceiverService(services, customers, externalAccounts, umaDirectory);
   const agents = new AgentService(services, customers);
   transfers.registerJobs(jobHandlers);
   quotePayments.registerJobs(jobHandlers);
@@ -254,6 +256,7 @@ export async function startServer(
       login,
       platform: new PlatformService(services),
       quotes,
+      receivers,
       sandboxClock,
       sessions,
       transactions,

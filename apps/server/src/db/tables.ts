@@ -353,6 +353,16 @@ export interface CardRevealToken {
   createdAt: Date;
 }
 
+export interface LookupRequest {
+  id: string;
+  platformId: string;
+  kind: string;
+  target: string;
+  customerId: string | null;
+  currencies: string;
+  createdAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -378,6 +388,7 @@ export interface Tables {
   CardTransaction: CardTransaction;
   CardTransactionEvent: CardTransactionEvent;
   CardRevealToken: CardRevealToken;
+  LookupRequest: LookupRequest;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */

@@ -538,6 +538,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/receiver/uma/{receiverUmaAddress}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up a UMA receiver
+         * @description Finds out what a UMA address can receive: the currencies, an estimated rate from `USD` (or from the first currency of `customerId`, the sender, when given) and the amount limits, and answers a `lookupId` to quote against. In the sandbox, addresses on `sandbox.uma.money` are the simulated receivers of the magic values (`$success.usd`, `$success.eur`, `$success.mxn`, `$pending.long.usd`, `$fail.compliance.usd`; any other name there is 404 `UMA_NOT_FOUND`); any other address is one of your customers' `umaAddress`, receiving in that customer's currencies, or 404 `UMA_NOT_FOUND`. A malformed address is 400 `INVALID_UMA_ADDRESS`.
+         */
+        get: operations["lookupUma"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receiver/external-account/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up an external account receiver
+         * @description Finds out what one of your external accounts can receive: its currency, an estimated rate from `USD` (or from the first currency of `customerId`, the sender, when given) and the amount limits, and answers a `lookupId`. An account of another platform, or none, is 404 `REFERENCE_NOT_FOUND`.
+         */
+        get: operations["lookupExternalAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents": {
         parameters: {
             query?: never;
@@ -1847,6 +1887,52 @@ export interface components {
              */
             code: "FORBIDDEN" | "USER_NOT_READY" | "COUNTERPARTY_NOT_ALLOWED" | "VELOCITY_LIMIT_EXCEEDED" | "END_USER_TERMS_NOT_ACCEPTED";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description A currency and how its amounts are written. */
+        Currency: {
+            /** @description Currency code (ISO 4217 for fiat). */
+            code?: string;
+            /** @description Name of the currency. */
+            name?: string;
+            /** @description Symbol of the currency. */
+            symbol?: string;
+            /** @description Digits after the decimal point; amounts are in units of 10^-decimals. */
+            decimals?: number;
+        };
+        /** @description A currency a receiver accepts, with an estimated rate and the amount limits. */
+        CurrencyPreference: {
+            currency: components["schemas"]["Currency"];
+            /** @description Units of this currency one unit of the sending currency buys, spread included (the quote fixes the rate). */
+            estimatedExchangeRate: number;
+            /**
+             * Format: int64
+             * @description Smallest amount the receiver accepts, in minor units.
+             */
+            min: number;
+            /**
+             * Format: int64
+             * @description Largest amount the receiver accepts, in minor units.
+             */
+            max: number;
+        };
+        /** @description What a receiver accepts. */
+        ReceiverLookupResponse: {
+            /** @description The currencies the receiver accepts. */
+            supportedCurrencies: components["schemas"]["CurrencyPreference"][];
+            /** @description What the receiver needs to know about the sender. */
+            requiredPayerDataFields?: components["schemas"]["CounterpartyFieldDefinition"][];
+            /** @description Identifier of this lookup, to quote against. */
+            lookupId: string;
+        };
+        /** @description What a UMA address accepts. */
+        ReceiverUmaLookupResponse: components["schemas"]["ReceiverLookupResponse"] & {
+            /** @description The address looked up, lower case. */
+            receiverUmaAddress: string;
+        };
+        /** @description What an external account accepts. */
+        ReceiverExternalAccountLookupResponse: components["schemas"]["ReceiverLookupResponse"] & {
+            /** @description The external account looked up. */
+            accountId: string;
+        };
         /** @description Error body returned with HTTP 405 (method not allowed). */
         Error405: {
             /**
@@ -1872,6 +1958,19 @@ export interface components {
              * @enum {string}
              */
             code: "CUSTOMER_DELETED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /** @description Error body returned with HTTP 412 (precondition failed). */
+        Error412: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 412;
+            /**
+             * @description Error code. `UNSUPPORTED_UMA_VERSION`: the counterparty does not support this UMA version.
+             * @enum {string}
+             */
+            code: "UNSUPPORTED_UMA_VERSION";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 424 (failed dependency). */
         Error424: {
@@ -4083,6 +4182,15 @@ export interface components {
                 "application/json": components["schemas"]["Error410"];
             };
         };
+        /** @description The counterparty does not support what the request needs. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error412"];
+            };
+        };
         /** @description A service this request depends on failed; nothing was changed. */
         FailedDependency: {
             headers: {
@@ -5806,6 +5914,132 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    lookupUma: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The UMA address of the sender, when it has one.
+                 * @example $ada@uma.sandbox.localhost
+                 */
+                senderUmaAddress?: string;
+                /**
+                 * @description The customer who will send.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The UMA address to look up.
+                 * @example $success.eur@sandbox.uma.money
+                 */
+                receiverUmaAddress: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver accepts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "receiverUmaAddress": "$success.eur@sandbox.uma.money",
+                     *       "supportedCurrencies": [
+                     *         {
+                     *           "currency": {
+                     *             "code": "EUR",
+                     *             "name": "Euro",
+                     *             "symbol": "€",
+                     *             "decimals": 2
+                     *           },
+                     *           "estimatedExchangeRate": 0.857759,
+                     *           "min": 1,
+                     *           "max": 9007199254740991
+                     *         }
+                     *       ],
+                     *       "requiredPayerDataFields": [],
+                     *       "lookupId": "LookupRequest:0197a3f4-5c2b-7d10-8e4f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceiverUmaLookupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            424: components["responses"]["FailedDependency"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    lookupExternalAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The UMA address of the sender, when it has one.
+                 * @example $ada@uma.sandbox.localhost
+                 */
+                senderUmaAddress?: string;
+                /**
+                 * @description The customer who will send.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The external account.
+                 * @example ExternalAccount:a12dcbd6-dced-4ec4-b756-3c3a9ea3d123
+                 */
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the account accepts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accountId": "ExternalAccount:a12dcbd6-dced-4ec4-b756-3c3a9ea3d123",
+                     *       "supportedCurrencies": [
+                     *         {
+                     *           "currency": {
+                     *             "code": "MXN",
+                     *             "name": "Mexican Peso",
+                     *             "symbol": "$",
+                     *             "decimals": 2
+                     *           },
+                     *           "estimatedExchangeRate": 18.2568,
+                     *           "min": 1,
+                     *           "max": 9007199254740991
+                     *         }
+                     *       ],
+                     *       "requiredPayerDataFields": [],
+                     *       "lookupId": "LookupRequest:0197a3f4-5c2b-7d10-8e4f-1a2b3c4d5e70"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceiverExternalAccountLookupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            424: components["responses"]["FailedDependency"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -15,6 +15,22 @@ const USD_VALUE_MICROS: Readonly<Record<string, bigint>> = {
   BRL: 185_000n,
 };
 
+/** How each supported currency is named and written; all have 2 decimals. */
+const CURRENCY_NAMES: Readonly<Record<string, { name: string; symbol: string }>> = {
+  USD: { name: "US Dollar", symbol: "$" },
+  EUR: { name: "Euro", symbol: "€" },
+  GBP: { name: "Pound Sterling", symbol: "£" },
+  CAD: { name: "Canadian Dollar", symbol: "$" },
+  MXN: { name: "Mexican Peso", symbol: "$" },
+  BRL: { name: "Brazilian Real", symbol: "R$" },
+};
+
+/** The Currency object of a supported currency; undefined for others. */
+export function currencyInfo(code: string): Schemas["Currency"] | undefined {
+  const names = CURRENCY_NAMES[code];
+  return names ? { code, ...names, decimals: 2 } : undefined;
+}
+
 /** Flat fee per payment, in minor units of the source currency. */
 const FEE_MINOR_UNITS: Readonly<Record<string, bigint>> = {
   USD: 100n,

@@ -22,11 +22,8 @@ export interface PlatformUmaReceiver {
 export class UmaDirectory {
   constructor(private readonly services: Services) {}
 
-  async resolve(
-    ctx: RequestContext,
-    address: UmaAddress,
-    currency: string,
-  ): Promise<PlatformUmaReceiver> {
+  /** The platform's customer at `address`, or 404 UMA_NOT_FOUND. */
+  async customerAt(ctx: RequestContext, address: UmaAddress): Promise<CustomerRow> {
     const customer = await this.services.data.one(
       q
         .selectFrom("Customer")
@@ -41,6 +38,15 @@ export class UmaDirectory {
         `No receiver exists for ${address.address}: it is the umaAddress of none of your platform's customers`,
       );
     }
+    return customer;
+  }
+
+  async resolve(
+    ctx: RequestContext,
+    address: UmaAddress,
+    currency: string,
+  ): Promise<PlatformUmaReceiver> {
+    const customer = await this.customerAt(ctx, address);
     const account = await this.services.data.one(
       q
         .selectFrom("InternalAccount")

@@ -1,0 +1,128 @@
+import type { Schemas } from "@sandbox/client";
+import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
+import { insert } from "../../db/query.js";
+import { ApiError } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import { newId } from "../../ids.js";
+import type { CustomerService } from "../customers/service.js";
+import type { ExternalAccountService } from "../external-accounts/service.js";
+import { currencyInfo, rateAsNumber, rateFor } from "../quotes/exchange-rates.js";
+import type { UmaDirectory } from "../uma/directory.js";
+
+export type ReceiverUmaLookup = Schemas["ReceiverUmaLookupResponse"];
+export type ReceiverExternalAccountLookup = Schemas["ReceiverExternalAccountLookupResponse"];
+type CurrencyPreference = Schemas["CurrencyPreference"];
+
+/** Who sends, as a lookup may name them. */
+export interface LookupSender {
+  customerId?: string | undefined;
+  senderUmaAddress?: string | undefined;
+}
+
+/** The largest amount the API carries (2^53 - 1). */
+const MAX_AMOUNT = 9_007_199_254_740_991;
+
+/**
+ * Receiver lookups: what a UMA address or an external account can receive,
+ * before quoting. Each lookup is recorded, so a quote can name it.
+ */
+export class ReceiverService {
+  constructor(
+    private readonly services: Services,
+    private readonly customers: CustomerService,
+    private readonly externalAccounts: ExternalAccountService,
+    private readonly uma: UmaDirectory,
+  ) {}
+
+  async lookupUma(
+    ctx: RequestContext,
+    receiverUmaAddress: string,
+    sender: LookupSender,
+  ): Promise<ReceiverUmaLookup> {
+    const sending = await this.sendingCurrency(ctx, sender);
+    const receiver = evaluateUmaReceiver(receiverUmaAddress);
+    const { outcome, address } = receiver;
+    if (outcome.kind === "REJECT") {
+      throw new ApiError(outcome.status, outcome.errorCode, outcome.message);
+    }
+    if (!address) throw new Error("a well-formed UMA address has a parsed form");
+    // The sandbox host's simulated receivers take their one currency; any
+    // other address is one of the platform's customers, taking its currencies.
+    const currencies =
+      outcome.kind === "RECEIVER"
+        ? [outcome.currency]
+        : (JSON.parse((await this.uma.customerAt(ctx, address)).currencies) as string[]);
+    const lookupId = await this.record(ctx, "UMA_ADDRESS", address.address, sender, currencies);
+    return {
+      receiverUmaAddress: address.address,
+      supportedCurrencies: preferences(sending, currencies),
+      requiredPayerDataFields: [],
+      lookupId,
+    };
+  }
+
+  async lookupExternalAccount(
+    ctx: RequestContext,
+    accountId: string,
+    sender: LookupSender,
+  ): Promise<ReceiverExternalAccountLookup> {
+    const sending = await this.sendingCurrency(ctx, sender);
+    const account = await this.externalAccounts.getRow(ctx, accountId);
+    const lookupId = await this.record(ctx, "EXTERNAL_ACCOUNT", account.id, sender, [
+      account.currency,
+    ]);
+    return {
+      accountId: account.id,
+      supportedCurrencies: preferences(sending, [account.currency]),
+      requiredPayerDataFields: [],
+      lookupId,
+    };
+  }
+
+  /** The sender's first currency when the sender is named (the platform's own), else USD. */
+  private async sendingCurrency(ctx: RequestContext, sender: LookupSender): Promise<string> {
+    if (sender.senderUmaAddress !== undefined) {
+      const parsed = evaluateUmaReceiver(sender.senderUmaAddress).outcome;
+      if (parsed.kind === "REJECT" && parsed.status === 400) {
+        throw new ApiError(400, "INVALID_UMA_ADDRESS", `senderUmaAddress: ${parsed.message}`);
+      }
+    }
+    if (sender.customerId === undefined) return "USD";
+    const customer = await this.customers.getActiveRow(ctx, sender.customerId);
+    return (JSON.parse(customer.currencies) as string[])[0] ?? "USD";
+  }
+
+  private async record(
+    ctx: RequestContext,
+    kind: "UMA_ADDRESS" | "EXTERNAL_ACCOUNT",
+    target: string,
+    sender: LookupSender,
+    currencies: readonly string[],
+  ): Promise<string> {
+    const id = newId("LookupRequest");
+    await this.services.data.transaction(() =>
+      insert("LookupRequest", {
+        id,
+        platformId: ctx.platformId,
+        kind,
+        target,
+        customerId: sender.customerId ?? null,
+        currencies: JSON.stringify(currencies),
+        createdAt: ctx.clock.now(),
+      }),
+    );
+    return id;
+  }
+}
+
+/** The receiver's currencies the sandbox can pay, with the rate from the sending currency. */
+function preferences(sending: string, currencies: readonly string[]): CurrencyPreference[] {
+  return currencies.flatMap((code) => {
+    const currency = currencyInfo(code);
+    const rate = rateFor(sending, code) ?? rateFor("USD", code);
+    if (!currency || !rate) return [];
+    return [
+      { currency, estimatedExchangeRate: rateAsNumber(rate.rateMicros), min: 1, max: MAX_AMOUNT },
+    ];
+  });
+}
