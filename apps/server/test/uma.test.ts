@@ -85,7 +85,7 @@ describe.each(databases)("UMA on %s", (kind) => {
         const { customer, accounts, address } = await receiver();
         const sender = `$success.${currency.toLowerCase()}@${HOST}`;
         const { data, response } = await receive(sandbox.client, sender, address, currency);
-        expect(response.status).toBe(201);
+        expect(response.status).toBe(200);
         expect(data).toMatchObject({
           type: "UMA_RECEIVE",
           status: "COMPLETED",

@@ -403,7 +403,7 @@ export interface paths {
                  * @description Identifier of the transaction.
                  * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
                  */
-                transactionId: components["schemas"]["TransactionId"];
+                transactionId: string;
             };
             cookie?: never;
         };
@@ -495,7 +495,7 @@ export interface paths {
                  * @description Identifier of the quote.
                  * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
                  */
-                quoteId: components["schemas"]["QuoteId"];
+                quoteId: string;
             };
             cookie?: never;
         };
@@ -5578,7 +5578,7 @@ export interface operations {
                  * @description Identifier of the transaction.
                  * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
                  */
-                transactionId: components["schemas"]["TransactionId"];
+                transactionId: string;
             };
             cookie?: never;
         };
@@ -5609,7 +5609,6 @@ export interface operations {
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
@@ -5763,7 +5762,7 @@ export interface operations {
                  * @description Identifier of the quote.
                  * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
                  */
-                quoteId: components["schemas"]["QuoteId"];
+                quoteId: string;
             };
             cookie?: never;
         };
@@ -5801,7 +5800,6 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
@@ -7163,6 +7161,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -7227,6 +7226,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The quote is not PENDING. */
             409: {
@@ -7262,7 +7262,7 @@ export interface operations {
         };
         responses: {
             /** @description The incoming payment transaction. */
-            201: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7295,6 +7295,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No receiver exists for the address. */
             404: {
                 headers: {
@@ -7350,6 +7351,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
@@ -7426,6 +7428,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
@@ -7502,6 +7505,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];

@@ -19,7 +19,7 @@ export function sandboxRoutes(
       body: await quotes.fundRealtime(ctx, body),
     }),
     sandboxReceive: async ({ body }, ctx) => ({
-      status: 201,
+      status: 200,
       body: await umaReceive.receive(ctx, body),
     }),
   };
