@@ -1,6 +1,5 @@
 import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
-import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
 import { insert, q } from "../../db/query.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
@@ -167,17 +166,13 @@ export class QuoteService {
         receiverAccountId: null,
       };
     }
-    const receiver = evaluateUmaReceiver(destination.umaAddress);
-    const { outcome } = receiver;
-    if (outcome.kind === "REJECT") {
-      throw new ApiError(outcome.status, outcome.errorCode, outcome.message);
-    }
-    if (outcome.kind === "RECEIVER") {
-      if (outcome.currency !== destination.currency) {
+    const receiver = await this.uma.receiver(ctx, destination.umaAddress);
+    if (receiver.kind === "SIMULATED") {
+      if (receiver.currency !== destination.currency) {
         throw new ApiError(
           400,
           "INVALID_CURRENCY",
-          `${destination.umaAddress} receives ${outcome.currency} only`,
+          `${destination.umaAddress} receives ${receiver.currency} only`,
         );
       }
       return {
@@ -188,9 +183,8 @@ export class QuoteService {
       };
     }
     // Not the sandbox UMA host: one of the platform's own customers.
-    const address = receiver.address;
-    if (!address) throw new Error("a well-formed UMA address has a parsed form");
-    const { customer, account } = await this.uma.resolve(ctx, address, destination.currency);
+    const { customer, address } = receiver;
+    const account = await this.uma.accountOf(ctx, customer, address, destination.currency);
     return {
       receivingCurrency: destination.currency,
       customerId: customer.id,

@@ -1,5 +1,5 @@
 import type { Schemas } from "@sandbox/client";
-import { evaluateUmaReceiver } from "@sandbox/sandbox-rules";
+import { parseUmaAddress } from "@sandbox/sandbox-rules";
 import { insert } from "../../db/query.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -40,18 +40,13 @@ export class ReceiverService {
     sender: LookupSender,
   ): Promise<ReceiverUmaLookup> {
     const sending = await this.sendingCurrency(ctx, sender);
-    const receiver = evaluateUmaReceiver(receiverUmaAddress);
-    const { outcome, address } = receiver;
-    if (outcome.kind === "REJECT") {
-      throw new ApiError(outcome.status, outcome.errorCode, outcome.message);
-    }
-    if (!address) throw new Error("a well-formed UMA address has a parsed form");
-    // The sandbox host's simulated receivers take their one currency; any
-    // other address is one of the platform's customers, taking its currencies.
+    const receiver = await this.uma.receiver(ctx, receiverUmaAddress);
+    const { address } = receiver;
+    // A simulated receiver takes its one currency; a customer its currencies.
     const currencies =
-      outcome.kind === "RECEIVER"
-        ? [outcome.currency]
-        : (JSON.parse((await this.uma.customerAt(ctx, address)).currencies) as string[]);
+      receiver.kind === "SIMULATED"
+        ? [receiver.currency]
+        : (JSON.parse(receiver.customer.currencies) as string[]);
     const lookupId = await this.record(ctx, "UMA_ADDRESS", address.address, sender, currencies);
     return {
       receiverUmaAddress: address.address,
@@ -82,9 +77,9 @@ export class ReceiverService {
   /** The sender's first currency when the sender is named (the platform's own), else USD. */
   private async sendingCurrency(ctx: RequestContext, sender: LookupSender): Promise<string> {
     if (sender.senderUmaAddress !== undefined) {
-      const parsed = evaluateUmaReceiver(sender.senderUmaAddress).outcome;
-      if (parsed.kind === "REJECT" && parsed.status === 400) {
-        throw new ApiError(400, "INVALID_UMA_ADDRESS", `senderUmaAddress: ${parsed.message}`);
+      const parsed = parseUmaAddress(sender.senderUmaAddress);
+      if (!parsed.ok) {
+        throw new ApiError(400, "INVALID_UMA_ADDRESS", `senderUmaAddress: ${parsed.problem}`);
       }
     }
     if (sender.customerId === undefined) return "USD";

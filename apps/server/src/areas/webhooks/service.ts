@@ -77,11 +77,13 @@ export class WebhookService {
     const url = platform?.webhookUrl;
     if (!platform || !url) throw endpointNotSet();
     const now = ctx.clock.now();
+    const id = newId("Webhook");
     const event = outboxRow({
+      id,
       platformId: ctx.platformId,
       type: "TEST",
       // Each test event is its own object: it never waits behind another.
-      objectId: newId("Webhook"),
+      objectId: id,
       data: { message: "Webhook test from the Payments Platform sandbox" },
       at: now,
     });
@@ -94,7 +96,6 @@ export class WebhookService {
     await this.services.data.transaction(function* () {
       yield* insert("WebhookEvent", {
         ...event,
-        objectId: event.id,
         status: delivered ? "DELIVERED" : "FAILED",
         attemptCount: 1,
         firstAttemptAt: event.nextAttemptAt,
