@@ -119,11 +119,11 @@ async function startSandboxTarget() {
       fullName: "Bench Mark",
       email: "bench@example.com",
     });
-    const account = await call("POST", "/internal-accounts", {
-      customerId: customer.id,
-      currency: "USD",
-      type: "STANDARD",
-    });
+    // The customer's USD account was opened with it.
+    const accountOf = async () =>
+      (await call("GET", `/customers/internal-accounts?customerId=${customer.id}&currency=USD`))
+        .data[0];
+    const account = await accountOf();
     const funds = 1_000_000_000_000;
     await call("POST", `/sandbox/internal-accounts/${account.id}/fund`, { amount: funds });
     const card = await call("POST", "/cards", {
@@ -146,8 +146,8 @@ async function startSandboxTarget() {
     // to one request per connection was still in flight then, and was
     // authorized all the same.
     const balanceCheck = async (served, phases) => {
-      const after = await call("GET", `/internal-accounts/${account.id}`);
-      const approvedTotal = funds - after.balance;
+      const after = await accountOf();
+      const approvedTotal = funds - after.balance.amount;
       const approved = approvedTotal / AMOUNT;
       if (approved < served || approved > served + phases * connections) {
         throw new Error(

@@ -62,11 +62,12 @@ const operations = {
     title: "POST /sandbox/cards/{id}/simulate/authorization",
     async setUp(sandbox) {
       const customer = await sandbox.call("POST", "/customers", customerBody);
-      const account = await sandbox.call("POST", "/internal-accounts", {
-        customerId: customer.id,
-        currency: "USD",
-        type: "STANDARD",
-      });
+      // The customer's USD account was opened with it.
+      const accounts = await sandbox.call(
+        "GET",
+        `/customers/internal-accounts?customerId=${customer.id}&currency=USD`,
+      );
+      const account = accounts.data[0];
       await sandbox.call("POST", `/sandbox/internal-accounts/${account.id}/fund`, {
         amount: 1_000_000_000_000,
       });

@@ -171,7 +171,7 @@ export async function startServer(
   const signing = new SignedRequests(services, config.auth);
   const customers = new CustomerService(services, signing, () => `${origin}${API_BASE_PATH}`);
   const beneficialOwners = new BeneficialOwnerService(services, customers);
-  const accounts = new InternalAccountService(services, customers);
+  const accounts = new InternalAccountService(services);
   const sandboxClock = new SandboxClockService(services, jobs);
   const oidc = new OidcVerifier(config.auth);
   const passkeys = new PasskeyVerifier(config.auth);

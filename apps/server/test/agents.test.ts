@@ -128,13 +128,13 @@ describe.each(databases)("agents on %s", (kind) => {
   it("accepts the bearer token only on operations that list AgentAuth", async () => {
     const { customer, account, call } = await agentSetup();
     expect((await call("GET", "/customers")).status).toBe(401);
-    expect((await call("GET", `/internal-accounts/${account.id}`)).status).toBe(401);
-    const create = await call("POST", "/internal-accounts", {
-      customerId: customer.id,
-      currency: "USD",
-      type: "STANDARD",
+    const accounts = await call("GET", `/customers/internal-accounts?customerId=${customer.id}`);
+    expect(accounts).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
+    const update = await call("PATCH", `/customers/${customer.id}`, {
+      customerType: "INDIVIDUAL",
+      currencies: ["USD", "EUR"],
     });
-    expect(create).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
+    expect(update).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
     const fund = await call("POST", `/sandbox/internal-accounts/${account.id}/fund`, {
       amount: 1,
     });

@@ -110,14 +110,14 @@ describe.each(databases)("OAuth login on %s", (kind) => {
 
     const first = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: { path: { id: accountId } },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     const done = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: {
         path: { id: accountId },
         header: signedHeaders(first.data as SignedChallenge, sessionKey),
       },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     expect(done.response.status).toBe(200);
 

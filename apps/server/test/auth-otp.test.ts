@@ -115,7 +115,7 @@ describe.each(databases)("OTP login on %s", (kind) => {
     // The TEK is now the session key: it can sign a wallet action.
     const patch = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: { path: { id: wallet.accountId } },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     expect(patch.response.status).toBe(202);
     const done = await sandbox.client.PATCH("/internal-accounts/{id}", {
@@ -123,10 +123,10 @@ describe.each(databases)("OTP login on %s", (kind) => {
         path: { id: wallet.accountId },
         header: signedHeaders(patch.data as SignedChallenge, tek.privateKeyHex),
       },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     expect(done.response.status).toBe(200);
-    expect((done.data as InternalAccount).privacyEnabled).toBe(true);
+    expect((done.data as InternalAccount).privateEnabled).toBe(true);
 
     // Listed without any key material.
     const list = await sandbox.client.GET("/auth/sessions", {

@@ -129,14 +129,14 @@ describe.each(databases)("passkeys on %s", (kind) => {
     // The session key signs wallet actions.
     const first = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: { path: { id: wallet.accountId } },
-      body: { privacyEnabled: false },
+      body: { privateEnabled: false },
     });
     const done = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: {
         path: { id: wallet.accountId },
         header: signedHeaders(first.data as SignedChallenge, key),
       },
-      body: { privacyEnabled: false },
+      body: { privateEnabled: false },
     });
     expect(done.response.status).toBe(200);
   });

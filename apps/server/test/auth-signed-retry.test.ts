@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { ManualClock } from "../src/clock.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { createAccount } from "./money-helpers.js";
 import {
   createWallet,
   errorOf,
@@ -23,7 +24,7 @@ import {
   type Wallet,
 } from "./support/wallet.js";
 
-type WalletExport = Schemas["WalletExport"];
+type WalletExport = Schemas["InternalAccountExportResponse"];
 
 describe.each(databases)("signed retries on %s", (kind) => {
   let sandbox: TestSandbox;
@@ -37,10 +38,10 @@ describe.each(databases)("signed retries on %s", (kind) => {
 
   type Headers = { "Service-Wallet-Signature"?: string; "Request-Id"?: string };
 
-  function setPrivacy(wallet: Wallet, privacyEnabled: boolean, header: Headers = {}) {
+  function setPrivacy(wallet: Wallet, privateEnabled: boolean, header: Headers = {}) {
     return sandbox.client.PATCH("/internal-accounts/{id}", {
       params: { path: { id: wallet.accountId }, header },
-      body: { privacyEnabled },
+      body: { privateEnabled },
     });
   }
 
@@ -69,17 +70,17 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(challenge).not.toHaveProperty("type");
     expect(JSON.parse(challenge.payloadToSign)).toEqual({
       organizationId: expect.stringMatching(/^Platform:/),
-      parameters: { accountId: wallet.accountId, privacyEnabled: true },
+      parameters: { accountId: wallet.accountId, privateEnabled: true },
       timestampMs: String(clock.now().getTime()),
       type: "ACTIVITY_TYPE_UPDATE_WALLET_PRIVACY",
     });
     const done = await setPrivacy(wallet, true, signedHeaders(challenge, key.privateKeyHex));
     expect(done.response.status).toBe(200);
-    expect(done.data).toMatchObject({ id: wallet.accountId, privacyEnabled: true });
-    const read = await sandbox.client.GET("/internal-accounts/{id}", {
-      params: { path: { id: wallet.accountId } },
+    expect(done.data).toMatchObject({ id: wallet.accountId, privateEnabled: true });
+    const read = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId: wallet.customerId, type: "EMBEDDED_WALLET" } },
     });
-    expect(read.data?.privacyEnabled).toBe(true);
+    expect(read.data?.data[0]).toMatchObject({ id: wallet.accountId, privateEnabled: true });
   });
 
   it("names each header problem with its own code", async () => {
@@ -178,7 +179,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
         path: { id: fresh.wallet.accountId },
         header: signedHeaders(fresh.challenge, fresh.key.privateKeyHex),
       },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     expect(foreign.response.status).toBe(404);
   });
@@ -343,16 +344,15 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(bad.response.status).toBe(400);
     expect(errorOf(bad).code).toBe("INVALID_INPUT");
 
-    const standard = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId: wallet.customerId, currency: "USD", type: "STANDARD" },
-    });
+    const standard = await createAccount(sandbox.client, wallet.customerId, "USD");
+    expect(standard.type).toBe("INTERNAL_FIAT");
     const res = await sandbox.client.PATCH("/internal-accounts/{id}", {
-      params: { path: { id: standard.data!.id } },
-      body: { privacyEnabled: true },
+      params: { path: { id: standard.id } },
+      body: { privateEnabled: true },
     });
     expect(res.response.status).toBe(400);
     const cred = await sandbox.client.POST("/auth/credentials", {
-      body: { type: "SMS_OTP", accountId: standard.data!.id, nickname: "+14155550100" },
+      body: { type: "SMS_OTP", accountId: standard.id, nickname: "+14155550100" },
     });
     expect(cred.response.status).toBe(400);
   });
@@ -527,7 +527,7 @@ describe.each(databases)("signed retries with legacy shortcuts off on %s", (kind
     await otpLogin(sandbox, wallet.emailMethodId);
     const first = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: { path: { id: wallet.accountId } },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     const res = await sandbox.client.PATCH("/internal-accounts/{id}", {
       params: {
@@ -537,7 +537,7 @@ describe.each(databases)("signed retries with legacy shortcuts off on %s", (kind
           "Request-Id": (first.data as SignedChallenge).requestId,
         },
       },
-      body: { privacyEnabled: true },
+      body: { privateEnabled: true },
     });
     expect(res.response.status).toBe(401);
     expect(errorOf(res).code).toBe("WALLET_SIGNATURE_MALFORMED");

@@ -3,7 +3,14 @@ import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome } from "@sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
 import { q } from "../src/db/query.js";
-import { withId } from "./money-helpers.js";
+import { randomUUID } from "node:crypto";
+import {
+  balanceOf as balanceOfAccount,
+  createAccount,
+  fund as fundAccount,
+  rememberAccount,
+  withId,
+} from "./money-helpers.js";
 
 // Shared steps of the card tests, all through the public API (plus the
 // database, read-only, for the outbox and the ledger).
@@ -13,6 +20,15 @@ export type CardTransaction = Schemas["CardTransaction"];
 
 let seq = 0;
 
+/** Every card test's cardholder holds these; their accounts are opened with the customer. */
+const CARDHOLDER_CURRENCIES = ["USD", "EUR"];
+
+/**
+ * A cardholder whose accounts can all fund cards. Ids are random, and the
+ * sandbox's funding-source table refuses some endings (FACTS: 002, 003):
+ * about one account in 500. A fixture that needs ordinary accounts takes
+ * another customer, as a partner's set-up would.
+ */
 export async function newCustomer(sandbox: TestSandbox, lastName = "Hopper"): Promise<string> {
   seq += 1;
   const { data, error } = await sandbox.client.POST("/customers", {
@@ -20,43 +36,60 @@ export async function newCustomer(sandbox: TestSandbox, lastName = "Hopper"): Pr
       customerType: "INDIVIDUAL",
       fullName: `Grace ${lastName}`,
       email: `grace${seq}@example.com`,
+      currencies: CARDHOLDER_CURRENCIES,
     },
   });
   if (!data) throw new Error(`customer: ${JSON.stringify(error)}`);
-  return withId(data).id;
+  const customerId = withId(data).id;
+  const accounts = await sandbox.client.GET("/customers/internal-accounts", {
+    params: { query: { customerId } },
+  });
+  const eligible = (accounts.data?.data ?? []).every(
+    (account) => cardFundingSourceOutcome(account.id).outcome.kind === "ELIGIBLE",
+  );
+  return eligible ? customerId : newCustomer(sandbox, lastName);
 }
 
+/** The cardholder's account in `currency`, funded with `fund`. */
 export async function newAccount(
   sandbox: TestSandbox,
   customerId: string,
   fund = 0,
   currency = "USD",
 ): Promise<string> {
-  const { data, error } = await sandbox.client.POST("/internal-accounts", {
-    body: { customerId, currency, type: "STANDARD" },
-  });
-  if (!data) throw new Error(`account: ${JSON.stringify(error)}`);
-  // Ids are random, and the sandbox's funding-source table refuses some
-  // endings (FACTS: 002, 003): about one account in 2,000. A fixture that
-  // needs an ordinary account takes another, as a partner's set-up would.
-  if (cardFundingSourceOutcome(data.id).outcome.kind !== "ELIGIBLE") {
-    return newAccount(sandbox, customerId, fund, currency);
-  }
-  if (fund > 0) {
-    const funded = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
-      params: { path: { accountId: data.id } },
-      body: { amount: fund },
-    });
-    expect(funded.response.status).toBe(200);
-  }
-  return data.id;
+  return (await createAccount(sandbox.client, customerId, currency, fund)).id;
+}
+
+/**
+ * A second account of the cardholder in the same currency. The API opens one
+ * account per currency, but a card binds an ordered list of sources, as the
+ * live contract describes; to exercise that order the fixture writes the
+ * second account straight into the database, then funds it through the API.
+ */
+export async function secondAccount(
+  sandbox: TestSandbox,
+  customerId: string,
+  fund = 0,
+  currency = "USD",
+): Promise<string> {
+  const first = await newAccount(sandbox, customerId, 0, currency);
+  const template = await sandbox.server.data.one(
+    q.selectFrom("InternalAccount").selectAll().where("id", "=", first),
+  );
+  if (!template) throw new Error(`no account ${first}`);
+  let id: string;
+  do id = `InternalAccount:${randomUUID()}`;
+  while (cardFundingSourceOutcome(id).outcome.kind !== "ELIGIBLE");
+  await sandbox.server.data.execute(
+    q.insertInto("InternalAccount").values({ ...template, id, balance: 0n }),
+  );
+  rememberAccount(id, { customerId, currency });
+  if (fund > 0) await fundAccount(sandbox.client, id, fund);
+  return id;
 }
 
 export async function balanceOf(sandbox: TestSandbox, accountId: string): Promise<number> {
-  const { data } = await sandbox.client.GET("/internal-accounts/{id}", {
-    params: { path: { id: accountId } },
-  });
-  return data!.balance;
+  return balanceOfAccount(sandbox.client, accountId);
 }
 
 export async function createCard(

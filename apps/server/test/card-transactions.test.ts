@@ -10,6 +10,7 @@ import {
   eventsFor,
   expectLedgersBalance,
   newAccount,
+  secondAccount,
   newCustomer,
   purchase,
   type CardTransaction,
@@ -141,7 +142,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
     it("pulls from the first funding source, in order, that covers the amount", async () => {
       const customerId = await newCustomer(sandbox);
       const small = await newAccount(sandbox, customerId, 500);
-      const large = await newAccount(sandbox, customerId, 5000);
+      const large = await secondAccount(sandbox, customerId, 5000);
       const created = await createCard(sandbox, {
         cardholderId: customerId,
         form: "VIRTUAL",

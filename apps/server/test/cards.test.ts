@@ -11,6 +11,7 @@ import {
   expectLedgersBalance,
   getCard,
   newAccount,
+  secondAccount,
   newCustomer,
 } from "./card-fixtures.js";
 
@@ -210,11 +211,15 @@ describe.each(databases)("cards on %s", (kind) => {
           email: "f@example.com",
         },
       });
-      const { data: foreign } = await other.POST("/internal-accounts", {
-        body: { customerId: withId(foreignHolder!).id, currency: "USD", type: "STANDARD" },
+      const { data: foreign } = await other.GET("/customers/internal-accounts", {
+        params: { query: { customerId: withId(foreignHolder!).id } },
       });
       const foreignAccount = await sandbox.client.POST("/cards", {
-        body: { cardholderId: customerId, form: "VIRTUAL", fundingSources: [foreign!.id] },
+        body: {
+          cardholderId: customerId,
+          form: "VIRTUAL",
+          fundingSources: [foreign!.data[0]!.id],
+        },
       });
       expect(foreignAccount.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     });
@@ -424,7 +429,7 @@ describe.each(databases)("cards on %s", (kind) => {
 
     it("replaces funding sources with CARD.FUNDING_SOURCE_CHANGE, under the same rules", async () => {
       const { customerId, accountId } = await holderWithAccount();
-      const second = await newAccount(sandbox, customerId);
+      const second = await secondAccount(sandbox, customerId);
       const id = await activeCardFor(customerId, accountId);
       const changed = await patch(id, { fundingSources: [second, accountId] });
       expect(changed.data?.fundingSources).toEqual([second, accountId]);

@@ -80,21 +80,55 @@ describe.each(databases)("changing a wallet customer's email on %s", (kind) => {
 
   it("refuses the retry with 409 when the customer's wallet credentials changed meanwhile", async () => {
     const wallet = await createWallet(sandbox);
-    const { key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const email = await otpLogin(sandbox, wallet.emailMethodId);
+    // A second credential, SMS_OTP, gives the wallet a session that outlives the EMAIL_OTP one.
+    const sms = { type: "SMS_OTP" as const, accountId: wallet.accountId, nickname: "+14155550123" };
+    const pending = await sandbox.client.POST("/auth/credentials", { body: sms });
+    expect(pending.response.status).toBe(202);
+    const added = await sandbox.client.POST("/auth/credentials", {
+      params: {
+        header: signedHeaders(pending.data as SignedChallenge, email.key.privateKeyHex),
+      },
+      body: sms,
+    });
+    expect(added.response.status).toBe(201);
+    const phone = await otpLogin(sandbox, (added.data as { id: string }).id, "SMS_OTP");
+
     const first = await patchEmail(wallet.customerId, "moved@example.com");
     const challenge = first.data as SignedChallenge;
-    // A second wallet brings a second EMAIL_OTP credential on the same email.
-    const second = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId: wallet.customerId, currency: "USD", type: "EMBEDDED_WALLET" },
+    // Meanwhile the EMAIL_OTP credential the change concerns is revoked...
+    const path = { path: { id: wallet.emailMethodId } };
+    const revoke = await sandbox.client.DELETE("/auth/credentials/{id}", { params: path });
+    expect(revoke.response.status).toBe(202);
+    const revoked = await sandbox.client.DELETE("/auth/credentials/{id}", {
+      params: {
+        ...path,
+        header: signedHeaders(revoke.data as SignedChallenge, phone.key.privateKeyHex),
+      },
     });
-    expect(second.response.status).toBe(201);
+    expect(revoked.response.ok).toBe(true);
+    // ... and another takes its place: the set the challenge bound is gone.
+    const replacement = {
+      type: "EMAIL_OTP" as const,
+      accountId: wallet.accountId,
+      nickname: wallet.email,
+    };
+    const register = await sandbox.client.POST("/auth/credentials", { body: replacement });
+    expect(register.response.status).toBe(202);
+    const registered = await sandbox.client.POST("/auth/credentials", {
+      params: {
+        header: signedHeaders(register.data as SignedChallenge, phone.key.privateKeyHex),
+      },
+      body: replacement,
+    });
+    expect(registered.response.status).toBe(201);
+
     const retry = await patchEmail(
       wallet.customerId,
       "moved@example.com",
-      signedHeaders(challenge, key.privateKeyHex),
+      signedHeaders(challenge, phone.key.privateKeyHex),
     );
     expect(retry.error).toMatchObject({ status: 409, code: "EMAIL_OTP_CREDENTIAL_SET_CHANGED" });
-    expect(await credentialEmails(wallet.accountId)).toEqual([wallet.email]);
     const customer = await sandbox.client.GET("/customers/{customerId}", {
       params: { path: { customerId: wallet.customerId } },
     });

@@ -248,9 +248,10 @@ describe.each(databases)("customers on %s", (kind) => {
       params: { path: { customerId: id } },
     });
     expect(again.error).toMatchObject({ status: 410, code: "CUSTOMER_DELETED" });
-    // Nothing new can be opened for it.
-    const account = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId: id, currency: "USD", type: "STANDARD" },
+    // Nothing new can be opened for it: no currency can be added.
+    const account = await sandbox.client.PATCH("/customers/{customerId}", {
+      params: { path: { customerId: id } },
+      body: { customerType: "INDIVIDUAL", currencies: ["USD", "EUR"] },
     });
     expect(account.error).toMatchObject({ status: 404, code: "USER_NOT_FOUND" });
   });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { parse } from "yaml";
 import { openApiPath } from "../src/paths.js";
@@ -75,6 +75,10 @@ describe.each(databases)("hostile input on %s", (kind) => {
   let customerId: string;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
+  });
+  // Accounts are opened with their customer, one per currency: each test
+  // gets its own customer, so its accounts start empty.
+  beforeEach(async () => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {

@@ -1,25 +1,48 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { withId } from "./money-helpers.js";
 
+type Account = Schemas["InternalAccount"];
+
+/** ISO 13616: an IBAN's check digits make the rearranged number 1 mod 97. */
+function ibanValid(iban: string): boolean {
+  const numeric = `${iban.slice(4)}${iban.slice(0, 4)}`.replace(/[A-Z]/g, (c) =>
+    String(c.charCodeAt(0) - 55),
+  );
+  return BigInt(numeric) % 97n === 1n;
+}
+
 describe.each(databases)("internal accounts on %s", (kind) => {
   let sandbox: TestSandbox;
-  let customerId: string;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
-    const { data } = await sandbox.client.POST("/customers", {
-      body: {
-        customerType: "INDIVIDUAL",
-        fullName: "Grace Hopper",
-        email: "grace@example.com",
-      },
-    });
-    customerId = withId(data!).id;
   });
   afterAll(async () => {
     await sandbox?.stop();
   });
+
+  async function newCustomer(currencies?: string[]): Promise<string> {
+    const { data, error } = await sandbox.client.POST("/customers", {
+      body: {
+        customerType: "INDIVIDUAL",
+        fullName: "Grace Hopper",
+        email: "grace@example.com",
+        ...(currencies ? { currencies } : {}),
+      },
+    });
+    if (!data) throw new Error(JSON.stringify(error));
+    return withId(data).id;
+  }
+
+  async function accountsOf(customerId: string): Promise<Account[]> {
+    const { data, response } = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId } },
+    });
+    expect(response.status).toBe(200);
+    return data!.data;
+  }
 
   async function ledgerSum(accountId: string): Promise<bigint> {
     const entries = await sandbox.server.data.all(
@@ -28,61 +51,125 @@ describe.each(databases)("internal accounts on %s", (kind) => {
     return entries.reduce((sum, e) => sum + e.amount, 0n);
   }
 
-  it("creates a standard account with a zero balance", async () => {
-    const { data, response } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "USD", type: "STANDARD" },
-    });
-    expect(response.status).toBe(201);
-    expect(data).toMatchObject({
+  const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
+
+  it("opens the customer's account in each platform currency when the customer is created", async () => {
+    const customerId = await newCustomer();
+    const accounts = await accountsOf(customerId);
+    expect(accounts).toHaveLength(1);
+    const [account] = accounts;
+    expect(account).toMatchObject({
       customerId,
-      currency: "USD",
-      type: "STANDARD",
-      balance: 0,
+      type: "INTERNAL_FIAT",
       status: "ACTIVE",
+      balance: { amount: 0, currency: usd },
+      totalBalance: { amount: 0, currency: usd },
     });
-    expect(data?.id).toMatch(/^InternalAccount:[0-9a-f-]{36}$/);
-    expect(data?.authMethods).toBeUndefined();
+    expect(account!.id).toMatch(/^InternalAccount:[0-9a-f-]{36}$/);
+    expect(account).not.toHaveProperty("privateEnabled");
+    // Where a bank payment would be sent, quoting the account's reference.
+    expect(account!.fundingPaymentInstructions).toEqual([
+      expect.objectContaining({
+        isPlatformAccount: false,
+        accountOrWalletInfo: expect.objectContaining({
+          accountType: "USD_ACCOUNT",
+          routingNumber: "110000000",
+          accountNumber: expect.stringMatching(/^[0-9]{11}$/),
+          reference: expect.stringMatching(/^SBX-[0-9A-F]{8}$/),
+        }),
+      }),
+    ]);
+    // The same account reads the same coordinates every time.
+    expect((await accountsOf(customerId))[0]!.fundingPaymentInstructions).toEqual(
+      account!.fundingPaymentInstructions,
+    );
   });
 
-  it("creates an embedded wallet with its first EMAIL_OTP credential from the customer's email", async () => {
-    const { data } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "USD", type: "EMBEDDED_WALLET" },
+  it("opens fiat, crypto and (for USDB) embedded-wallet accounts from the customer's currencies", async () => {
+    const customerId = await newCustomer(["USD", "EUR", "BTC", "USDB"]);
+    const accounts = await accountsOf(customerId);
+    const byCurrency = new Map(accounts.map((a) => [a.balance.currency.code, a]));
+    expect([...byCurrency.keys()].sort()).toEqual(["BTC", "EUR", "USD", "USDB"]);
+    expect(byCurrency.get("USD")!.type).toBe("INTERNAL_FIAT");
+    expect(byCurrency.get("EUR")!.type).toBe("INTERNAL_FIAT");
+    expect(byCurrency.get("BTC")).toMatchObject({
+      type: "INTERNAL_CRYPTO",
+      fundingPaymentInstructions: [],
     });
-    expect(data?.authMethods).toHaveLength(1);
-    expect(data?.authMethods?.[0]).toMatchObject({
-      type: "EMAIL_OTP",
-      nickname: "grace@example.com",
-      accountId: data!.id,
+    expect(byCurrency.get("USDB")).toMatchObject({
+      type: "EMBEDDED_WALLET",
+      privateEnabled: false,
     });
-    expect(data?.authMethods?.[0]?.id).toMatch(/^AuthMethod:/);
+    const eur = byCurrency.get("EUR")!.fundingPaymentInstructions[0]!.accountOrWalletInfo;
+    expect(eur.accountType).toBe("EUR_ACCOUNT");
+    expect(ibanValid((eur as { iban: string }).iban)).toBe(true);
+
+    const wallets = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId, type: "EMBEDDED_WALLET" } },
+    });
+    expect(wallets.data?.data.map((a) => a.id)).toEqual([byCurrency.get("USDB")!.id]);
+    const euros = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId, currency: "EUR" } },
+    });
+    expect(euros.data).toMatchObject({ totalCount: 1, hasMore: false });
+    expect(euros.data?.data.map((a) => a.id)).toEqual([byCurrency.get("EUR")!.id]);
+  });
+
+  it("opens the account of a currency added to the customer, once", async () => {
+    const customerId = await newCustomer(["USD"]);
+    for (let i = 0; i < 2; i++) {
+      const { response } = await sandbox.client.PATCH("/customers/{customerId}", {
+        params: { path: { customerId } },
+        body: { customerType: "INDIVIDUAL", currencies: ["USD", "MXN"] },
+      });
+      expect(response.status).toBe(200);
+    }
+    const accounts = await accountsOf(customerId);
+    expect(accounts.map((a) => a.balance.currency.code).sort()).toEqual(["MXN", "USD"]);
+    // Dropping a currency closes nothing: the money stays where it is.
+    await sandbox.client.PATCH("/customers/{customerId}", {
+      params: { path: { customerId } },
+      body: { customerType: "INDIVIDUAL", currencies: ["USD"] },
+    });
+    expect(await accountsOf(customerId)).toHaveLength(2);
+  });
+
+  it("pages through a customer's accounts, newest first, with the total", async () => {
+    const customerId = await newCustomer(["USD", "EUR", "GBP"]);
+    const first = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId, limit: 2 } },
+    });
+    expect(first.data).toMatchObject({ hasMore: true, totalCount: 3 });
+    expect(first.data?.data).toHaveLength(2);
+    const second = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId, limit: 2, cursor: first.data!.nextCursor! } },
+    });
+    expect(second.data).toMatchObject({ hasMore: false, totalCount: 3 });
+    const seen = [...first.data!.data, ...second.data!.data].map((a) => a.id);
+    expect(new Set(seen).size).toBe(3);
   });
 
   it("funds an account through the ledger", async () => {
-    const { data: account } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "EUR", type: "STANDARD" },
-    });
+    const [account] = await accountsOf(await newCustomer(["EUR"]));
     const path = { accountId: account!.id };
     const first = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
       params: { path },
       body: { amount: 12_345 },
     });
-    expect(first.data?.balance).toBe(12_345);
+    expect(first.data?.balance).toMatchObject({ amount: 12_345, currency: { code: "EUR" } });
     const second = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
       params: { path },
       body: { amount: 655 },
     });
-    expect(second.data?.balance).toBe(13_000);
-    const got = await sandbox.client.GET("/internal-accounts/{id}", {
-      params: { path: { id: account!.id } },
-    });
-    expect(got.data?.balance).toBe(13_000);
+    expect(second.data?.balance.amount).toBe(13_000);
+    expect(second.data?.totalBalance.amount).toBe(13_000);
+    const [read] = await accountsOf(account!.customerId!);
+    expect(read!.balance.amount).toBe(13_000);
     expect(await ledgerSum(account!.id)).toBe(13_000n);
   });
 
   it("keeps the balance equal to the ledger under concurrent funding", async () => {
-    const { data: account } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "MXN", type: "STANDARD" },
-    });
+    const [account] = await accountsOf(await newCustomer(["MXN"]));
     const path = { accountId: account!.id };
     await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -92,17 +179,13 @@ describe.each(databases)("internal accounts on %s", (kind) => {
         }),
       ),
     );
-    const got = await sandbox.client.GET("/internal-accounts/{id}", {
-      params: { path: { id: account!.id } },
-    });
-    expect(got.data?.balance).toBe(2_000);
+    const [read] = await accountsOf(account!.customerId!);
+    expect(read!.balance.amount).toBe(2_000);
     expect(await ledgerSum(account!.id)).toBe(2_000n);
   });
 
   it("rejects a non-positive or fractional amount", async () => {
-    const { data: account } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "USD", type: "STANDARD" },
-    });
+    const [account] = await accountsOf(await newCustomer());
     for (const amount of [0, -5, 1.5]) {
       const res = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
         params: { path: { accountId: account!.id } },
@@ -113,39 +196,82 @@ describe.each(databases)("internal accounts on %s", (kind) => {
     }
   });
 
-  it("lists a customer's accounts and filters by currency", async () => {
-    const { data } = await sandbox.client.GET("/internal-accounts", {
-      params: { query: { customerId, currency: "EUR" } },
-    });
-    expect(data!.data.length).toBeGreaterThan(0);
-    expect(data!.data.every((a) => a.currency === "EUR" && a.customerId === customerId)).toBe(true);
-  });
-
-  it("refuses an account for an unknown customer and hides accounts across platforms", async () => {
-    const res = await sandbox.client.POST("/internal-accounts", {
-      body: {
-        customerId: "Customer:00000000-0000-4000-8000-000000000000",
-        currency: "USD",
-        type: "STANDARD",
-      },
-    });
-    expect(res.response.status).toBe(404);
-    const { data: account } = await sandbox.client.POST("/internal-accounts", {
-      body: { customerId, currency: "USD", type: "STANDARD" },
-    });
+  it("hides accounts across platforms", async () => {
+    const customerId = await newCustomer();
+    const [account] = await accountsOf(customerId);
     const other = await sandbox.otherPlatformClient();
-    const got = await other.GET("/internal-accounts/{id}", {
-      params: { path: { id: account!.id } },
+    const listed = await other.GET("/customers/internal-accounts", {
+      params: { query: { customerId } },
     });
-    expect(got.response.status).toBe(404);
+    expect(listed.data).toMatchObject({ data: [], totalCount: 0 });
+    const theirs = await other.GET("/platform/internal-accounts");
+    expect(theirs.data?.data.map((a) => a.id)).not.toContain(account!.id);
     const fund = await other.POST("/sandbox/internal-accounts/{accountId}/fund", {
       params: { path: { accountId: account!.id } },
       body: { amount: 1 },
     });
     expect(fund.response.status).toBe(404);
-    const mine = await sandbox.client.GET("/internal-accounts/{id}", {
-      params: { path: { id: account!.id } },
+    expect((await accountsOf(customerId))[0]!.balance.amount).toBe(0);
+  });
+
+  it("keeps the platform's own accounts apart, one per supported currency", async () => {
+    const listed = await sandbox.client.GET("/platform/internal-accounts");
+    expect(listed.response.status).toBe(200);
+    expect(listed.data?.data).toHaveLength(1);
+    const [platformUsd] = listed.data!.data;
+    expect(platformUsd).toMatchObject({ type: "INTERNAL_FIAT", balance: { currency: usd } });
+    expect(platformUsd).not.toHaveProperty("customerId");
+    expect(platformUsd!.fundingPaymentInstructions[0]?.isPlatformAccount).toBe(true);
+    const customers = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { limit: 100 } },
     });
-    expect(mine.data?.balance).toBe(0);
+    expect(customers.data?.data.map((a) => a.id)).not.toContain(platformUsd!.id);
+
+    // Funding works on the platform's account like on any other.
+    const funded = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
+      params: { path: { accountId: platformUsd!.id } },
+      body: { amount: 200_000 },
+    });
+    expect(funded.data?.balance.amount).toBe(200_000);
+
+    // Supporting a currency opens the platform's account in it.
+    const config = await sandbox.client.GET("/config");
+    const usdConfig = config.data!.supportedCurrencies![0]!;
+    const { response } = await sandbox.client.PATCH("/config", {
+      body: {
+        supportedCurrencies: [
+          {
+            currencyCode: "USD",
+            minAmount: usdConfig.minAmount,
+            maxAmount: usdConfig.maxAmount,
+            requiredCounterpartyFields: [],
+            enabledTransactionTypes: ["INCOMING", "OUTGOING"],
+          },
+          {
+            currencyCode: "EUR",
+            minAmount: 1,
+            maxAmount: 1_000_000,
+            requiredCounterpartyFields: [],
+            enabledTransactionTypes: ["INCOMING", "OUTGOING"],
+          },
+        ],
+      },
+    });
+    expect(response.status).toBe(200);
+    const after = await sandbox.client.GET("/platform/internal-accounts");
+    expect(after.data?.data.map((a) => a.balance.currency.code).sort()).toEqual(["EUR", "USD"]);
+    const euros = await sandbox.client.GET("/platform/internal-accounts", {
+      params: { query: { currency: "EUR" } },
+    });
+    expect(euros.data?.data).toHaveLength(1);
+    // The USD account kept its money.
+    const dollars = after.data!.data.find((a) => a.id === platformUsd!.id);
+    expect(dollars?.balance.amount).toBe(200_000);
+    // And new customers now hold both.
+    const customerId = await newCustomer();
+    expect((await accountsOf(customerId)).map((a) => a.balance.currency.code).sort()).toEqual([
+      "EUR",
+      "USD",
+    ]);
   });
 });

@@ -32,19 +32,70 @@ export async function createCustomer(
   return withId(data);
 }
 
+export type Account = Schemas["InternalAccount"];
+
+/** Who holds each account a helper handed out, so its balance can be read back by id. */
+const holders = new Map<string, { customerId?: string; currency: string }>();
+
+/** Records an account a test made some other way, so balanceOf can read it. */
+export function rememberAccount(id: string, holder: { customerId?: string; currency: string }) {
+  holders.set(id, holder);
+}
+
+async function findAccount(
+  client: SandboxClient,
+  customerId: string,
+  currency: string,
+): Promise<Account | undefined> {
+  const { data, error } = await client.GET("/customers/internal-accounts", {
+    params: { query: { customerId, currency } },
+  });
+  if (!data) throw new Error(`accounts not listed: ${JSON.stringify(error)}`);
+  return data.data.find((account) => account.type !== "EMBEDDED_WALLET") ?? data.data[0];
+}
+
+/**
+ * The customer's account in `currency`, funded with `balance`. Accounts are
+ * opened with the customer, one per currency; a currency the customer does
+ * not hold yet is added to it, which opens its account.
+ */
 export async function createAccount(
   client: SandboxClient,
   customerId: string,
   currency = "USD",
   balance = 0,
-  type: "STANDARD" | "EMBEDDED_WALLET" = "STANDARD",
-): Promise<Schemas["InternalAccount"]> {
-  const { data, error } = await client.POST("/internal-accounts", {
-    body: { customerId, currency, type },
+): Promise<Account> {
+  let account = await findAccount(client, customerId, currency);
+  if (!account) {
+    const { data: customer } = await client.GET("/customers/{customerId}", {
+      params: { path: { customerId } },
+    });
+    if (!customer) throw new Error(`no customer ${customerId}`);
+    const { error } = await client.PATCH("/customers/{customerId}", {
+      params: { path: { customerId } },
+      body: {
+        customerType: customer.customerType,
+        currencies: [...(customer.currencies ?? []), currency],
+      },
+    });
+    if (error) throw new Error(`currency not added: ${JSON.stringify(error)}`);
+    account = await findAccount(client, customerId, currency);
+    if (!account) throw new Error(`adding ${currency} opened no account`);
+  }
+  holders.set(account.id, { customerId, currency });
+  if (balance > 0) await fund(client, account.id, balance);
+  return account;
+}
+
+/** One of the platform's own accounts. */
+export async function platformAccount(client: SandboxClient, currency = "USD"): Promise<Account> {
+  const { data } = await client.GET("/platform/internal-accounts", {
+    params: { query: { currency } },
   });
-  if (!data) throw new Error(`account not created: ${JSON.stringify(error)}`);
-  if (balance > 0) await fund(client, data.id, balance);
-  return data;
+  const account = data?.data[0];
+  if (!account) throw new Error(`the platform has no ${currency} account`);
+  holders.set(account.id, { currency });
+  return account;
 }
 
 export async function fund(client: SandboxClient, accountId: string, amount: number) {
@@ -52,7 +103,7 @@ export async function fund(client: SandboxClient, accountId: string, amount: num
     params: { path: { accountId } },
     body: { amount },
   });
-  expect(data?.balance).toBeGreaterThanOrEqual(amount);
+  expect(data?.balance.amount).toBeGreaterThanOrEqual(amount);
 }
 
 /** A US bank account whose account number ends in `suffix` (the sandbox magic value). */
@@ -75,10 +126,20 @@ export async function createBankAccount(
   return data;
 }
 
+/** An account's balance, read back through the list its holder's accounts are in. */
 export async function balanceOf(client: SandboxClient, id: string): Promise<number> {
-  const { data } = await client.GET("/internal-accounts/{id}", { params: { path: { id } } });
-  if (!data) throw new Error(`no account ${id}`);
-  return data.balance;
+  const holder = holders.get(id);
+  if (!holder) throw new Error(`account ${id} was not opened through these helpers`);
+  const { data } = holder.customerId
+    ? await client.GET("/customers/internal-accounts", {
+        params: { query: { customerId: holder.customerId, currency: holder.currency } },
+      })
+    : await client.GET("/platform/internal-accounts", {
+        params: { query: { currency: holder.currency } },
+      });
+  const account = data?.data.find((candidate) => candidate.id === id);
+  if (!account) throw new Error(`no account ${id}`);
+  return account.balance.amount;
 }
 
 export async function transactionOf(

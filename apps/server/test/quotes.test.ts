@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxClient, Schemas } from "@sandbox/client";
 import { QUOTE_DESTINATION_TABLE } from "@sandbox/sandbox-rules";
 import { ApiError } from "../src/errors.js";
@@ -68,6 +68,10 @@ describe.each(databases)("quotes on %s", (kind) => {
   let customerId: string;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
+  });
+  // Accounts are opened with their customer, one per currency: each test
+  // gets its own customer, so its accounts start empty.
+  beforeEach(async () => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {
@@ -431,13 +435,9 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
 
   it("asks the guard for an EMBEDDED_WALLET source only, and keeps the key free across the 202 and a 401", async () => {
     const customer = await createCustomer(sandbox.client);
-    const wallet = await createAccount(
-      sandbox.client,
-      customer.id,
-      "USD",
-      FUNDED,
-      "EMBEDDED_WALLET",
-    );
+    // USDB is the embedded wallet's currency: adding it opens the wallet.
+    const wallet = await createAccount(sandbox.client, customer.id, "USDB", FUNDED);
+    expect(wallet.type).toBe("EMBEDDED_WALLET");
     const iban = await createIban(sandbox.client, customer.id, "000");
     const quote = await quoteToIban(sandbox.client, wallet.id, iban.id);
     const key = randomUUID();

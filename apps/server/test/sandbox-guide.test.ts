@@ -54,7 +54,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "APPROVED",
       "REJECTED",
       "REJECTED",
-      "100000",
+      '{"amount":100000,"currency":{"code":"USD","name":"US Dollar","symbol":"$","decimals":2}}',
       "MATCHED",
       "INVALID_BANK_ACCOUNT",
       '{"type":"TRANSFER_OUT","status":"COMPLETED","amount":25000}',

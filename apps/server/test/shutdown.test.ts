@@ -201,18 +201,19 @@ async function createFixtures(port: number, wallets: number): Promise<Fixtures> 
     return answer.body!;
   };
   const email = `shutdown-${randomUUID().slice(0, 8)}@example.com`;
-  const customerId = (
-    await created("/customers", {
-      customerType: "INDIVIDUAL",
-      fullName: "Ada Lovelace",
-      email,
-    })
-  ).id as string;
-  const account = await created("/internal-accounts", {
-    customerId,
-    currency: "USD",
-    type: "STANDARD",
+  const customer = await created("/customers", {
+    customerType: "INDIVIDUAL",
+    fullName: "Ada Lovelace",
+    email,
   });
+  const customerId = customer.id as string;
+  const accounts = await call(
+    agent,
+    port,
+    "GET",
+    `/customers/internal-accounts?customerId=${customerId}`,
+  );
+  const account = (accounts.body as { data: { id: string }[] }).data[0]!;
   const bank = await created("/external-accounts", {
     customerId,
     currency: "USD",
@@ -220,14 +221,28 @@ async function createFixtures(port: number, wallets: number): Promise<Fixtures> 
     beneficiaryName: "Ada Lovelace",
     accountInfo: { accountNumber: "0004567789", routingNumber: "021000021" },
   });
+  // One wallet per customer (opened with USDB), each with its first credential.
   const methodIds: string[] = [];
   for (let i = 0; i <= wallets; i++) {
-    const wallet = await created("/internal-accounts", {
-      customerId,
-      currency: "USD",
-      type: "EMBEDDED_WALLET",
+    const holder = await created("/customers", {
+      customerType: "INDIVIDUAL",
+      fullName: "Ada Lovelace",
+      email,
+      currencies: ["USDB"],
     });
-    methodIds.push((wallet.authMethods as { id: string }[])[0]!.id);
+    const listed = await call(
+      agent,
+      port,
+      "GET",
+      `/customers/internal-accounts?customerId=${holder.id as string}`,
+    );
+    const wallet = (listed.body as { data: { id: string }[] }).data[0]!;
+    const method = await created("/auth/credentials", {
+      type: "EMAIL_OTP",
+      accountId: wallet.id,
+      nickname: email,
+    });
+    methodIds.push(method.id as string);
   }
   agent.destroy();
   return {

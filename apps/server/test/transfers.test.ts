@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TRANSFER_TABLE } from "@sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -26,6 +26,10 @@ describe.each(databases)("transfers on %s", (kind) => {
   beforeAll(async () => {
     // A fast poll, so the one real-time test below sees its job fire promptly.
     sandbox = await startSandbox(kind, { env: { JOB_POLL_MS: "50" } });
+  });
+  // Accounts are opened with their customer, one per currency: each test
+  // gets its own customer, so its accounts start empty.
+  beforeEach(async () => {
     customerId = (await createCustomer(sandbox.client)).id;
   });
   afterEach(async () => {

@@ -41,7 +41,7 @@ describe("createClient", () => {
       secret: "s",
       options: { fetch, headers: { "X-Caller": "ci" } },
     });
-    await api.GET("/internal-accounts", {});
+    await api.GET("/customers/internal-accounts", {});
     expect(requests[0]!.headers.get("x-caller")).toBe("ci");
     expect(requests[0]!.headers.get("authorization")).toBe(
       `Basic ${Buffer.from("t:s").toString("base64")}`,

@@ -59,7 +59,7 @@ export interface BeneficialOwner {
 export interface InternalAccount {
   id: string;
   platformId: string;
-  customerId: string;
+  customerId: string | null;
   type: string;
   currency: string;
   balance: Generated<bigint>;

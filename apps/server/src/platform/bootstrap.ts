@@ -7,6 +7,8 @@ import type { SqlProgram } from "../db/sql.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { newId } from "../ids.js";
+import { openMissingAccounts } from "../areas/internal-accounts/opening.js";
+import { DEFAULT_CURRENCIES } from "../areas/platform/service.js";
 import { generateCredentials, hashSecret, storeApiToken } from "./api-tokens.js";
 
 export interface BootstrapResult {
@@ -50,6 +52,11 @@ export function* createPlatform(clock: Clock, name: string): SqlProgram<string> 
     createdAt: now,
     updatedAt: now,
   });
+  yield* openMissingAccounts(
+    { platformId: id, customerId: null },
+    DEFAULT_CURRENCIES.map((currency) => currency.currencyCode),
+    now,
+  );
   return id;
 }
 

@@ -13,7 +13,7 @@ import {
 } from "@sandbox/crypto";
 import { expect } from "vitest";
 import type { TestSandbox } from "../harness.js";
-import { withId } from "../money-helpers.js";
+import { rememberAccount, withId } from "../money-helpers.js";
 
 export type AuthSession = Schemas["AuthSession"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
@@ -23,12 +23,16 @@ export type SignedChallenge = Schemas["SignedRequestChallenge"] & { type?: strin
 export interface Wallet {
   accountId: string;
   customerId: string;
-  /** The EMAIL_OTP credential created with the account. */
+  /** The wallet's first credential, EMAIL_OTP on the customer's email. */
   emailMethodId: string;
   email: string;
 }
 
-/** A customer with an email address and its embedded wallet. */
+/**
+ * A customer holding USDB, so opened with its embedded wallet, and the
+ * wallet's first credential: EMAIL_OTP on the customer's email (the first
+ * credential needs no signature).
+ */
 export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
   const email = `user-${randomUUID().slice(0, 8)}@example.com`;
   const customer = await sandbox.client.POST("/customers", {
@@ -36,19 +40,25 @@ export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
       customerType: "INDIVIDUAL",
       fullName: "Ada Lovelace",
       email,
+      currencies: ["USDB"],
     },
   });
   expect(customer.response.status).toBe(201);
-  const account = await sandbox.client.POST("/internal-accounts", {
-    body: { customerId: withId(customer.data!).id, currency: "USD", type: "EMBEDDED_WALLET" },
+  const customerId = withId(customer.data!).id;
+  const wallets = await sandbox.client.GET("/customers/internal-accounts", {
+    params: { query: { customerId, type: "EMBEDDED_WALLET" } },
   });
-  expect(account.response.status).toBe(201);
-  return {
-    accountId: account.data!.id,
-    customerId: withId(customer.data!).id,
-    emailMethodId: account.data!.authMethods![0]!.id,
-    email,
-  };
+  expect(wallets.data?.data).toHaveLength(1);
+  const accountId = wallets.data!.data[0]!.id;
+  const credential = await sandbox.client.POST("/auth/credentials", {
+    body: { type: "EMAIL_OTP", accountId, nickname: email },
+  });
+  expect(credential.response.status).toBe(201);
+  if (credential.data === undefined || !("id" in credential.data)) {
+    throw new Error(`credential not registered: ${JSON.stringify(credential.error)}`);
+  }
+  rememberAccount(accountId, { customerId, currency: "USDB" });
+  return { accountId, customerId, emailMethodId: credential.data.id, email };
 }
 
 /** The platform's published OTP enclave key (GET /sandbox/keys). */

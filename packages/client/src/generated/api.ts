@@ -204,7 +204,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/internal-accounts": {
+    "/customers/internal-accounts": {
         parameters: {
             query?: never;
             header?: never;
@@ -212,16 +212,32 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List internal accounts
-         * @description Lists internal accounts, optionally filtered.
+         * List customer internal accounts
+         * @description Lists the internal accounts of your customers. There is no call that opens one: creating a customer opens an account for each of its `currencies` (`INTERNAL_FIAT` for fiat, `INTERNAL_CRYPTO` for crypto), and, when those include `USDB`, its embedded wallet (`EMBEDDED_WALLET`); adding a currency to a customer opens that currency's account. Filter by `customerId`, `currency` and `type` to find one.
          */
-        get: operations["listInternalAccounts"];
+        get: operations["listCustomerInternalAccounts"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/internal-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
         /**
-         * Create an internal account
-         * @description Opens an account for a customer. An `EMBEDDED_WALLET` account is created together with its first credential, an `EMAIL_OTP` credential for the customer's `email`; it is returned in `authMethods`, and the wallet's first login starts with `POST /auth/credentials/{id}/challenge` on it. A customer without an email address cannot get an embedded wallet (400 `MISSING_MANDATORY_USER_INFO`).
+         * List platform internal accounts
+         * @description Lists the platform's own internal accounts: one for each currency in the platform configuration's `supportedCurrencies`, opened when the currency is configured. They hold money the platform sends on its own behalf, such as rewards.
          */
-        post: operations["createInternalAccount"];
+        get: operations["listPlatformInternalAccounts"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -241,11 +257,7 @@ export interface paths {
             };
             cookie?: never;
         };
-        /**
-         * Get an internal account
-         * @description Returns one internal account with its current balance.
-         */
-        get: operations["getInternalAccount"];
+        get?: never;
         put?: never;
         post?: never;
         delete?: never;
@@ -253,7 +265,7 @@ export interface paths {
         head?: never;
         /**
          * Update wallet privacy
-         * @description Turns privacy on or off for an embedded wallet. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on this wallet.
+         * @description Turns privacy (`privateEnabled`) on or off for an embedded wallet; any other account is 400. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the session key of an active session on this wallet.
          */
         patch: operations["updateInternalAccount"];
         trace?: never;
@@ -1650,7 +1662,7 @@ export interface components {
          */
         AgentId: string;
         /**
-         * @description Three-letter uppercase currency code, for example `USD`.
+         * @description Uppercase currency code, for example `USD`: ISO 4217 for fiat, the ticker for crypto (`BTC`, `USDB`).
          * @example USD
          */
         CurrencyCode: string;
@@ -2727,71 +2739,79 @@ export interface components {
             totalCount?: number;
         };
         /**
-         * @description `STANDARD`: a custodial account operated with your API credentials. `EMBEDDED_WALLET`: a self-custodial wallet; sensitive actions on it need a wallet signature from one of its authentication sessions.
+         * @description `INTERNAL_FIAT`: a custodial account in a fiat currency. `INTERNAL_CRYPTO`: a custodial account in a crypto currency. `EMBEDDED_WALLET`: the customer's self-custodial wallet (opened when its currencies include `USDB`); moving money out of it, exporting it and changing its privacy need a wallet signature from one of its authentication sessions.
          * @enum {string}
          */
-        InternalAccountType: "STANDARD" | "EMBEDDED_WALLET";
+        InternalAccountType: "INTERNAL_FIAT" | "INTERNAL_CRYPTO" | "EMBEDDED_WALLET";
         /**
-         * @description Status of the account.
+         * @description Lifecycle of the account. The sandbox opens every account `ACTIVE`.
          * @enum {string}
          */
-        InternalAccountStatus: "ACTIVE";
-        /** @description A new internal account. */
-        InternalAccountCreate: {
-            /** @description Owner of the account. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency the account holds. */
-            currency: components["schemas"]["CurrencyCode"];
-            type: components["schemas"]["InternalAccountType"];
+        InternalAccountStatus: "PENDING" | "ACTIVE" | "CLOSED" | "FROZEN" | "FAILED";
+        /** @description An amount of money in the smallest unit of its currency, with the currency. */
+        CurrencyAmount: {
+            /**
+             * Format: int64
+             * @description The amount in the smallest unit of `currency` (cents for USD).
+             */
+            amount: number;
+            currency: components["schemas"]["Currency"];
         };
-        /** @description An account held on the platform for a customer. */
+        /** @description An account held for a customer, or for the platform itself (no `customerId`). */
         InternalAccount: {
-            /** @description Identifier of the account. */
-            id: components["schemas"]["InternalAccountId"];
-            /** @description Owner of the account. */
-            customerId: components["schemas"]["CustomerId"];
+            /** @description Identifier of the account, `InternalAccount:<uuid>`. */
+            id: string;
+            /** @description Owner of the account; absent on the platform's own accounts. */
+            customerId?: string;
             type: components["schemas"]["InternalAccountType"];
-            /** @description Currency the account holds. */
-            currency: components["schemas"]["CurrencyCode"];
-            /** @description Current balance in minor units. */
-            balance: components["schemas"]["Amount"];
             status: components["schemas"]["InternalAccountStatus"];
-            /** @description Whether wallet privacy is on (embedded wallets). */
-            privacyEnabled: boolean;
-            /** @description Present only in the 201 response that creates an EMBEDDED_WALLET: the wallet's first credential, an EMAIL_OTP credential for the customer's email address. */
-            authMethods?: components["schemas"]["AuthMethod"][];
+            /** @description What the account can spend now. */
+            balance: components["schemas"]["CurrencyAmount"];
+            /** @description Everything the account holds, including amounts not yet available. In the sandbox money settles at once, so it equals `balance`. */
+            totalBalance: components["schemas"]["CurrencyAmount"];
+            /** @description How to pay money into the account from outside: for a USD account, sandbox bank coordinates and the reference to quote. In the sandbox, use `POST /sandbox/internal-accounts/{accountId}/fund` instead of paying. */
+            fundingPaymentInstructions: components["schemas"]["PaymentInstructions"][];
+            /** @description Whether wallet privacy is on. Present on `EMBEDDED_WALLET` accounts only. */
+            privateEnabled?: boolean;
             /**
              * Format: date-time
-             * @description When the account was created.
+             * @description When the account was opened.
              */
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the account was last updated.
+             * @description When the account last changed.
              */
             updatedAt: string;
         };
         /** @description A page of internal accounts. */
-        InternalAccountList: {
+        InternalAccountListResponse: {
             /** @description The internal accounts on this page. */
             data: components["schemas"]["InternalAccount"][];
             /** @description Whether more results exist after this page. */
             hasMore: boolean;
             /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
             nextCursor?: string;
+            /** @description How many accounts match the filters. */
+            totalCount?: number;
+        };
+        /** @description The platform's internal accounts. */
+        PlatformInternalAccountListResponse: {
+            /** @description Every internal account of the platform that matches the filters. */
+            data: components["schemas"]["InternalAccount"][];
         };
         /** @description Wallet privacy setting. */
-        InternalAccountUpdate: {
+        InternalAccountUpdateRequest: {
             /** @description Turn wallet privacy on or off. */
-            privacyEnabled: boolean;
+            privateEnabled?: boolean;
         };
         /** @description Requests an export of the wallet key material. */
-        WalletExportRequest: {
+        InternalAccountExportRequest: {
             /** @description Key the export bundle is sealed to. */
             clientPublicKey: components["schemas"]["ClientPublicKey"];
         };
         /** @description Export of an embedded wallet. */
-        WalletExport: {
+        InternalAccountExportResponse: {
             /** @description The exported wallet. */
             id: components["schemas"]["InternalAccountId"];
             /** @description Base58check string: the wallet key material HPKE-sealed to `clientPublicKey` (same layout as `encryptedSessionSigningKey`). Open it with the matching private key. */
@@ -3313,7 +3333,7 @@ export interface components {
          */
         QuoteStatus: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
         /** @description How to fund a real-time-funded quote. In the sandbox, call `POST /sandbox/send` instead of paying. */
-        PaymentInstructions: {
+        QuotePaymentInstructions: {
             /** @description Currency to pay in. */
             currency: components["schemas"]["CurrencyCode"];
             /** @description Exact amount to pay, in minor units. */
@@ -3347,7 +3367,7 @@ export interface components {
              * @description The quote must be executed or funded before this time.
              */
             expiresAt: string;
-            paymentInstructions?: components["schemas"]["PaymentInstructions"];
+            paymentInstructions?: components["schemas"]["QuotePaymentInstructions"];
             /** @description The transaction created when the quote was executed or funded. */
             transactionId?: components["schemas"]["TransactionId"];
             /**
@@ -4097,6 +4117,877 @@ export interface components {
             offsetSeconds: number;
             /** @description Number of delayed outcomes that became due and were applied. */
             jobsRun: number;
+        };
+        AedAccountInfo: components["schemas"]["AedAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        AedAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "AED_ACCOUNT";
+            iban: string;
+            swiftCode?: string;
+        };
+        BasePaymentAccountInfo: {
+            accountType: components["schemas"]["PaymentAccountType"];
+        };
+        BaseWalletInfo: {
+            /** @enum {string} */
+            accountType: "BASE_WALLET";
+            address: string;
+        };
+        BdtAccountInfo: components["schemas"]["BdtAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        BdtAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "BDT_ACCOUNT";
+            accountNumber?: string;
+            bankName: string;
+            branchCode?: string;
+            swiftCode?: string;
+            phoneNumber?: string;
+        };
+        BwpAccountInfo: components["schemas"]["BwpAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        BwpAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "BWP_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        CadAccountInfo: components["schemas"]["CadAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        CadAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "CAD_ACCOUNT";
+            bankCode: string;
+            branchCode: string;
+            accountNumber: string;
+        };
+        CnyAccountInfo: components["schemas"]["CnyAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        CnyAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "CNY_ACCOUNT";
+            accountNumber?: string;
+            bankName: string;
+            phoneNumber?: string;
+        };
+        DkkAccountInfo: components["schemas"]["DkkAccountInfoBase"] & {
+            paymentRails: ("SEPA" | "SEPA_INSTANT")[];
+        };
+        DkkAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "DKK_ACCOUNT";
+            iban: string;
+            swiftCode?: string;
+        };
+        EgpAccountInfo: components["schemas"]["EgpAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        EgpAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "EGP_ACCOUNT";
+            iban?: string;
+            bankName: string;
+            phoneNumber?: string;
+        };
+        EthereumWalletInfo: {
+            /** @enum {string} */
+            accountType: "ETHEREUM_WALLET";
+            address: string;
+        };
+        EurAccountInfo: components["schemas"]["EurAccountInfoBase"] & {
+            paymentRails: ("SEPA" | "SEPA_INSTANT")[];
+        };
+        EurAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "EUR_ACCOUNT";
+            iban: string;
+            swiftCode?: string;
+        };
+        GbpAccountInfo: components["schemas"]["GbpAccountInfoBase"] & {
+            paymentRails: "FASTER_PAYMENTS"[];
+        };
+        GbpAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "GBP_ACCOUNT";
+            sortCode: string;
+            accountNumber: string;
+        };
+        GhsAccountInfo: components["schemas"]["GhsAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        GhsAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "GHS_ACCOUNT";
+            accountNumber?: string;
+            bankName: string;
+            phoneNumber?: string;
+        };
+        GtqAccountInfo: components["schemas"]["GtqAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        GtqAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "GTQ_ACCOUNT";
+            accountNumber: string;
+            /** @enum {string} */
+            bankAccountType: "CHECKING" | "SAVINGS";
+            bankName: string;
+        };
+        HkdAccountInfo: components["schemas"]["HkdAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        HkdAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "HKD_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+            swiftCode: string;
+        };
+        HtgAccountInfo: components["schemas"]["HtgAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        HtgAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "HTG_ACCOUNT";
+            phoneNumber: string;
+        };
+        IdrAccountInfo: components["schemas"]["IdrAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        IdrAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "IDR_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+            swiftCode: string;
+            phoneNumber: string;
+        };
+        InrAccountInfo: components["schemas"]["InrAccountInfoBase"] & {
+            paymentRails: ("UPI" | "NEFT" | "RTGS")[];
+        };
+        InrAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "INR_ACCOUNT";
+            vpa?: string;
+            accountNumber?: string;
+            ifsc?: string;
+            rail?: string;
+            bankName?: string;
+        };
+        JmdAccountInfo: components["schemas"]["JmdAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        JmdAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "JMD_ACCOUNT";
+            accountNumber: string;
+            branchCode: string;
+            /** @enum {string} */
+            bankAccountType: "CHECKING" | "SAVINGS";
+            bankName: string;
+        };
+        KesAccountInfo: components["schemas"]["KesAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        KesAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "KES_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        MwkAccountInfo: components["schemas"]["MwkAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        MwkAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "MWK_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        MxnAccountInfo: components["schemas"]["MxnAccountInfoBase"] & {
+            paymentRails: "SPEI"[];
+        };
+        MxnAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "MXN_ACCOUNT";
+            clabeNumber: string;
+        };
+        MyrAccountInfo: components["schemas"]["MyrAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        MyrAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "MYR_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+            swiftCode: string;
+        };
+        NgnAccountInfo: components["schemas"]["NgnAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        NgnAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "NGN_ACCOUNT";
+            accountNumber: string;
+            bankName: string;
+        };
+        /** @enum {string} */
+        PaymentAccountType: "USD_ACCOUNT" | "BRL_ACCOUNT" | "MXN_ACCOUNT" | "DKK_ACCOUNT" | "ARS_ACCOUNT" | "COP_ACCOUNT" | "EUR_ACCOUNT" | "INR_ACCOUNT" | "NGN_ACCOUNT" | "CAD_ACCOUNT" | "GBP_ACCOUNT" | "HKD_ACCOUNT" | "IDR_ACCOUNT" | "MYR_ACCOUNT" | "PHP_ACCOUNT" | "SGD_ACCOUNT" | "THB_ACCOUNT" | "VND_ACCOUNT" | "SWIFT_ACCOUNT" | "SPARK_WALLET" | "LIGHTNING" | "SOLANA_WALLET" | "TRON_WALLET" | "PLASMA_WALLET" | "POLYGON_WALLET" | "BASE_WALLET" | "ETHEREUM_WALLET" | "EMBEDDED_WALLET" | "BITCOIN_L1";
+        PaymentAedAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["AedAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "AED_ACCOUNT";
+        };
+        PaymentArsAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType?: "ARS_ACCOUNT";
+            accountNumber: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ARS_ACCOUNT";
+        };
+        PaymentBaseWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["BaseWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDC";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BASE_WALLET";
+        };
+        PaymentBdtAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["BdtAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BDT_ACCOUNT";
+        };
+        PaymentBitcoinDepositAddressInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType?: "BITCOIN_L1";
+            address: string;
+            /** @enum {string} */
+            network?: "BITCOIN";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BITCOIN_L1";
+        };
+        PaymentBrlAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType?: "BRL_ACCOUNT";
+            qrCode: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BRL_ACCOUNT";
+        };
+        PaymentBwpAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["BwpAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BWP_ACCOUNT";
+        };
+        PaymentCadAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["CadAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CAD_ACCOUNT";
+        };
+        PaymentCnyAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["CnyAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CNY_ACCOUNT";
+        };
+        PaymentCopAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType?: "COP_ACCOUNT";
+            /** Format: uri */
+            paymentUrl: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "COP_ACCOUNT";
+        };
+        PaymentDkkAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["DkkAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "DKK_ACCOUNT";
+        };
+        PaymentEgpAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["EgpAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EGP_ACCOUNT";
+        };
+        PaymentEmbeddedWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType: "EMBEDDED_WALLET";
+            payloadToSign: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EMBEDDED_WALLET";
+        };
+        PaymentEthereumWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["EthereumWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDC" | "USDT";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ETHEREUM_WALLET";
+        };
+        PaymentEurAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["EurAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EUR_ACCOUNT";
+        };
+        PaymentGbpAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["GbpAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GBP_ACCOUNT";
+        };
+        PaymentGhsAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["GhsAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GHS_ACCOUNT";
+        };
+        PaymentGtqAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["GtqAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GTQ_ACCOUNT";
+        };
+        PaymentHkdAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["HkdAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HKD_ACCOUNT";
+        };
+        PaymentHtgAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["HtgAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HTG_ACCOUNT";
+        };
+        PaymentIdrAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["IdrAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "IDR_ACCOUNT";
+        };
+        PaymentInrAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["InrAccountInfo"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "INR_ACCOUNT";
+        };
+        PaymentInstructions: {
+            instructionsNotes?: string;
+            isPlatformAccount?: boolean;
+            accountOrWalletInfo: components["schemas"]["PaymentUsdAccountInfo"] | components["schemas"]["PaymentBrlAccountInfo"] | components["schemas"]["PaymentMxnAccountInfo"] | components["schemas"]["PaymentDkkAccountInfo"] | components["schemas"]["PaymentEurAccountInfo"] | components["schemas"]["PaymentInrAccountInfo"] | components["schemas"]["PaymentNgnAccountInfo"] | components["schemas"]["PaymentCadAccountInfo"] | components["schemas"]["PaymentGbpAccountInfo"] | components["schemas"]["PaymentHkdAccountInfo"] | components["schemas"]["PaymentIdrAccountInfo"] | components["schemas"]["PaymentMyrAccountInfo"] | components["schemas"]["PaymentPhpAccountInfo"] | components["schemas"]["PaymentSgdAccountInfo"] | components["schemas"]["PaymentThbAccountInfo"] | components["schemas"]["PaymentVndAccountInfo"] | components["schemas"]["PaymentAedAccountInfo"] | components["schemas"]["PaymentKesAccountInfo"] | components["schemas"]["PaymentMwkAccountInfo"] | components["schemas"]["PaymentRwfAccountInfo"] | components["schemas"]["PaymentTzsAccountInfo"] | components["schemas"]["PaymentUgxAccountInfo"] | components["schemas"]["PaymentXofAccountInfo"] | components["schemas"]["PaymentZarAccountInfo"] | components["schemas"]["PaymentZmwAccountInfo"] | components["schemas"]["PaymentBwpAccountInfo"] | components["schemas"]["PaymentXafAccountInfo"] | components["schemas"]["PaymentBdtAccountInfo"] | components["schemas"]["PaymentArsAccountInfo"] | components["schemas"]["PaymentCopAccountInfo"] | components["schemas"]["PaymentEgpAccountInfo"] | components["schemas"]["PaymentGhsAccountInfo"] | components["schemas"]["PaymentGtqAccountInfo"] | components["schemas"]["PaymentHtgAccountInfo"] | components["schemas"]["PaymentJmdAccountInfo"] | components["schemas"]["PaymentPkrAccountInfo"] | components["schemas"]["PaymentSlvAccountInfo"] | components["schemas"]["PaymentSwiftAccountInfo"] | components["schemas"]["PaymentCnyAccountInfo"] | components["schemas"]["PaymentSparkWalletInfo"] | components["schemas"]["PaymentLightningInvoiceInfo"] | components["schemas"]["PaymentSolanaWalletInfo"] | components["schemas"]["PaymentTronWalletInfo"] | components["schemas"]["PaymentPlasmaWalletInfo"] | components["schemas"]["PaymentPolygonWalletInfo"] | components["schemas"]["PaymentBaseWalletInfo"] | components["schemas"]["PaymentEthereumWalletInfo"] | components["schemas"]["PaymentBitcoinDepositAddressInfo"] | components["schemas"]["PaymentEmbeddedWalletInfo"];
+        };
+        PaymentJmdAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["JmdAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "JMD_ACCOUNT";
+        };
+        PaymentKesAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["KesAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "KES_ACCOUNT";
+        };
+        PaymentLightningInvoiceInfo: components["schemas"]["BasePaymentAccountInfo"] & {
+            /** @enum {string} */
+            accountType?: "LIGHTNING";
+            invoice: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "LIGHTNING";
+        };
+        PaymentMwkAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["MwkAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MWK_ACCOUNT";
+        };
+        PaymentMxnAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["MxnAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MXN_ACCOUNT";
+        };
+        PaymentMyrAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["MyrAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MYR_ACCOUNT";
+        };
+        PaymentNgnAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["NgnAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "NGN_ACCOUNT";
+        };
+        PaymentPhpAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["PhpAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PHP_ACCOUNT";
+        };
+        PaymentPkrAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["PkrAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PKR_ACCOUNT";
+        };
+        PaymentPlasmaWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["PlasmaWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDT";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PLASMA_WALLET";
+        };
+        PaymentPolygonWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["PolygonWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDC";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "POLYGON_WALLET";
+        };
+        PaymentRwfAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["RwfAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "RWF_ACCOUNT";
+        };
+        PaymentSgdAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["SgdAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SGD_ACCOUNT";
+        };
+        PaymentSlvAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["SlvAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SLV_ACCOUNT";
+        };
+        PaymentSolanaWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["SolanaWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDC" | "USDT";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SOLANA_WALLET";
+        };
+        PaymentSparkWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["SparkWalletInfo"] & {
+            assetType: string;
+            invoice?: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SPARK_WALLET";
+        };
+        PaymentSwiftAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["SwiftAccountInfo"] & {
+            accountHolderName: string;
+            bankAddress?: string;
+            reference?: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SWIFT_ACCOUNT";
+        };
+        PaymentThbAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["ThbAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "THB_ACCOUNT";
+        };
+        PaymentTronWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["TronWalletInfo"] & {
+            /** @enum {string} */
+            assetType?: "USDT";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "TRON_WALLET";
+        };
+        PaymentTzsAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["TzsAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "TZS_ACCOUNT";
+        };
+        PaymentUgxAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["UgxAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "UGX_ACCOUNT";
+        };
+        PaymentUsdAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["UsdAccountInfo"] & {
+            reference: string;
+            bankAddress?: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "USD_ACCOUNT";
+        };
+        PaymentVndAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["VndAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "VND_ACCOUNT";
+        };
+        PaymentXafAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["XafAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XAF_ACCOUNT";
+        };
+        PaymentXofAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["XofAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XOF_ACCOUNT";
+        };
+        PaymentZarAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["ZarAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZAR_ACCOUNT";
+        };
+        PaymentZmwAccountInfo: components["schemas"]["BasePaymentAccountInfo"] & components["schemas"]["ZmwAccountInfo"] & {
+            reference: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZMW_ACCOUNT";
+        };
+        PhpAccountInfo: components["schemas"]["PhpAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        PhpAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "PHP_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+        };
+        PkrAccountInfo: components["schemas"]["PkrAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        PkrAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "PKR_ACCOUNT";
+            bankName: string;
+            accountNumber?: string;
+            iban?: string;
+            phoneNumber?: string;
+        };
+        PlasmaWalletInfo: {
+            /** @enum {string} */
+            accountType: "PLASMA_WALLET";
+            address: string;
+        };
+        PolygonWalletInfo: {
+            /** @enum {string} */
+            accountType: "POLYGON_WALLET";
+            address: string;
+        };
+        RwfAccountInfo: components["schemas"]["RwfAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        RwfAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "RWF_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        SgdAccountInfo: components["schemas"]["SgdAccountInfoBase"] & {
+            paymentRails: ("PAYNOW" | "FAST" | "BANK_TRANSFER")[];
+        };
+        SgdAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "SGD_ACCOUNT";
+            bankName?: string;
+            accountNumber: string;
+            swiftCode: string;
+        };
+        SlvAccountInfo: components["schemas"]["SlvAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        SlvAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "SLV_ACCOUNT";
+            bankName?: string;
+            accountNumber?: string;
+            /** @enum {string} */
+            bankAccountType?: "CHECKING" | "SAVINGS";
+            phoneNumber?: string;
+        };
+        SolanaWalletInfo: {
+            /** @enum {string} */
+            accountType: "SOLANA_WALLET";
+            address: string;
+        };
+        SparkWalletInfo: {
+            /** @enum {string} */
+            accountType: "SPARK_WALLET";
+            address: string;
+        };
+        SwiftAccountInfo: components["schemas"]["SwiftAccountInfoBase"] & {
+            paymentRails: "SWIFT"[];
+        };
+        SwiftAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "SWIFT_ACCOUNT";
+            country: string;
+            swiftCode: string;
+            bankName: string;
+            accountNumber?: string;
+            iban?: string;
+        };
+        ThbAccountInfo: components["schemas"]["ThbAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        ThbAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "THB_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+            swiftCode: string;
+        };
+        TronWalletInfo: {
+            /** @enum {string} */
+            accountType: "TRON_WALLET";
+            address: string;
+        };
+        TzsAccountInfo: components["schemas"]["TzsAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        TzsAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "TZS_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        UgxAccountInfo: components["schemas"]["UgxAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        UgxAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "UGX_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+        };
+        UsdAccountInfo: components["schemas"]["UsdAccountInfoBase"] & {
+            paymentRails: ("ACH" | "WIRE" | "RTP" | "FEDNOW")[];
+        };
+        UsdAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "USD_ACCOUNT";
+            accountNumber: string;
+            routingNumber: string;
+            bankName?: string;
+            /** @enum {string} */
+            bankAccountType?: "CHECKING" | "SAVINGS";
+            intermediaryBankName?: string;
+            intermediaryRoutingNumber?: string;
+            fiToFiInformation?: string;
+        };
+        VndAccountInfo: components["schemas"]["VndAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        VndAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "VND_ACCOUNT";
+            bankName: string;
+            accountNumber: string;
+            swiftCode: string;
+        };
+        XafAccountInfo: components["schemas"]["XafAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        XafAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "XAF_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+            /** @enum {string} */
+            region: "CM" | "CG";
+        };
+        XofAccountInfo: components["schemas"]["XofAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        XofAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "XOF_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
+            /** @enum {string} */
+            region: "BJ" | "CI" | "SN" | "TG";
+        };
+        ZarAccountInfo: components["schemas"]["ZarAccountInfoBase"] & {
+            paymentRails: "BANK_TRANSFER"[];
+        };
+        ZarAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "ZAR_ACCOUNT";
+            accountNumber: string;
+            bankName: string;
+        };
+        ZmwAccountInfo: components["schemas"]["ZmwAccountInfoBase"] & {
+            paymentRails: "MOBILE_MONEY"[];
+        };
+        ZmwAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "ZMW_ACCOUNT";
+            phoneNumber: string;
+            provider: string;
         };
     };
     responses: {
@@ -4853,22 +5744,22 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    listInternalAccounts: {
+    listCustomerInternalAccounts: {
         parameters: {
             query?: {
-                /**
-                 * @description Only accounts of this customer.
-                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
-                 */
-                customerId?: components["schemas"]["CustomerId"];
                 /**
                  * @description Only accounts in this currency.
                  * @example USD
                  */
-                currency?: components["schemas"]["CurrencyCode"];
+                currency?: string;
                 /**
-                 * @description Only accounts of this type.
-                 * @example STANDARD
+                 * @description Only accounts of this customer.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId?: string;
+                /**
+                 * @description Only accounts of this type; `EMBEDDED_WALLET` finds a customer's wallet.
+                 * @example INTERNAL_FIAT
                  */
                 type?: components["schemas"]["InternalAccountType"];
                 /**
@@ -4888,7 +5779,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of internal accounts. */
+            /** @description A page of internal accounts, newest first. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4900,11 +5791,43 @@ export interface operations {
                      *         {
                      *           "id": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
                      *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "type": "STANDARD",
-                     *           "currency": "USD",
-                     *           "balance": 250000,
+                     *           "type": "INTERNAL_FIAT",
                      *           "status": "ACTIVE",
-                     *           "privacyEnabled": false,
+                     *           "balance": {
+                     *             "amount": 250000,
+                     *             "currency": {
+                     *               "code": "USD",
+                     *               "name": "US Dollar",
+                     *               "symbol": "$",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "totalBalance": {
+                     *             "amount": 250000,
+                     *             "currency": {
+                     *               "code": "USD",
+                     *               "name": "US Dollar",
+                     *               "symbol": "$",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "fundingPaymentInstructions": [
+                     *             {
+                     *               "instructionsNotes": "Include the reference so the payment reaches this account.",
+                     *               "isPlatformAccount": false,
+                     *               "accountOrWalletInfo": {
+                     *                 "accountType": "USD_ACCOUNT",
+                     *                 "accountNumber": "40075286512",
+                     *                 "routingNumber": "110000000",
+                     *                 "bankName": "Sandbox Bank",
+                     *                 "paymentRails": [
+                     *                   "ACH",
+                     *                   "WIRE"
+                     *                 ],
+                     *                 "reference": "SBX-E36911EE"
+                     *               }
+                     *             }
+                     *           ],
                      *           "createdAt": "2025-10-13T09:30:00Z",
                      *           "updatedAt": "2025-10-13T09:31:10Z"
                      *         },
@@ -4912,18 +5835,36 @@ export interface operations {
                      *           "id": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
                      *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
                      *           "type": "EMBEDDED_WALLET",
-                     *           "currency": "USD",
-                     *           "balance": 0,
                      *           "status": "ACTIVE",
-                     *           "privacyEnabled": false,
+                     *           "balance": {
+                     *             "amount": 0,
+                     *             "currency": {
+                     *               "code": "USDB",
+                     *               "name": "USDB",
+                     *               "symbol": "USDB",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "totalBalance": {
+                     *             "amount": 0,
+                     *             "currency": {
+                     *               "code": "USDB",
+                     *               "name": "USDB",
+                     *               "symbol": "USDB",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "fundingPaymentInstructions": [],
+                     *           "privateEnabled": false,
                      *           "createdAt": "2025-10-13T09:30:00Z",
                      *           "updatedAt": "2025-10-13T09:30:00Z"
                      *         }
                      *       ],
-                     *       "hasMore": false
+                     *       "hasMore": false,
+                     *       "totalCount": 2
                      *     }
                      */
-                    "application/json": components["schemas"]["InternalAccountList"];
+                    "application/json": components["schemas"]["InternalAccountListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4931,50 +5872,27 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    createInternalAccount: {
+    listPlatformInternalAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only accounts in this currency.
+                 * @example USD
+                 */
+                currency?: string;
+                /**
+                 * @description Only accounts of this type.
+                 * @example INTERNAL_FIAT
+                 */
+                type?: components["schemas"]["InternalAccountType"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["InternalAccountCreate"];
-            };
-        };
-        responses: {
-            /** @description The account was created. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InternalAccount"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    getInternalAccount: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description Identifier of the internal account.
-                 * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
-                 */
-                id: components["schemas"]["InternalAccountId"];
-            };
-            cookie?: never;
-        };
         requestBody?: never;
         responses: {
-            /** @description The account. */
+            /** @description Every internal account of the platform. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4982,23 +5900,57 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "type": "STANDARD",
-                     *       "currency": "USD",
-                     *       "balance": 250000,
-                     *       "status": "ACTIVE",
-                     *       "privacyEnabled": false,
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:31:10Z"
+                     *       "data": [
+                     *         {
+                     *           "id": "InternalAccount:5a3c1f0e-8d2b-4f6a-9c1e-7b4d2e8f0a13",
+                     *           "type": "INTERNAL_FIAT",
+                     *           "status": "ACTIVE",
+                     *           "balance": {
+                     *             "amount": 1000000,
+                     *             "currency": {
+                     *               "code": "USD",
+                     *               "name": "US Dollar",
+                     *               "symbol": "$",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "totalBalance": {
+                     *             "amount": 1000000,
+                     *             "currency": {
+                     *               "code": "USD",
+                     *               "name": "US Dollar",
+                     *               "symbol": "$",
+                     *               "decimals": 2
+                     *             }
+                     *           },
+                     *           "fundingPaymentInstructions": [
+                     *             {
+                     *               "instructionsNotes": "Include the reference so the payment reaches this account.",
+                     *               "isPlatformAccount": true,
+                     *               "accountOrWalletInfo": {
+                     *                 "accountType": "USD_ACCOUNT",
+                     *                 "accountNumber": "40075286512",
+                     *                 "routingNumber": "110000000",
+                     *                 "bankName": "Sandbox Bank",
+                     *                 "paymentRails": [
+                     *                   "ACH",
+                     *                   "WIRE"
+                     *                 ],
+                     *                 "reference": "SBX-E36911EE"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "createdAt": "2025-10-13T09:30:00Z",
+                     *           "updatedAt": "2025-10-13T09:31:10Z"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["InternalAccount"];
+                    "application/json": components["schemas"]["PlatformInternalAccountListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -5030,10 +5982,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "privacyEnabled": true
+                 *       "privateEnabled": true
                  *     }
                  */
-                "application/json": components["schemas"]["InternalAccountUpdate"];
+                "application/json": components["schemas"]["InternalAccountUpdateRequest"];
             };
         };
         responses: {
@@ -5048,10 +6000,27 @@ export interface operations {
                      *       "id": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
                      *       "type": "EMBEDDED_WALLET",
-                     *       "currency": "USD",
-                     *       "balance": 0,
                      *       "status": "ACTIVE",
-                     *       "privacyEnabled": true,
+                     *       "balance": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USDB",
+                     *           "name": "USDB",
+                     *           "symbol": "USDB",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "totalBalance": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USDB",
+                     *           "name": "USDB",
+                     *           "symbol": "USDB",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "fundingPaymentInstructions": [],
+                     *       "privateEnabled": true,
                      *       "createdAt": "2025-10-13T09:30:00Z",
                      *       "updatedAt": "2025-10-13T09:31:10Z"
                      *     }
@@ -5067,7 +6036,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"accountId\":\"InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d\",\"privacyEnabled\":true},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_UPDATE_WALLET_PRIVACY\"}",
+                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"accountId\":\"InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d\",\"privateEnabled\":true},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_UPDATE_WALLET_PRIVACY\"}",
                      *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
                      *       "expiresAt": "2025-10-13T09:35:00Z"
                      *     }
@@ -5120,7 +6089,7 @@ export interface operations {
                  *       "clientPublicKey": "04babecdb2c6e96a9cc9ee84b53dd768d9e212f7e14670b1866a5994935855428e3b1a13e441c60222045bab532e87724a275c8726803c6097c071750121527889"
                  *     }
                  */
-                "application/json": components["schemas"]["WalletExportRequest"];
+                "application/json": components["schemas"]["InternalAccountExportRequest"];
             };
         };
         responses: {
@@ -5136,7 +6105,7 @@ export interface operations {
                      *       "encryptedWalletCredentials": "XbzmrZe2rf5xbNxdKggZqmMJ2ZykCyrcbUpbFgtd3rffkPyWz1qbc6JtBdBcEvhhmUAa6iN7QojqbEEFL1fSgckujpNQHy8TWoLjCSL3qNodGE1ZcgBhQ3o2uWQUqMGjwDE8nR5kCD"
                      *     }
                      */
-                    "application/json": components["schemas"]["WalletExport"];
+                    "application/json": components["schemas"]["InternalAccountExportResponse"];
                 };
             };
             /** @description Signature required: stamp `payloadToSign` and retry. */
@@ -7147,11 +8116,43 @@ export interface operations {
                      * @example {
                      *       "id": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "type": "STANDARD",
-                     *       "currency": "USD",
-                     *       "balance": 350000,
+                     *       "type": "INTERNAL_FIAT",
                      *       "status": "ACTIVE",
-                     *       "privacyEnabled": false,
+                     *       "balance": {
+                     *         "amount": 350000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "totalBalance": {
+                     *         "amount": 350000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "fundingPaymentInstructions": [
+                     *         {
+                     *           "instructionsNotes": "Include the reference so the payment reaches this account.",
+                     *           "isPlatformAccount": false,
+                     *           "accountOrWalletInfo": {
+                     *             "accountType": "USD_ACCOUNT",
+                     *             "accountNumber": "40075286512",
+                     *             "routingNumber": "110000000",
+                     *             "bankName": "Sandbox Bank",
+                     *             "paymentRails": [
+                     *               "ACH",
+                     *               "WIRE"
+                     *             ],
+                     *             "reference": "SBX-E36911EE"
+                     *           }
+                     *         }
+                     *       ],
                      *       "createdAt": "2025-10-13T09:30:00Z",
                      *       "updatedAt": "2025-10-13T09:31:10Z"
                      *     }

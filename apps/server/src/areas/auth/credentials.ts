@@ -91,7 +91,7 @@ export class CredentialService {
 
   /**
    * Registers a credential. The wallet's first credential needs no signature
-   * (normally it is made with the account); every later one is a signed retry
+   * (the wallet is opened with its customer, bare); every later one is a signed retry
    * stamped by an active session of the same wallet.
    */
   async create(

@@ -9,6 +9,7 @@ import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
 import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
+import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
 import { Activity } from "../../signing/activities.js";
 import { challengeData } from "../../signing/challenges.js";
@@ -230,6 +231,12 @@ function* writeCustomer(ctx: RequestContext, row: CustomerRow): SqlProgram<void>
       .returning("id"),
     `customer ${row.id}`,
   );
+  // A currency added to the customer opens its account; none is ever closed here.
+  yield* openMissingAccounts(
+    { platformId: ctx.platformId, customerId: row.id },
+    JSON.parse(row.currencies) as string[],
+    row.updatedAt,
+  );
 }
 
 /** A new email or phone number: what OTP credentials it concerns and how it is signed. */
@@ -327,6 +334,9 @@ export class CustomerService {
         () =>
           insertAll([
             rowOf("Customer", row),
+            ...newAccountRows({ platformId: ctx.platformId, customerId: id }, currencies, now).map(
+              (account) => rowOf("InternalAccount", account),
+            ),
             ...(event ? [rowOf("WebhookEvent", outboxRow(event))] : []),
           ]),
         "eachStep",

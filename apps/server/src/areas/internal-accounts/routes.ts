@@ -3,19 +3,15 @@ import type { InternalAccountService } from "./service.js";
 
 export function internalAccountRoutes(
   accounts: InternalAccountService,
-): Handlers<"createInternalAccount" | "listInternalAccounts" | "getInternalAccount"> {
+): Handlers<"listCustomerInternalAccounts" | "listPlatformInternalAccounts"> {
   return {
-    createInternalAccount: async ({ body }, ctx) => ({
-      status: 201,
-      body: await accounts.create(ctx, body),
-    }),
-    listInternalAccounts: async ({ query }, ctx) => ({
+    listCustomerInternalAccounts: async ({ query }, ctx) => ({
       status: 200,
-      body: await accounts.list(ctx, query),
+      body: await accounts.listCustomerAccounts(ctx, query),
     }),
-    getInternalAccount: async ({ params }, ctx) => ({
+    listPlatformInternalAccounts: async ({ query }, ctx) => ({
       status: 200,
-      body: await accounts.get(ctx, params.id),
+      body: await accounts.listPlatformAccounts(ctx, query),
     }),
   };
 }

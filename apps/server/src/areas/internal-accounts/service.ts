@@ -1,32 +1,35 @@
 import type { Schemas } from "@sandbox/client";
-import { insert, one, q, type Row } from "../../db/query.js";
-import { ApiError, notFound } from "../../errors.js";
+import { one, q, type Row } from "../../db/query.js";
+import { notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
-import { newId } from "../../ids.js";
+import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { credit } from "../ledger/ledger.js";
 import { createTransaction } from "../transactions/records.js";
-import type { CustomerService } from "../customers/service.js";
+import { currencyAmount } from "../quotes/exchange-rates.js";
+import { fundingInstructionsFor } from "./funding-instructions.js";
 
 export type InternalAccount = Schemas["InternalAccount"];
-export type InternalAccountCreate = Schemas["InternalAccountCreate"];
 type AuthMethod = Schemas["AuthMethod"];
 type AccountRow = Row<"InternalAccount">;
 type AuthMethodRow = Row<"AuthMethod">;
 
-/** The query of listInternalAccounts, as validated. */
-export type InternalAccountFilter = Query<"listInternalAccounts">;
+/** The queries of the two lists, as validated. */
+export type CustomerAccountFilter = Query<"listCustomerInternalAccounts">;
+export type PlatformAccountFilter = Query<"listPlatformInternalAccounts">;
 
 export function toInternalAccount(row: AccountRow): InternalAccount {
+  // Money settles at once in the sandbox: nothing is held back from `balance`.
+  const balance = currencyAmount(row.balance, row.currency);
   return {
     id: row.id,
-    customerId: row.customerId,
+    ...(row.customerId !== null ? { customerId: row.customerId } : {}),
     type: row.type as InternalAccount["type"],
-    currency: row.currency,
-    balance: Number(row.balance),
     status: row.status as InternalAccount["status"],
-    privacyEnabled: row.privacyEnabled,
+    balance,
+    totalBalance: balance,
+    fundingPaymentInstructions: fundingInstructionsFor(row),
+    ...(row.type === "EMBEDDED_WALLET" ? { privateEnabled: row.privacyEnabled } : {}),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -45,76 +48,7 @@ export function toAuthMethod(row: AuthMethodRow): AuthMethod {
 }
 
 export class InternalAccountService {
-  constructor(
-    private readonly services: Services,
-    private readonly customers: CustomerService,
-  ) {}
-
-  async create(ctx: RequestContext, input: InternalAccountCreate): Promise<InternalAccount> {
-    const customer = await this.customers.getActiveRow(ctx, input.customerId);
-    const now = ctx.clock.now();
-    const accountId = newId("InternalAccount");
-
-    let email: string | undefined;
-    if (input.type === "EMBEDDED_WALLET") {
-      // The wallet's first credential is an EMAIL_OTP one on the customer's email.
-      email = customer.email ?? undefined;
-      if (!email) {
-        throw new ApiError(
-          400,
-          "MISSING_MANDATORY_USER_INFO",
-          "An embedded wallet needs the customer's email address for its first EMAIL_OTP credential",
-          {
-            details: { field: "email" },
-          },
-        );
-      }
-    }
-
-    const account: AccountRow = {
-      id: accountId,
-      platformId: ctx.platformId,
-      customerId: customer.id,
-      type: input.type,
-      currency: input.currency,
-      balance: 0n,
-      status: "ACTIVE",
-      privacyEnabled: false,
-      walletPrivateKey: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    const authMethods: AuthMethodRow[] = email
-      ? [
-          {
-            id: newId("AuthMethod"),
-            platformId: ctx.platformId,
-            accountId,
-            type: "EMAIL_OTP",
-            nickname: email,
-            credentialId: null,
-            oauthIssuer: null,
-            oauthAudience: null,
-            oauthSubject: null,
-            passkeyPublicKey: null,
-            passkeyCounter: null,
-            passkeyTransports: null,
-            otpTargetPrivateKey: null,
-            otpExpiresAt: null,
-            createdAt: now,
-            updatedAt: now,
-          },
-        ]
-      : [];
-    await this.services.data.transaction(function* () {
-      yield* insert("InternalAccount", account);
-      for (const method of authMethods) yield* insert("AuthMethod", method);
-    });
-    const result = toInternalAccount(account);
-    return authMethods.length > 0
-      ? { ...result, authMethods: authMethods.map(toAuthMethod) }
-      : result;
-  }
+  constructor(private readonly services: Services) {}
 
   /** An account of this platform (and of the agent's customer when an agent asks). */
   async getRow(ctx: RequestContext, id: string): Promise<AccountRow> {
@@ -125,22 +59,43 @@ export class InternalAccountService {
     return row;
   }
 
-  async get(ctx: RequestContext, id: string): Promise<InternalAccount> {
-    return toInternalAccount(await this.getRow(ctx, id));
-  }
-
-  async list(ctx: RequestContext, filter: InternalAccountFilter): Promise<Page<InternalAccount>> {
+  /** The accounts of the platform's customers, newest first. */
+  async listCustomerAccounts(
+    ctx: RequestContext,
+    filter: CustomerAccountFilter,
+  ): Promise<Page<InternalAccount> & { totalCount: number }> {
     let query = q
       .selectFrom("InternalAccount")
-      .selectAll()
-      .where("platformId", "=", ctx.platformId);
+      .where("platformId", "=", ctx.platformId)
+      .where("customerId", "is not", null);
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.currency) query = query.where("currency", "=", filter.currency);
     if (filter.type) query = query.where("type", "=", filter.type);
-    const rows = await this.services.data.all(
-      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+    return countedPage(
+      this.services.data,
+      {
+        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        count: query.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toInternalAccount,
     );
-    return toPage(rows, filter.limit, toInternalAccount);
+  }
+
+  /** The platform's own accounts: one per supported currency, so never more than a page. */
+  async listPlatformAccounts(
+    ctx: RequestContext,
+    filter: PlatformAccountFilter,
+  ): Promise<{ data: InternalAccount[] }> {
+    let query = q
+      .selectFrom("InternalAccount")
+      .selectAll()
+      .where("platformId", "=", ctx.platformId)
+      .where("customerId", "is", null);
+    if (filter.currency) query = query.where("currency", "=", filter.currency);
+    if (filter.type) query = query.where("type", "=", filter.type);
+    const rows = await this.services.data.all(query.orderBy("createdAt").orderBy("id"));
+    return { data: rows.map(toInternalAccount) };
   }
 
   /** Sandbox funding: a FUNDING transaction that credits the account through the ledger. */

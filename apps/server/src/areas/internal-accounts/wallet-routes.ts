@@ -8,7 +8,7 @@ export function walletRoutes(
 ): Handlers<"updateInternalAccount" | "exportInternalAccount"> {
   return {
     updateInternalAccount: ({ params, headers, body }, ctx) =>
-      wallets.setPrivacy(ctx, params.id, walletHeaders(headers), body.privacyEnabled),
+      wallets.setPrivacy(ctx, params.id, walletHeaders(headers), body.privateEnabled),
     exportInternalAccount: ({ params, headers, body }, ctx) =>
       wallets.export(ctx, params.id, walletHeaders(headers), body.clientPublicKey),
   };

@@ -10,8 +10,15 @@ import type { ChallengeBody, SignedRequests } from "../../signing/signed-request
 import { requireClientPublicKey } from "../auth/sessions.js";
 import { toInternalAccount, type InternalAccount, type InternalAccountService } from "./service.js";
 
-export type WalletExport = Schemas["WalletExport"];
+export type WalletExport = Schemas["InternalAccountExportResponse"];
 type AccountRow = Row<"InternalAccount">;
+
+const accountRow = (own: { id: string; platformId: string }) =>
+  q
+    .selectFrom("InternalAccount")
+    .selectAll()
+    .where("id", "=", own.id)
+    .where("platformId", "=", own.platformId);
 
 /** Embedded-wallet actions authorised by the user's session key (signed retries). */
 export class WalletService {
@@ -31,28 +38,35 @@ export class WalletService {
     return account;
   }
 
+  /** Signed retry: turns wallet privacy on or off; without `privateEnabled` nothing changes. */
   async setPrivacy(
     ctx: RequestContext,
     id: string,
     headers: WalletHeaders,
-    privacyEnabled: boolean,
+    privateEnabled: boolean | undefined,
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 200; body: InternalAccount }> {
     const account = await this.wallet(ctx, id);
     const action = {
       activity: Activity.UPDATE_WALLET_PRIVACY,
       accountId: account.id,
-      parameters: { accountId: account.id, privacyEnabled },
+      parameters: {
+        accountId: account.id,
+        ...(privateEnabled !== undefined ? { privateEnabled } : {}),
+      },
     };
+    const own = { id: account.id, platformId: ctx.platformId };
     const result = await this.signing.run(ctx, headers, action, () =>
-      found(
-        q
-          .updateTable("InternalAccount")
-          .set({ privacyEnabled, updatedAt: ctx.clock.now() })
-          .where("id", "=", account.id)
-          .where("platformId", "=", ctx.platformId)
-          .returningAll(),
-        `internal account ${account.id}`,
-      ),
+      privateEnabled === undefined
+        ? found(accountRow(own), `internal account ${account.id}`)
+        : found(
+            q
+              .updateTable("InternalAccount")
+              .set({ privacyEnabled: privateEnabled, updatedAt: ctx.clock.now() })
+              .where("id", "=", own.id)
+              .where("platformId", "=", own.platformId)
+              .returningAll(),
+            `internal account ${account.id}`,
+          ),
     );
     if (result.kind === "CHALLENGE") return { status: 202, body: result.body };
     return { status: 200, body: toInternalAccount(result.value) };

@@ -4,6 +4,7 @@ import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { one, prepared, q, type Row } from "../../db/query.js";
 import { invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
+import { openMissingAccounts } from "../internal-accounts/opening.js";
 
 export type PlatformConfig = Schemas["PlatformConfig"];
 export type PlatformConfigUpdate = Schemas["PlatformConfigUpdateRequest"];
@@ -15,7 +16,7 @@ type PlatformRow = Row<"Platform">;
 const MAX_AMOUNT = 9_007_199_254_740_991;
 
 /** What a platform supports until it says otherwise: USD, both ways, any amount. */
-const DEFAULT_CURRENCIES: CurrencyConfig[] = [
+export const DEFAULT_CURRENCIES: CurrencyConfig[] = [
   {
     currencyCode: "USD",
     minAmount: 1,
@@ -139,8 +140,8 @@ export class PlatformService {
       });
     }
     const json = (value: unknown) => JSON.stringify(value);
-    const row = await this.services.data.transaction(() =>
-      one(
+    const row = await this.services.data.transaction(function* () {
+      const updated = yield* one(
         q
           .updateTable("Platform")
           .set({
@@ -162,8 +163,17 @@ export class PlatformService {
           })
           .where("id", "=", ctx.platformId)
           .returningAll(),
-      ),
-    );
+      );
+      // A newly supported currency opens the platform's account in it.
+      if (updated && input.supportedCurrencies) {
+        yield* openMissingAccounts(
+          { platformId: ctx.platformId, customerId: null },
+          input.supportedCurrencies.map((currency) => currency.currencyCode),
+          updated.updatedAt,
+        );
+      }
+      return updated;
+    });
     if (!row) throw new Error(`platform ${ctx.platformId} of an API token does not exist`);
     return toPlatformConfig(row);
   }

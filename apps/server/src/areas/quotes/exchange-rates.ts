@@ -13,6 +13,8 @@ const USD_VALUE_MICROS: Readonly<Record<string, bigint>> = {
   CAD: 720_000n,
   MXN: 54_500n,
   BRL: 185_000n,
+  // The embedded wallets' dollar stablecoin.
+  USDB: 1_000_000n,
 };
 
 /** How each supported currency is named and written; all have 2 decimals. */
@@ -23,12 +25,18 @@ const CURRENCY_NAMES: Readonly<Record<string, { name: string; symbol: string }>>
   CAD: { name: "Canadian Dollar", symbol: "$" },
   MXN: { name: "Mexican Peso", symbol: "$" },
   BRL: { name: "Brazilian Real", symbol: "R$" },
+  USDB: { name: "USDB", symbol: "USDB" },
 };
 
 /** The Currency object of a supported currency; undefined for others. */
 export function currencyInfo(code: string): Schemas["Currency"] | undefined {
   const names = CURRENCY_NAMES[code];
   return names ? { code, ...names, decimals: 2 } : undefined;
+}
+
+/** An amount in minor units with its currency, as the API writes balances and amounts. */
+export function currencyAmount(amount: bigint | number, code: string): Schemas["CurrencyAmount"] {
+  return { amount: Number(amount), currency: currencyInfo(code) ?? { code } };
 }
 
 /** Flat fee per payment, in minor units of the source currency. */
@@ -39,6 +47,7 @@ const FEE_MINOR_UNITS: Readonly<Record<string, bigint>> = {
   CAD: 150n,
   MXN: 2_000n,
   BRL: 500n,
+  USDB: 100n,
 };
 
 /** The spread taken on a currency conversion, in millionths (0.5 %). */
