@@ -15,6 +15,7 @@ import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.j
 import { customerRoutes } from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
+import type { OwnershipVerification } from "./areas/external-accounts/ownership.js";
 import type { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import type { InternalAccountService } from "./areas/internal-accounts/service.js";
@@ -57,6 +58,7 @@ export interface ApiServices {
   sandboxClock: SandboxClockService;
   sessions: SessionService;
   transactions: TransactionService;
+  ownership: OwnershipVerification;
   transfers: TransferService;
   umaReceive: UmaReceiveService;
   verifications: VerificationService;
@@ -94,7 +96,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),
     walletRoutes(s.wallets),
-    externalAccountRoutes(s.externalAccounts),
+    externalAccountRoutes(s.externalAccounts, s.ownership),
     transferRoutes(s.transfers, s.idempotency),
     transactionRoutes(s.transactions),
     quoteRoutes(s.quotes, s.idempotency),

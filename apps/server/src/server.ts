@@ -13,6 +13,7 @@ import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { AgentService } from "./areas/agents/service.js";
 import { withoutDeviceCode } from "./areas/agents/routes.js";
 import { ExternalAccountService } from "./areas/external-accounts/service.js";
+import { OwnershipVerification } from "./areas/external-accounts/ownership.js";
 import { QuotePayments } from "./areas/quotes/payment.js";
 import { QuoteService } from "./areas/quotes/service.js";
 import type { SignedRequestGuard } from "./areas/quotes/signed-request-guard.js";
@@ -211,6 +212,11 @@ export async function startServer(
   });
   const verifications = new VerificationService(services, customers);
   const externalAccounts = new ExternalAccountService(services, customers);
+  const ownership = new OwnershipVerification(
+    services,
+    externalAccounts,
+    () => `${origin}${API_BASE_PATH}`,
+  );
   const transactions = new TransactionService(services);
   const transfers = new TransferService(services, accounts, externalAccounts, transactions);
   const umaDirectory = new UmaDirectory(services);
@@ -228,6 +234,7 @@ export async function startServer(
   const receivers = new ReceiverService(services, customers, externalAccounts, umaDirectory);
   const agents = new AgentService(services, customers);
   transfers.registerJobs(jobHandlers);
+  ownership.registerJobs(jobHandlers);
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
@@ -252,6 +259,7 @@ export async function startServer(
       customers,
       externalAccounts,
       idempotency,
+      ownership,
       internalAccounts: accounts,
       login,
       platform: new PlatformService(services),

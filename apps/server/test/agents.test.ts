@@ -226,18 +226,10 @@ describe.each(databases)("agents on %s", (kind) => {
 
   it("holds an agent's quote execution above the threshold until approved", async () => {
     const { customer, account, call } = await agentSetup();
-    const { data: iban } = await sandbox.client.POST("/external-accounts", {
-      body: {
-        customerId: customer.id,
-        currency: "EUR",
-        accountType: "IBAN",
-        beneficiaryName: "Ada Lovelace",
-        accountInfo: { iban: "DE89370400440532013000" },
-      },
-    });
+    const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
     const quote = await call("POST", "/quotes", {
       source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban!.id },
+      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 80_000,
     });
@@ -261,14 +253,14 @@ describe.each(databases)("agents on %s", (kind) => {
 
     const realtime = await call("POST", "/quotes", {
       source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban!.id },
+      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 1_000,
     });
     expect(realtime).toMatchObject({ status: 400, body: { code: "INVALID_INPUT" } });
     const tooBig = await call("POST", "/quotes", {
       source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban!.id },
+      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 150_000,
     });

@@ -149,20 +149,23 @@ describe.each(databases)("hostile input on %s", (kind) => {
     });
   }
 
-  it("refuses an unpaired surrogate in POST /external-accounts and stores nothing", async () => {
-    const res = await sandbox.rawFetch("/external-accounts", {
+  it("refuses an unpaired surrogate in POST /customers/external-accounts and stores nothing", async () => {
+    const res = await sandbox.rawFetch("/customers/external-accounts", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
         customerId,
         currency: "USD",
-        accountType: "US_ACCOUNT",
-        beneficiaryName: "Ada \ud800 Lovelace",
-        accountInfo: { accountNumber: "000456789012", routingNumber: "021000021" },
+        accountInfo: {
+          accountType: "USD_ACCOUNT",
+          accountNumber: "000456789012",
+          routingNumber: "021000021",
+          beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada \ud800 Lovelace" },
+        },
       }),
     });
     const body = await expectInvalidInput(res, "external account");
-    expect(body.details?.errors?.[0]?.field).toBe("beneficiaryName");
+    expect(body.details?.errors?.[0]?.field).toBe("accountInfo.beneficiary.fullName");
     expect(await countRows(sandbox.server.data, q.selectFrom("ExternalAccount"))).toBe(0);
   });
 

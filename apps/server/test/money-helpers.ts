@@ -106,24 +106,77 @@ export async function fund(client: SandboxClient, accountId: string, amount: num
   expect(data?.balance.amount).toBeGreaterThanOrEqual(amount);
 }
 
-/** A US bank account whose account number ends in `suffix` (the sandbox magic value). */
+type AccountInfoCreate = Schemas["ExternalAccountCreateInfoOneOf"];
+
+/**
+ * Bank account details in `currency` whose primary identifier (account
+ * number, IBAN, CLABE) ends in `suffix`, the sandbox magic value.
+ */
+export function bankAccountInfo(suffix: string, currency = "USD"): AccountInfoCreate {
+  const person = { beneficiaryType: "INDIVIDUAL" as const, fullName: "Ada Lovelace" };
+  switch (currency) {
+    case "USD":
+      return {
+        accountType: "USD_ACCOUNT",
+        accountNumber: `0004567${suffix}`,
+        routingNumber: "021000021",
+        beneficiary: person,
+      };
+    case "EUR":
+      return {
+        accountType: "EUR_ACCOUNT",
+        iban: `DE89370400440532013${suffix}`,
+        beneficiary: { ...person, countryOfResidence: "DE" },
+      };
+    case "MXN":
+      return {
+        accountType: "MXN_ACCOUNT",
+        clabeNumber: `032180000118359${suffix}`,
+        beneficiary: person,
+      };
+    case "GBP":
+      return {
+        accountType: "GBP_ACCOUNT",
+        sortCode: "040004",
+        accountNumber: `12345${suffix}`,
+        beneficiary: person,
+      };
+    case "CAD":
+      return {
+        accountType: "CAD_ACCOUNT",
+        bankCode: "001",
+        branchCode: "00011",
+        accountNumber: `1234567${suffix}`,
+        beneficiary: person,
+      };
+    default:
+      throw new Error(`no bank account helper for ${currency}`);
+  }
+}
+
+/**
+ * A customer's bank account in `currency` whose identifier ends in `suffix`;
+ * the one already registered (409 CONFLICT names it) when asked twice.
+ */
 export async function createBankAccount(
   client: SandboxClient,
   customerId: string,
   suffix: string,
   currency = "USD",
 ): Promise<Schemas["ExternalAccount"]> {
-  const { data, error } = await client.POST("/external-accounts", {
-    body: {
-      customerId,
-      currency,
-      accountType: "US_ACCOUNT",
-      beneficiaryName: "Ada Lovelace",
-      accountInfo: { accountNumber: `0004567${suffix}`, routingNumber: "021000021" },
-    },
+  const { data, error } = await client.POST("/customers/external-accounts", {
+    body: { customerId, currency, accountInfo: bankAccountInfo(suffix, currency) },
   });
-  if (!data) throw new Error(`external account not created: ${JSON.stringify(error)}`);
-  return data;
+  if (data) return data;
+  const existing = (error as { code?: string; details?: { externalAccountId?: string } })?.details
+    ?.externalAccountId;
+  if (existing) {
+    const read = await client.GET("/customers/external-accounts/{externalAccountId}", {
+      params: { path: { externalAccountId: existing } },
+    });
+    if (read.data) return read.data;
+  }
+  throw new Error(`external account not created: ${JSON.stringify(error)}`);
 }
 
 /** An account's balance, read back through the list its holder's accounts are in. */

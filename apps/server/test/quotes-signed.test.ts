@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateP256KeyPair } from "@sandbox/crypto";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { balanceOf, executeQuote, expectLedgersBalanced, fund } from "./money-helpers.js";
+import {
+  balanceOf,
+  executeQuote,
+  expectLedgersBalanced,
+  fund,
+  createBankAccount,
+} from "./money-helpers.js";
 import { createWallet, otpLogin, signedHeaders, type Wallet } from "./support/wallet.js";
 
 // Executing a quote from an embedded wallet is a signed retry, stamped by an
@@ -21,16 +27,7 @@ describe.each(databases)("signed quote execution from an embedded wallet on %s",
     wallet = await createWallet(sandbox);
     sessionKey = (await otpLogin(sandbox, wallet.emailMethodId)).key.privateKeyHex;
     await fund(sandbox.client, wallet.accountId, FUNDED);
-    const iban = await sandbox.client.POST("/external-accounts", {
-      body: {
-        customerId: wallet.customerId,
-        currency: "EUR",
-        accountType: "IBAN",
-        beneficiaryName: "Ada Lovelace",
-        accountInfo: { iban: "DE89370400440532013000" },
-      },
-    });
-    ibanId = iban.data!.id;
+    ibanId = (await createBankAccount(sandbox.client, wallet.customerId, "000", "EUR")).id;
   });
   afterAll(async () => {
     await sandbox?.stop();

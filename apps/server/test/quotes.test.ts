@@ -12,6 +12,7 @@ import {
   createCustomer,
   eventsAbout,
   executeQuote,
+  createBankAccount,
   expectLedgersBalanced,
   transactionOf,
 } from "./money-helpers.js";
@@ -19,18 +20,8 @@ import {
 type Quote = Schemas["Quote"];
 
 /** A EUR IBAN whose last 3 digits are `suffix`. */
-async function createIban(client: SandboxClient, customerId: string, suffix: string) {
-  const { data, error } = await client.POST("/external-accounts", {
-    body: {
-      customerId,
-      currency: "EUR",
-      accountType: "IBAN",
-      beneficiaryName: "Ada Lovelace",
-      accountInfo: { iban: `DE89370400440532013${suffix}` },
-    },
-  });
-  if (!data) throw new Error(JSON.stringify(error));
-  return data;
+function createIban(client: SandboxClient, customerId: string, suffix: string) {
+  return createBankAccount(client, customerId, suffix, "EUR");
 }
 
 async function quoteToIban(

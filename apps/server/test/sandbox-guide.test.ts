@@ -75,5 +75,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
     // The idempotent transfer printed one transaction twice.
     expect(lines[12]).toBe(lines[13]);
     await expectLedgersBalanced(sandbox.server.data);
-  });
+    // A fresh sandbox compiles each operation's response check on first use,
+    // and the walkthrough uses many operations once each.
+  }, 90_000);
 });

@@ -17,7 +17,7 @@ import { Database } from "../src/db/database.js";
 import { q } from "../src/db/query.js";
 import { repoRoot } from "../src/paths.js";
 import { databases, freshDatabase, type TestDatabase } from "./harness.js";
-import { countRows, expectLedgersBalanced } from "./money-helpers.js";
+import { bankAccountInfo, countRows, expectLedgersBalanced } from "./money-helpers.js";
 
 // Stopping the built server as CI jobs and process supervisors do: SIGTERM
 // while keep-alive clients have requests in flight, with the parent no
@@ -214,12 +214,10 @@ async function createFixtures(port: number, wallets: number): Promise<Fixtures> 
     `/customers/internal-accounts?customerId=${customerId}`,
   );
   const account = (accounts.body as { data: { id: string }[] }).data[0]!;
-  const bank = await created("/external-accounts", {
+  const bank = await created("/customers/external-accounts", {
     customerId,
     currency: "USD",
-    accountType: "US_ACCOUNT",
-    beneficiaryName: "Ada Lovelace",
-    accountInfo: { accountNumber: "0004567789", routingNumber: "021000021" },
+    accountInfo: bankAccountInfo("789"),
   });
   // One wallet per customer (opened with USDB), each with its first credential.
   const methodIds: string[] = [];

@@ -59,3 +59,6 @@ export {
   spkiPemToPublicKeyHex,
   verifyWebhookSignature,
 } from "./webhook.js";
+
+export { signAsWallet, verifyWalletOwnership, walletAddressOf } from "./wallet-ownership.js";
+export type { OwnershipChain } from "./wallet-ownership.js";

@@ -183,13 +183,19 @@ export interface Job {
 export interface ExternalAccount {
   id: string;
   platformId: string;
-  customerId: string;
+  customerId: string | null;
   currency: string;
   accountType: string;
   accountInfo: string;
   identifier: string;
   beneficiaryName: string;
   beneficiaryVerificationStatus: string;
+  status: Generated<string>;
+  ownershipType: string | null;
+  platformAccountId: string | null;
+  defaultUmaDepositAccount: Generated<boolean>;
+  ownershipChallenge: string | null;
+  deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -407,6 +413,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   completedAt: "date",
   consumedAt: "date",
   createdAt: "date",
+  defaultUmaDepositAccount: "boolean",
   deletedAt: "date",
   deliveredAt: "date",
   deviceCodeRedeemedAt: "date",

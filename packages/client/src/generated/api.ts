@@ -296,7 +296,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/external-accounts": {
+    "/customers/external-accounts": {
         parameters: {
             query?: never;
             header?: never;
@@ -304,23 +304,23 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List external accounts
-         * @description Lists external accounts, optionally for one customer.
+         * List customer external accounts
+         * @description Lists a customer's external accounts, newest first, without deleted ones.
          */
-        get: operations["listExternalAccounts"];
+        get: operations["listCustomerExternalAccounts"];
         put?: never;
         /**
-         * Add an external account
-         * @description Registers a bank account or wallet outside the platform for a customer. `accountInfo` takes the shape selected by `accountType`. The beneficiary name is checked against the receiving institution; in the sandbox the last 3 digits of the primary identifier select the result (`102` to `107`, see `BeneficiaryVerificationStatus`), and `105` rejects the account with 400 `INVALID_BANK_ACCOUNT`. The same suffix later drives transfer and quote outcomes.
+         * Add a customer external account
+         * @description Registers a bank account or wallet of a customer outside the platform. `accountInfo.accountType` selects the shape; the response adds the payment rails the account can be paid on. A bank account's `currency` is the one its type names (`USD_ACCOUNT` is USD; `SWIFT_ACCOUNT` takes any), else 400 `INVALID_CURRENCY`. Sandbox: the last 3 digits of the primary identifier (account number, IBAN, CLABE, PIX key, UPI id, wallet address, invoice or phone number; for `user@domain` identifiers, the end of the user part) select the beneficiary name check (`102` to `107`, see `BeneficiaryVerificationStatus`; `105` refuses the account with 400 `INVALID_BANK_ACCOUNT`) and later the outcome of transfers and quotes to it. A `FIRST_PARTY` Ethereum, Base, Polygon, Plasma, Tron or Solana wallet starts `PENDING_OWNERSHIP_VERIFICATION` (see the challenge operation); every other account starts `ACTIVE`. Registering the same account again, or reusing a `platformAccountId`, is 409 `CONFLICT`.
          */
-        post: operations["createExternalAccount"];
+        post: operations["createCustomerExternalAccount"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/external-accounts/{id}": {
+    "/customers/external-accounts/{externalAccountId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -329,17 +329,179 @@ export interface paths {
                  * @description Identifier of the external account.
                  * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
                  */
-                id: components["schemas"]["ExternalAccountId"];
+                externalAccountId: string;
             };
             cookie?: never;
         };
         /**
-         * Get an external account
-         * @description Returns one external account.
+         * Get a customer external account
+         * @description Returns one of a customer's external accounts; a deleted one is 404.
          */
-        get: operations["getExternalAccount"];
+        get: operations["getCustomerExternalAccountById"];
         put?: never;
         post?: never;
+        /**
+         * Delete a customer external account
+         * @description Removes one of a customer's external accounts. It can no longer be paid to or from; transactions that used it keep its id.
+         */
+        delete: operations["deleteCustomerExternalAccountById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an ownership verification challenge
+         * @description Starts, or starts again, the proof that a `FIRST_PARTY` self-custody wallet in `PENDING_OWNERSHIP_VERIFICATION` or `UNVERIFIED` belongs to its owner; any other account is 409 `INVALID_STATE_TRANSITION`. A new challenge replaces the previous one and moves an `UNVERIFIED` account back to `PENDING_OWNERSHIP_VERIFICATION`. `WALLET_SIGNATURE` answers a `messageToSign`: have the wallet sign it (EIP-191 `personal_sign` for Ethereum, Base, Polygon and Plasma; TRON message signing for Tron; ed25519 over the message bytes for Solana) and send the signature to the verify operation within 10 minutes. `LIVENESS` answers a `verificationLink`; in the sandbox the check passes by itself 30 seconds (sandbox clock) later, and the account's `EXTERNAL_ACCOUNT.STATUS_UPDATED` webhook reports it.
+         */
+        post: operations["createExternalAccountOwnershipChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify ownership with a wallet signature
+         * @description Completes a `WALLET_SIGNATURE` challenge with the wallet's signature of `messageToSign` (hex, `0x`-prefixed or not, for the secp256k1 chains; base58 or base64 for Solana). A valid signature by the wallet's own key makes the account `ACTIVE`; any other signature, or one after `expiresAt`, is 400 `INVALID_INPUT` and leaves the account `UNVERIFIED` until a new challenge. Without an outstanding `WALLET_SIGNATURE` challenge it is 409 `INVALID_STATE_TRANSITION`. Each change of status sends `EXTERNAL_ACCOUNT.STATUS_UPDATED`.
+         */
+        post: operations["verifyExternalAccountOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/external-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List platform external accounts
+         * @description Lists the platform's own external accounts, newest first, without deleted ones.
+         */
+        get: operations["listPlatformExternalAccounts"];
+        put?: never;
+        /**
+         * Add a platform external account
+         * @description Registers a bank account or wallet of the platform itself outside the platform. `accountInfo.accountType` selects the shape; the response adds the payment rails the account can be paid on. A bank account's `currency` is the one its type names (`USD_ACCOUNT` is USD; `SWIFT_ACCOUNT` takes any), else 400 `INVALID_CURRENCY`. Sandbox: the last 3 digits of the primary identifier (account number, IBAN, CLABE, PIX key, UPI id, wallet address, invoice or phone number; for `user@domain` identifiers, the end of the user part) select the beneficiary name check (`102` to `107`, see `BeneficiaryVerificationStatus`; `105` refuses the account with 400 `INVALID_BANK_ACCOUNT`) and later the outcome of transfers and quotes to it. A `FIRST_PARTY` Ethereum, Base, Polygon, Plasma, Tron or Solana wallet starts `PENDING_OWNERSHIP_VERIFICATION` (see the challenge operation); every other account starts `ACTIVE`. Registering the same account again, or reusing a `platformAccountId`, is 409 `CONFLICT`.
+         */
+        post: operations["createPlatformExternalAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/external-accounts/{externalAccountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a platform external account
+         * @description Returns one of the platform's own external accounts; a deleted one is 404.
+         */
+        get: operations["getPlatformExternalAccountById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a platform external account
+         * @description Removes one of the platform's own external accounts. It can no longer be paid to or from; transactions that used it keep its id.
+         */
+        delete: operations["deletePlatformExternalAccountById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/external-accounts/{externalAccountId}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an ownership verification challenge
+         * @description Starts, or starts again, the proof that a `FIRST_PARTY` self-custody wallet in `PENDING_OWNERSHIP_VERIFICATION` or `UNVERIFIED` belongs to its owner; any other account is 409 `INVALID_STATE_TRANSITION`. A new challenge replaces the previous one and moves an `UNVERIFIED` account back to `PENDING_OWNERSHIP_VERIFICATION`. `WALLET_SIGNATURE` answers a `messageToSign`: have the wallet sign it (EIP-191 `personal_sign` for Ethereum, Base, Polygon and Plasma; TRON message signing for Tron; ed25519 over the message bytes for Solana) and send the signature to the verify operation within 10 minutes. `LIVENESS` answers a `verificationLink`; in the sandbox the check passes by itself 30 seconds (sandbox clock) later, and the account's `EXTERNAL_ACCOUNT.STATUS_UPDATED` webhook reports it.
+         */
+        post: operations["createPlatformExternalAccountOwnershipChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/external-accounts/{externalAccountId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify ownership with a wallet signature
+         * @description Completes a `WALLET_SIGNATURE` challenge with the wallet's signature of `messageToSign` (hex, `0x`-prefixed or not, for the secp256k1 chains; base58 or base64 for Solana). A valid signature by the wallet's own key makes the account `ACTIVE`; any other signature, or one after `expiresAt`, is 400 `INVALID_INPUT` and leaves the account `UNVERIFIED` until a new challenge. Without an outstanding `WALLET_SIGNATURE` challenge it is 409 `INVALID_STATE_TRANSITION`. Each change of status sends `EXTERNAL_ACCOUNT.STATUS_UPDATED`.
+         */
+        post: operations["verifyPlatformExternalAccountOwnership"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1542,6 +1704,26 @@ export interface webhooks {
          * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["verificationStatusWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "external-account-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * External account status changed
+         * @description Sent when an external account's `status` changes, for example when ownership verification passes (`PENDING_OWNERSHIP_VERIFICATION` to `ACTIVE`) or fails (to `UNVERIFIED`). `data` is the external account. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["externalAccountStatusWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2822,359 +3004,6 @@ export interface components {
          * @enum {string}
          */
         BeneficiaryVerificationStatus: "NOT_MATCHED" | "PARTIAL_MATCH" | "PENDING" | "UNSUPPORTED" | "CHECKED_BY_RECEIVING_FI" | "MATCHED";
-        /** @description Details of a US bank account. */
-        UsAccountInfo: {
-            /** @description Account number (4 to 17 digits). Its last 3 digits are the sandbox magic suffix. */
-            accountNumber: string;
-            /** @description ABA routing number (9 digits). */
-            routingNumber: string;
-        };
-        /** @description Details of an IBAN account. */
-        IbanAccountInfo: {
-            /** @description IBAN without spaces. Its last 3 digits are the sandbox magic suffix. */
-            iban: string;
-            /** @description BIC / SWIFT code of the bank. */
-            bic?: string;
-        };
-        /** @description Details of a CLABE account. */
-        ClabeAccountInfo: {
-            /** @description 18-digit CLABE. Its last 3 digits are the sandbox magic suffix. */
-            clabe: string;
-        };
-        /** @description Details of a Spark wallet. */
-        SparkWalletAccountInfo: {
-            /** @description Spark wallet address. Its last 3 digits are the sandbox magic suffix. */
-            address: string;
-        };
-        /** @description Details of a Lightning address. */
-        LightningAccountInfo: {
-            /** @description Lightning address (`user@domain`). The sandbox magic suffix is the last 3 digits of the user part. */
-            address: string;
-        };
-        /** @description Details of a UMA address. */
-        UmaAccountInfo: {
-            /** @description UMA address (`$user@domain`). The sandbox magic suffix is the last 3 digits of the user part. A malformed address is rejected with `INVALID_UMA_ADDRESS`. */
-            address: string;
-        };
-        /** @description Details of a Solana wallet. */
-        SolanaWalletAccountInfo: {
-            /** @description Base58 Solana address. Base58 has no `0`, so a Solana address never carries a sandbox magic suffix (its outcomes are always the default ones). */
-            address: string;
-        };
-        /** @description New US_ACCOUNT external account. US bank account (ACH / wire), usually USD. */
-        UsAccountExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `US_ACCOUNT`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "US_ACCOUNT";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["UsAccountInfo"];
-        };
-        /** @description A US_ACCOUNT external account. US bank account (ACH / wire), usually USD. */
-        UsAccountExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `US_ACCOUNT`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "US_ACCOUNT";
-            accountInfo: components["schemas"]["UsAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New IBAN external account. Bank account identified by IBAN, usually EUR. */
-        IbanExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `IBAN`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "IBAN";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["IbanAccountInfo"];
-        };
-        /** @description A IBAN external account. Bank account identified by IBAN, usually EUR. */
-        IbanExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `IBAN`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "IBAN";
-            accountInfo: components["schemas"]["IbanAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New CLABE external account. Mexican bank account identified by CLABE (SPEI), usually MXN. */
-        ClabeExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `CLABE`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "CLABE";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["ClabeAccountInfo"];
-        };
-        /** @description A CLABE external account. Mexican bank account identified by CLABE (SPEI), usually MXN. */
-        ClabeExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `CLABE`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "CLABE";
-            accountInfo: components["schemas"]["ClabeAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New SPARK_WALLET external account. Spark wallet. */
-        SparkWalletExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `SPARK_WALLET`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "SPARK_WALLET";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["SparkWalletAccountInfo"];
-        };
-        /** @description A SPARK_WALLET external account. Spark wallet. */
-        SparkWalletExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `SPARK_WALLET`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "SPARK_WALLET";
-            accountInfo: components["schemas"]["SparkWalletAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New LIGHTNING external account. Lightning address. */
-        LightningExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `LIGHTNING`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "LIGHTNING";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["LightningAccountInfo"];
-        };
-        /** @description A LIGHTNING external account. Lightning address. */
-        LightningExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `LIGHTNING`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "LIGHTNING";
-            accountInfo: components["schemas"]["LightningAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New UMA external account. UMA address. */
-        UmaExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `UMA`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "UMA";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["UmaAccountInfo"];
-        };
-        /** @description A UMA external account. UMA address. */
-        UmaExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `UMA`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "UMA";
-            accountInfo: components["schemas"]["UmaAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description New SOLANA_WALLET external account. Solana wallet. */
-        SolanaWalletExternalAccountCreate: {
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `SOLANA_WALLET`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "SOLANA_WALLET";
-            /** @description Name of the account holder, checked against the receiving institution. */
-            beneficiaryName: string;
-            accountInfo: components["schemas"]["SolanaWalletAccountInfo"];
-        };
-        /** @description A SOLANA_WALLET external account. Solana wallet. */
-        SolanaWalletExternalAccount: {
-            /** @description Identifier of the external account. */
-            id: components["schemas"]["ExternalAccountId"];
-            /** @description Customer the account belongs to. */
-            customerId: components["schemas"]["CustomerId"];
-            /** @description Currency paid to or from the account. */
-            currency: components["schemas"]["CurrencyCode"];
-            /**
-             * @description Always `SOLANA_WALLET`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            accountType: "SOLANA_WALLET";
-            accountInfo: components["schemas"]["SolanaWalletAccountInfo"];
-            /** @description Name of the account holder. */
-            beneficiaryName: string;
-            beneficiaryVerificationStatus: components["schemas"]["BeneficiaryVerificationStatus"];
-            /**
-             * Format: date-time
-             * @description When the account was added.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the account was last updated.
-             */
-            updatedAt: string;
-        };
-        /** @description A new external account, discriminated by `accountType`; `accountInfo` takes the shape of that type. */
-        ExternalAccountCreate: components["schemas"]["UsAccountExternalAccountCreate"] | components["schemas"]["IbanExternalAccountCreate"] | components["schemas"]["ClabeExternalAccountCreate"] | components["schemas"]["SparkWalletExternalAccountCreate"] | components["schemas"]["LightningExternalAccountCreate"] | components["schemas"]["UmaExternalAccountCreate"] | components["schemas"]["SolanaWalletExternalAccountCreate"];
-        /** @description A bank account or wallet outside the platform, discriminated by `accountType`. */
-        ExternalAccount: components["schemas"]["UsAccountExternalAccount"] | components["schemas"]["IbanExternalAccount"] | components["schemas"]["ClabeExternalAccount"] | components["schemas"]["SparkWalletExternalAccount"] | components["schemas"]["LightningExternalAccount"] | components["schemas"]["UmaExternalAccount"] | components["schemas"]["SolanaWalletExternalAccount"];
-        /** @description A page of external accounts. */
-        ExternalAccountList: {
-            /** @description The external accounts on this page. */
-            data: components["schemas"]["ExternalAccount"][];
-            /** @description Whether more results exist after this page. */
-            hasMore: boolean;
-            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
-            nextCursor?: string;
-        };
         /** @description A same-currency transfer between an internal and an external account. */
         TransferRequest: {
             /** @description The internal account credited (transfer in) or debited (transfer out). */
@@ -4000,7 +3829,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "QUOTE.STATUS_CHANGE" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "QUOTE.STATUS_CHANGE" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -4988,6 +4817,1427 @@ export interface components {
             accountType: "ZMW_ACCOUNT";
             phoneNumber: string;
             provider: string;
+        };
+        AedBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address: components["schemas"]["Address"];
+        };
+        AedExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["AedAccountInfoBase"] & {
+            beneficiary: components["schemas"]["AedBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "AED_ACCOUNT";
+        };
+        AedExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["AedAccountInfo"] & {
+            beneficiary: components["schemas"]["AedBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "AED_ACCOUNT";
+        };
+        BaseExternalAccountInfo: {
+            accountType: components["schemas"]["ExternalAccountType"];
+        };
+        BaseWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BaseWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BASE_WALLET";
+        };
+        BdtBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        BdtExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BdtAccountInfoBase"] & {
+            beneficiary: components["schemas"]["BdtBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BDT_ACCOUNT";
+        };
+        BdtExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BdtAccountInfo"] & {
+            beneficiary: components["schemas"]["BdtBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BDT_ACCOUNT";
+        };
+        BeneficiaryVerifiedData: {
+            fullName?: string;
+        };
+        BrlAccountInfo: components["schemas"]["BrlAccountInfoBase"] & {
+            paymentRails: "PIX"[];
+        };
+        BrlAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "BRL_ACCOUNT";
+            pixKey: string;
+            /** @enum {string} */
+            pixKeyType: "CPF" | "CNPJ" | "EMAIL" | "PHONE" | "RANDOM";
+            taxId: string;
+        };
+        BrlBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        BrlExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BrlAccountInfoBase"] & {
+            beneficiary: components["schemas"]["BrlBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BRL_ACCOUNT";
+        };
+        BrlExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BrlAccountInfo"] & {
+            beneficiary: components["schemas"]["BrlBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BRL_ACCOUNT";
+        };
+        BusinessBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "BUSINESS";
+            legalName: string;
+            registrationNumber?: string;
+            taxId?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        BwpBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        BwpExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BwpAccountInfoBase"] & {
+            beneficiary: components["schemas"]["BwpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BWP_ACCOUNT";
+        };
+        BwpExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["BwpAccountInfo"] & {
+            beneficiary: components["schemas"]["BwpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "BWP_ACCOUNT";
+        };
+        CadBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            registrationNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        CadExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CadAccountInfoBase"] & {
+            beneficiary: components["schemas"]["CadBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CAD_ACCOUNT";
+        };
+        CadExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CadAccountInfo"] & {
+            beneficiary: components["schemas"]["CadBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CAD_ACCOUNT";
+        };
+        CnyBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        CnyExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CnyAccountInfoBase"] & {
+            beneficiary: components["schemas"]["CnyBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CNY_ACCOUNT";
+        };
+        CnyExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CnyAccountInfo"] & {
+            beneficiary: components["schemas"]["CnyBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "CNY_ACCOUNT";
+        };
+        CopAccountInfo: components["schemas"]["CopAccountInfoBase"] & {
+            paymentRails: ("BANK_TRANSFER" | "MOBILE_MONEY")[];
+        };
+        CopAccountInfoBase: {
+            /** @enum {string} */
+            accountType: "COP_ACCOUNT";
+            accountNumber?: string;
+            /** @enum {string} */
+            bankAccountType?: "CHECKING" | "SAVINGS";
+            bankName: string;
+            phoneNumber?: string;
+        };
+        CopBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+            /** @enum {string} */
+            documentType?: "CC" | "CE" | "TI" | "NIT" | "PP";
+            documentNumber?: string;
+        };
+        CopExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CopAccountInfoBase"] & {
+            beneficiary: components["schemas"]["CopBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "COP_ACCOUNT";
+        };
+        CopExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["CopAccountInfo"] & {
+            beneficiary: components["schemas"]["CopBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "COP_ACCOUNT";
+        };
+        DkkBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        DkkExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["DkkAccountInfoBase"] & {
+            beneficiary: components["schemas"]["DkkBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "DKK_ACCOUNT";
+        };
+        DkkExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["DkkAccountInfo"] & {
+            beneficiary: components["schemas"]["DkkBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "DKK_ACCOUNT";
+        };
+        EgpBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        EgpExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["EgpAccountInfoBase"] & {
+            beneficiary: components["schemas"]["EgpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EGP_ACCOUNT";
+        };
+        EgpExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["EgpAccountInfo"] & {
+            beneficiary: components["schemas"]["EgpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EGP_ACCOUNT";
+        };
+        EthereumWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["EthereumWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ETHEREUM_WALLET";
+        };
+        EurBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence: string;
+            address?: components["schemas"]["Address"];
+        };
+        EurExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["EurAccountInfoBase"] & {
+            beneficiary: components["schemas"]["EurBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EUR_ACCOUNT";
+        };
+        EurExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["EurAccountInfo"] & {
+            beneficiary: components["schemas"]["EurBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "EUR_ACCOUNT";
+        };
+        /** @description A bank account or wallet outside the platform that money can be sent to or taken from. */
+        ExternalAccount: {
+            id: string;
+            customerId?: string;
+            status: components["schemas"]["ExternalAccountStatus"];
+            platformAccountId?: string;
+            ownershipType?: components["schemas"]["OwnershipType"];
+            currency: string;
+            defaultUmaDepositAccount?: boolean;
+            beneficiaryVerificationStatus?: components["schemas"]["BeneficiaryVerificationStatus"];
+            beneficiaryVerifiedData?: components["schemas"]["BeneficiaryVerifiedData"];
+            accountInfo: components["schemas"]["ExternalAccountInfoOneOf"];
+        };
+        ExternalAccountCreateInfoOneOf: components["schemas"]["AedExternalAccountCreateInfo"] | components["schemas"]["BdtExternalAccountCreateInfo"] | components["schemas"]["BrlExternalAccountCreateInfo"] | components["schemas"]["BwpExternalAccountCreateInfo"] | components["schemas"]["CadExternalAccountCreateInfo"] | components["schemas"]["CnyExternalAccountCreateInfo"] | components["schemas"]["CopExternalAccountCreateInfo"] | components["schemas"]["DkkExternalAccountCreateInfo"] | components["schemas"]["EgpExternalAccountCreateInfo"] | components["schemas"]["EurExternalAccountCreateInfo"] | components["schemas"]["GbpExternalAccountCreateInfo"] | components["schemas"]["GhsExternalAccountCreateInfo"] | components["schemas"]["GtqExternalAccountCreateInfo"] | components["schemas"]["HkdExternalAccountCreateInfo"] | components["schemas"]["HtgExternalAccountCreateInfo"] | components["schemas"]["IdrExternalAccountCreateInfo"] | components["schemas"]["InrExternalAccountCreateInfo"] | components["schemas"]["JmdExternalAccountCreateInfo"] | components["schemas"]["KesExternalAccountCreateInfo"] | components["schemas"]["MwkExternalAccountCreateInfo"] | components["schemas"]["MxnExternalAccountCreateInfo"] | components["schemas"]["MyrExternalAccountCreateInfo"] | components["schemas"]["NgnExternalAccountCreateInfo"] | components["schemas"]["PhpExternalAccountCreateInfo"] | components["schemas"]["PkrExternalAccountCreateInfo"] | components["schemas"]["RwfExternalAccountCreateInfo"] | components["schemas"]["SgdExternalAccountCreateInfo"] | components["schemas"]["SlvExternalAccountCreateInfo"] | components["schemas"]["ThbExternalAccountCreateInfo"] | components["schemas"]["TzsExternalAccountCreateInfo"] | components["schemas"]["UgxExternalAccountCreateInfo"] | components["schemas"]["UsdExternalAccountCreateInfo"] | components["schemas"]["VndExternalAccountCreateInfo"] | components["schemas"]["XafExternalAccountCreateInfo"] | components["schemas"]["XofExternalAccountCreateInfo"] | components["schemas"]["ZarExternalAccountCreateInfo"] | components["schemas"]["ZmwExternalAccountCreateInfo"] | components["schemas"]["SwiftExternalAccountCreateInfo"] | components["schemas"]["BaseWalletExternalAccountInfo"] | components["schemas"]["EthereumWalletExternalAccountInfo"] | components["schemas"]["LightningExternalAccountInfo"] | components["schemas"]["PolygonWalletExternalAccountInfo"] | components["schemas"]["PlasmaWalletExternalAccountInfo"] | components["schemas"]["SolanaWalletExternalAccountInfo"] | components["schemas"]["SparkWalletExternalAccountInfo"] | components["schemas"]["TronWalletExternalAccountInfo"];
+        /** @description A new external account of a customer. */
+        ExternalAccountCreateRequest: {
+            customerId?: string;
+            currency: string;
+            platformAccountId?: string;
+            ownershipType?: components["schemas"]["OwnershipType"];
+            /** @default false */
+            defaultUmaDepositAccount?: boolean;
+            accountInfo: components["schemas"]["ExternalAccountCreateInfoOneOf"];
+        };
+        ExternalAccountInfoOneOf: components["schemas"]["AedExternalAccountInfo"] | components["schemas"]["BdtExternalAccountInfo"] | components["schemas"]["BrlExternalAccountInfo"] | components["schemas"]["BwpExternalAccountInfo"] | components["schemas"]["CadExternalAccountInfo"] | components["schemas"]["CopExternalAccountInfo"] | components["schemas"]["DkkExternalAccountInfo"] | components["schemas"]["EgpExternalAccountInfo"] | components["schemas"]["EurExternalAccountInfo"] | components["schemas"]["GbpExternalAccountInfo"] | components["schemas"]["GhsExternalAccountInfo"] | components["schemas"]["GtqExternalAccountInfo"] | components["schemas"]["HkdExternalAccountInfo"] | components["schemas"]["HtgExternalAccountInfo"] | components["schemas"]["IdrExternalAccountInfo"] | components["schemas"]["InrExternalAccountInfo"] | components["schemas"]["JmdExternalAccountInfo"] | components["schemas"]["KesExternalAccountInfo"] | components["schemas"]["MwkExternalAccountInfo"] | components["schemas"]["MxnExternalAccountInfo"] | components["schemas"]["MyrExternalAccountInfo"] | components["schemas"]["NgnExternalAccountInfo"] | components["schemas"]["PhpExternalAccountInfo"] | components["schemas"]["PkrExternalAccountInfo"] | components["schemas"]["RwfExternalAccountInfo"] | components["schemas"]["SgdExternalAccountInfo"] | components["schemas"]["SlvExternalAccountInfo"] | components["schemas"]["ThbExternalAccountInfo"] | components["schemas"]["TzsExternalAccountInfo"] | components["schemas"]["UgxExternalAccountInfo"] | components["schemas"]["UsdExternalAccountInfo"] | components["schemas"]["VndExternalAccountInfo"] | components["schemas"]["XafExternalAccountInfo"] | components["schemas"]["XofExternalAccountInfo"] | components["schemas"]["ZarExternalAccountInfo"] | components["schemas"]["ZmwExternalAccountInfo"] | components["schemas"]["SwiftExternalAccountInfo"] | components["schemas"]["BaseWalletExternalAccountInfo"] | components["schemas"]["EthereumWalletExternalAccountInfo"] | components["schemas"]["LightningExternalAccountInfo"] | components["schemas"]["PolygonWalletExternalAccountInfo"] | components["schemas"]["PlasmaWalletExternalAccountInfo"] | components["schemas"]["SolanaWalletExternalAccountInfo"] | components["schemas"]["SparkWalletExternalAccountInfo"] | components["schemas"]["TronWalletExternalAccountInfo"] | components["schemas"]["CnyExternalAccountInfo"];
+        ExternalAccountListResponse: {
+            data: components["schemas"]["ExternalAccount"][];
+            hasMore: boolean;
+            nextCursor?: string;
+            totalCount?: number;
+        };
+        /** @enum {string} */
+        ExternalAccountStatus: "PENDING" | "ACTIVE" | "PENDING_OWNERSHIP_VERIFICATION" | "UNVERIFIED" | "UNDER_REVIEW" | "INACTIVE";
+        /** @enum {string} */
+        ExternalAccountType: "AED_ACCOUNT" | "BDT_ACCOUNT" | "BRL_ACCOUNT" | "BWP_ACCOUNT" | "CAD_ACCOUNT" | "COP_ACCOUNT" | "DKK_ACCOUNT" | "EGP_ACCOUNT" | "EUR_ACCOUNT" | "GBP_ACCOUNT" | "GHS_ACCOUNT" | "GTQ_ACCOUNT" | "HKD_ACCOUNT" | "HTG_ACCOUNT" | "IDR_ACCOUNT" | "INR_ACCOUNT" | "JMD_ACCOUNT" | "KES_ACCOUNT" | "MWK_ACCOUNT" | "MXN_ACCOUNT" | "MYR_ACCOUNT" | "NGN_ACCOUNT" | "PHP_ACCOUNT" | "PKR_ACCOUNT" | "RWF_ACCOUNT" | "SGD_ACCOUNT" | "SLV_ACCOUNT" | "THB_ACCOUNT" | "TZS_ACCOUNT" | "UGX_ACCOUNT" | "USD_ACCOUNT" | "VND_ACCOUNT" | "XAF_ACCOUNT" | "XOF_ACCOUNT" | "ZAR_ACCOUNT" | "ZMW_ACCOUNT" | "SWIFT_ACCOUNT" | "BASE_WALLET" | "ETHEREUM_WALLET" | "LIGHTNING" | "PLASMA_WALLET" | "POLYGON_WALLET" | "SOLANA_WALLET" | "SPARK_WALLET" | "TRON_WALLET" | "CNY_ACCOUNT";
+        GbpBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        GbpExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GbpAccountInfoBase"] & {
+            beneficiary: components["schemas"]["GbpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GBP_ACCOUNT";
+        };
+        GbpExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GbpAccountInfo"] & {
+            beneficiary: components["schemas"]["GbpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GBP_ACCOUNT";
+        };
+        GhsBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        GhsExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GhsAccountInfoBase"] & {
+            beneficiary: components["schemas"]["GhsBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GHS_ACCOUNT";
+        };
+        GhsExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GhsAccountInfo"] & {
+            beneficiary: components["schemas"]["GhsBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GHS_ACCOUNT";
+        };
+        GtqBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber: string;
+            countryOfResidence: string;
+            address?: components["schemas"]["Address"];
+        };
+        GtqExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GtqAccountInfoBase"] & {
+            beneficiary: components["schemas"]["GtqBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GTQ_ACCOUNT";
+        };
+        GtqExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["GtqAccountInfo"] & {
+            beneficiary: components["schemas"]["GtqBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "GTQ_ACCOUNT";
+        };
+        HkdBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        HkdExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["HkdAccountInfoBase"] & {
+            beneficiary: components["schemas"]["HkdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HKD_ACCOUNT";
+        };
+        HkdExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["HkdAccountInfo"] & {
+            beneficiary: components["schemas"]["HkdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HKD_ACCOUNT";
+        };
+        HtgBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        HtgExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["HtgAccountInfoBase"] & {
+            beneficiary: components["schemas"]["HtgBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HTG_ACCOUNT";
+        };
+        HtgExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["HtgAccountInfo"] & {
+            beneficiary: components["schemas"]["HtgBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "HTG_ACCOUNT";
+        };
+        IdrBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        IdrExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["IdrAccountInfoBase"] & {
+            beneficiary: components["schemas"]["IdrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "IDR_ACCOUNT";
+        };
+        IdrExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["IdrAccountInfo"] & {
+            beneficiary: components["schemas"]["IdrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "IDR_ACCOUNT";
+        };
+        InrBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        InrExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["InrAccountInfoBase"] & {
+            beneficiary: components["schemas"]["InrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "INR_ACCOUNT";
+        };
+        InrExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["InrAccountInfo"] & {
+            beneficiary: components["schemas"]["InrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "INR_ACCOUNT";
+        };
+        JmdBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber: string;
+            countryOfResidence?: string;
+            address: components["schemas"]["Address"];
+        };
+        JmdExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["JmdAccountInfoBase"] & {
+            beneficiary: components["schemas"]["JmdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "JMD_ACCOUNT";
+        };
+        JmdExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["JmdAccountInfo"] & {
+            beneficiary: components["schemas"]["JmdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "JMD_ACCOUNT";
+        };
+        KesBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        KesExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["KesAccountInfoBase"] & {
+            beneficiary: components["schemas"]["KesBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "KES_ACCOUNT";
+        };
+        KesExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["KesAccountInfo"] & {
+            beneficiary: components["schemas"]["KesBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "KES_ACCOUNT";
+        };
+        LightningExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["LightningInfo"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "LIGHTNING";
+        };
+        LightningInfo: {
+            /** @enum {string} */
+            accountType: "LIGHTNING";
+            invoice?: string;
+            bolt12?: string;
+            lightningAddress?: string;
+        };
+        LivenessChallenge: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            method: "LIVENESS";
+            /** Format: uri */
+            verificationLink: string;
+            token?: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        MwkBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        MwkExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MwkAccountInfoBase"] & {
+            beneficiary: components["schemas"]["MwkBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MWK_ACCOUNT";
+        };
+        MwkExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MwkAccountInfo"] & {
+            beneficiary: components["schemas"]["MwkBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MWK_ACCOUNT";
+        };
+        MxnBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        MxnExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MxnAccountInfoBase"] & {
+            beneficiary: components["schemas"]["MxnBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MXN_ACCOUNT";
+        };
+        MxnExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MxnAccountInfo"] & {
+            beneficiary: components["schemas"]["MxnBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MXN_ACCOUNT";
+        };
+        MyrBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        MyrExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MyrAccountInfoBase"] & {
+            beneficiary: components["schemas"]["MyrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MYR_ACCOUNT";
+        };
+        MyrExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["MyrAccountInfo"] & {
+            beneficiary: components["schemas"]["MyrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "MYR_ACCOUNT";
+        };
+        NgnBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        NgnExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["NgnAccountInfoBase"] & {
+            beneficiary: components["schemas"]["NgnBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "NGN_ACCOUNT";
+        };
+        NgnExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["NgnAccountInfo"] & {
+            beneficiary: components["schemas"]["NgnBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "NGN_ACCOUNT";
+        };
+        OwnershipChallenge: components["schemas"]["WalletSignatureChallenge"] | components["schemas"]["LivenessChallenge"];
+        OwnershipChallengeRequest: {
+            method: components["schemas"]["OwnershipVerificationMethod"];
+        };
+        /** @enum {string} */
+        OwnershipType: "FIRST_PARTY" | "THIRD_PARTY";
+        /** @enum {string} */
+        OwnershipVerificationMethod: "WALLET_SIGNATURE" | "LIVENESS";
+        OwnershipVerifyRequest: {
+            signature: string;
+            /**
+             * @default bip137
+             * @enum {string}
+             */
+            signatureScheme?: "bip137" | "electrum";
+        };
+        PhpBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        PhpExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PhpAccountInfoBase"] & {
+            beneficiary: components["schemas"]["PhpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PHP_ACCOUNT";
+        };
+        PhpExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PhpAccountInfo"] & {
+            beneficiary: components["schemas"]["PhpBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PHP_ACCOUNT";
+        };
+        PkrBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        PkrExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PkrAccountInfoBase"] & {
+            beneficiary: components["schemas"]["PkrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PKR_ACCOUNT";
+        };
+        PkrExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PkrAccountInfo"] & {
+            beneficiary: components["schemas"]["PkrBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PKR_ACCOUNT";
+        };
+        PlasmaWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PlasmaWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "PLASMA_WALLET";
+        };
+        PlatformExternalAccountCreateRequest: {
+            currency: string;
+            platformAccountId?: string;
+            ownershipType?: components["schemas"]["OwnershipType"];
+            accountInfo: components["schemas"]["ExternalAccountCreateInfoOneOf"];
+        };
+        PolygonWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["PolygonWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "POLYGON_WALLET";
+        };
+        RwfBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        RwfExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["RwfAccountInfoBase"] & {
+            beneficiary: components["schemas"]["RwfBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "RWF_ACCOUNT";
+        };
+        RwfExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["RwfAccountInfo"] & {
+            beneficiary: components["schemas"]["RwfBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "RWF_ACCOUNT";
+        };
+        SgdBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        SgdExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SgdAccountInfoBase"] & {
+            beneficiary: components["schemas"]["SgdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SGD_ACCOUNT";
+        };
+        SgdExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SgdAccountInfo"] & {
+            beneficiary: components["schemas"]["SgdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SGD_ACCOUNT";
+        };
+        SlvBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        SlvExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SlvAccountInfoBase"] & {
+            beneficiary: components["schemas"]["SlvBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SLV_ACCOUNT";
+        };
+        SlvExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SlvAccountInfo"] & {
+            beneficiary: components["schemas"]["SlvBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SLV_ACCOUNT";
+        };
+        SolanaWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SolanaWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SOLANA_WALLET";
+        };
+        SparkWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SparkWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SPARK_WALLET";
+        };
+        SwiftBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        SwiftExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SwiftAccountInfoBase"] & {
+            beneficiary: components["schemas"]["SwiftBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SWIFT_ACCOUNT";
+        };
+        SwiftExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["SwiftAccountInfo"] & {
+            beneficiary: components["schemas"]["SwiftBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "SWIFT_ACCOUNT";
+        };
+        ThbBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        ThbExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ThbAccountInfoBase"] & {
+            beneficiary: components["schemas"]["ThbBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "THB_ACCOUNT";
+        };
+        ThbExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ThbAccountInfo"] & {
+            beneficiary: components["schemas"]["ThbBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "THB_ACCOUNT";
+        };
+        TronWalletExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["TronWalletInfo"] & components["schemas"]["WalletBeneficiaryFields"] & components["schemas"]["WalletCustodyFields"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "TRON_WALLET";
+        };
+        TzsBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        TzsExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["TzsAccountInfoBase"] & {
+            beneficiary: components["schemas"]["TzsBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "TZS_ACCOUNT";
+        };
+        TzsExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["TzsAccountInfo"] & {
+            beneficiary: components["schemas"]["TzsBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "TZS_ACCOUNT";
+        };
+        UgxBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        UgxExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["UgxAccountInfoBase"] & {
+            beneficiary: components["schemas"]["UgxBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "UGX_ACCOUNT";
+        };
+        UgxExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["UgxAccountInfo"] & {
+            beneficiary: components["schemas"]["UgxBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "UGX_ACCOUNT";
+        };
+        UsdBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        UsdExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["UsdAccountInfoBase"] & {
+            beneficiary: components["schemas"]["UsdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "USD_ACCOUNT";
+        };
+        UsdExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["UsdAccountInfo"] & {
+            beneficiary: components["schemas"]["UsdBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "USD_ACCOUNT";
+        };
+        VndBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        VndExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["VndAccountInfoBase"] & {
+            beneficiary: components["schemas"]["VndBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "VND_ACCOUNT";
+        };
+        VndExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["VndAccountInfo"] & {
+            beneficiary: components["schemas"]["VndBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "VND_ACCOUNT";
+        };
+        WalletBeneficiaryFields: {
+            beneficiary?: components["schemas"]["WalletBeneficiaryOneOf"];
+        };
+        WalletBeneficiaryOneOf: components["schemas"]["WalletIndividualBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        WalletCustodyFields: {
+            vaspName?: string;
+        };
+        WalletIndividualBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            countryOfResidence: string;
+        };
+        WalletSignatureChallenge: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            method: "WALLET_SIGNATURE";
+            messageToSign: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        XafBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        XafExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["XafAccountInfoBase"] & {
+            beneficiary: components["schemas"]["XafBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XAF_ACCOUNT";
+        };
+        XafExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["XafAccountInfo"] & {
+            beneficiary: components["schemas"]["XafBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XAF_ACCOUNT";
+        };
+        XofBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        XofExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["XofAccountInfoBase"] & {
+            beneficiary: components["schemas"]["XofBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XOF_ACCOUNT";
+        };
+        XofExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["XofAccountInfo"] & {
+            beneficiary: components["schemas"]["XofBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "XOF_ACCOUNT";
+        };
+        ZarBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        ZarExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ZarAccountInfoBase"] & {
+            beneficiary: components["schemas"]["ZarBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZAR_ACCOUNT";
+        };
+        ZarExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ZarAccountInfo"] & {
+            beneficiary: components["schemas"]["ZarBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZAR_ACCOUNT";
+        };
+        ZmwBeneficiary: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            beneficiaryType: "INDIVIDUAL";
+            fullName: string;
+            birthDate?: string;
+            nationality?: string;
+            email?: string;
+            phoneNumber?: string;
+            countryOfResidence?: string;
+            address?: components["schemas"]["Address"];
+        };
+        ZmwExternalAccountCreateInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ZmwAccountInfoBase"] & {
+            beneficiary: components["schemas"]["ZmwBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZMW_ACCOUNT";
+        };
+        ZmwExternalAccountInfo: components["schemas"]["BaseExternalAccountInfo"] & components["schemas"]["ZmwAccountInfo"] & {
+            beneficiary: components["schemas"]["ZmwBeneficiary"] | components["schemas"]["BusinessBeneficiary"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            accountType: "ZMW_ACCOUNT";
         };
     };
     responses: {
@@ -6138,14 +7388,19 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    listExternalAccounts: {
+    listCustomerExternalAccounts: {
         parameters: {
             query?: {
+                /**
+                 * @description Only accounts in this currency.
+                 * @example USD
+                 */
+                currency?: string;
                 /**
                  * @description Only accounts of this customer.
                  * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
                  */
-                customerId?: components["schemas"]["CustomerId"];
+                customerId?: string;
                 /**
                  * @description Maximum number of items to return.
                  * @example 20
@@ -6175,49 +7430,37 @@ export interface operations {
                      *         {
                      *           "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
                      *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *           "status": "ACTIVE",
+                     *           "platformAccountId": "bank-acct-001",
+                     *           "ownershipType": "FIRST_PARTY",
                      *           "currency": "USD",
-                     *           "accountType": "US_ACCOUNT",
+                     *           "defaultUmaDepositAccount": false,
+                     *           "beneficiaryVerificationStatus": "MATCHED",
+                     *           "beneficiaryVerifiedData": {
+                     *             "fullName": "Jane Doe"
+                     *           },
                      *           "accountInfo": {
+                     *             "accountType": "USD_ACCOUNT",
                      *             "accountNumber": "000123456789",
-                     *             "routingNumber": "021000021"
-                     *           },
-                     *           "beneficiaryName": "Jane Doe",
-                     *           "beneficiaryVerificationStatus": "MATCHED",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:00Z"
-                     *         },
-                     *         {
-                     *           "id": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859",
-                     *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "currency": "EUR",
-                     *           "accountType": "IBAN",
-                     *           "accountInfo": {
-                     *             "iban": "DE89370400440532013103",
-                     *             "bic": "COBADEFFXXX"
-                     *           },
-                     *           "beneficiaryName": "Jane Doe",
-                     *           "beneficiaryVerificationStatus": "PARTIAL_MATCH",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:00Z"
-                     *         },
-                     *         {
-                     *           "id": "ExternalAccount:470a60bf-75ae-46de-8da6-589bede33a14",
-                     *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "currency": "MXN",
-                     *           "accountType": "UMA",
-                     *           "accountInfo": {
-                     *             "address": "$success.mxn@sandbox.uma.money"
-                     *           },
-                     *           "beneficiaryName": "Lucía Hernández",
-                     *           "beneficiaryVerificationStatus": "MATCHED",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:00Z"
+                     *             "routingNumber": "021000021",
+                     *             "paymentRails": [
+                     *               "ACH",
+                     *               "WIRE",
+                     *               "RTP",
+                     *               "FEDNOW"
+                     *             ],
+                     *             "beneficiary": {
+                     *               "beneficiaryType": "INDIVIDUAL",
+                     *               "fullName": "Jane Doe"
+                     *             }
+                     *           }
                      *         }
                      *       ],
-                     *       "hasMore": false
+                     *       "hasMore": false,
+                     *       "totalCount": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["ExternalAccountList"];
+                    "application/json": components["schemas"]["ExternalAccountListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6225,7 +7468,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    createExternalAccount: {
+    createCustomerExternalAccount: {
         parameters: {
             query?: never;
             header?: never;
@@ -6234,7 +7477,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ExternalAccountCreate"];
+                "application/json": components["schemas"]["ExternalAccountCreateRequest"];
             };
         };
         responses: {
@@ -6244,24 +7487,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "status": "ACTIVE",
+                     *       "platformAccountId": "bank-acct-001",
+                     *       "ownershipType": "FIRST_PARTY",
+                     *       "currency": "USD",
+                     *       "defaultUmaDepositAccount": false,
+                     *       "beneficiaryVerificationStatus": "MATCHED",
+                     *       "beneficiaryVerifiedData": {
+                     *         "fullName": "Jane Doe"
+                     *       },
+                     *       "accountInfo": {
+                     *         "accountType": "USD_ACCOUNT",
+                     *         "accountNumber": "000123456789",
+                     *         "routingNumber": "021000021",
+                     *         "paymentRails": [
+                     *           "ACH",
+                     *           "WIRE",
+                     *           "RTP",
+                     *           "FEDNOW"
+                     *         ],
+                     *         "beneficiary": {
+                     *           "beneficiaryType": "INDIVIDUAL",
+                     *           "fullName": "Jane Doe"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ExternalAccount"];
                 };
             };
-            /** @description The request is invalid, or the account was rejected. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
-    getExternalAccount: {
+    getCustomerExternalAccountById: {
         parameters: {
             query?: never;
             header?: never;
@@ -6270,7 +7535,7 @@ export interface operations {
                  * @description Identifier of the external account.
                  * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
                  */
-                id: components["schemas"]["ExternalAccountId"];
+                externalAccountId: string;
             };
             cookie?: never;
         };
@@ -6286,16 +7551,150 @@ export interface operations {
                      * @example {
                      *       "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "status": "ACTIVE",
+                     *       "platformAccountId": "bank-acct-001",
+                     *       "ownershipType": "FIRST_PARTY",
                      *       "currency": "USD",
-                     *       "accountType": "US_ACCOUNT",
-                     *       "accountInfo": {
-                     *         "accountNumber": "000123456789",
-                     *         "routingNumber": "021000021"
-                     *       },
-                     *       "beneficiaryName": "Jane Doe",
+                     *       "defaultUmaDepositAccount": false,
                      *       "beneficiaryVerificationStatus": "MATCHED",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *       "beneficiaryVerifiedData": {
+                     *         "fullName": "Jane Doe"
+                     *       },
+                     *       "accountInfo": {
+                     *         "accountType": "USD_ACCOUNT",
+                     *         "accountNumber": "000123456789",
+                     *         "routingNumber": "021000021",
+                     *         "paymentRails": [
+                     *           "ACH",
+                     *           "WIRE",
+                     *           "RTP",
+                     *           "FEDNOW"
+                     *         ],
+                     *         "beneficiary": {
+                     *           "beneficiaryType": "INDIVIDUAL",
+                     *           "fullName": "Jane Doe"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCustomerExternalAccountById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createExternalAccountOwnershipChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "WALLET_SIGNATURE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OwnershipChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnershipChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyExternalAccountOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "signature": "0x5b8a1d0e2f7c4a9b3e6d1f8a2c5b7e9d0f3a6c8b1e4d7a9c2f5b8e0d3a6c9f1b2e5d8a0c3f6b9e1d4a7c0f2b5e8d1a4c7f0b3e6d9a2c5f8b1e4d7a0c3f6b9e2d1c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OwnershipVerifyRequest"];
+            };
+        };
+        responses: {
+            /** @description The account, now `ACTIVE`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ExternalAccount:3b7e2a51-6d0c-4f8e-9a24-5c1f7d9e0b42",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "status": "ACTIVE",
+                     *       "ownershipType": "FIRST_PARTY",
+                     *       "currency": "USDC",
+                     *       "beneficiaryVerificationStatus": "MATCHED",
+                     *       "accountInfo": {
+                     *         "accountType": "ETHEREUM_WALLET",
+                     *         "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ExternalAccount"];
@@ -6304,6 +7703,313 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPlatformExternalAccounts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only accounts in this currency.
+                 * @example USD
+                 */
+                currency?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of external accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *           "status": "ACTIVE",
+                     *           "platformAccountId": "bank-acct-001",
+                     *           "ownershipType": "FIRST_PARTY",
+                     *           "currency": "USD",
+                     *           "beneficiaryVerificationStatus": "MATCHED",
+                     *           "beneficiaryVerifiedData": {
+                     *             "fullName": "Jane Doe"
+                     *           },
+                     *           "accountInfo": {
+                     *             "accountType": "USD_ACCOUNT",
+                     *             "accountNumber": "000123456789",
+                     *             "routingNumber": "021000021",
+                     *             "paymentRails": [
+                     *               "ACH",
+                     *               "WIRE",
+                     *               "RTP",
+                     *               "FEDNOW"
+                     *             ],
+                     *             "beneficiary": {
+                     *               "beneficiaryType": "INDIVIDUAL",
+                     *               "fullName": "Jane Doe"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "totalCount": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExternalAccountListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPlatformExternalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformExternalAccountCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The external account was added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *       "status": "ACTIVE",
+                     *       "platformAccountId": "bank-acct-001",
+                     *       "ownershipType": "FIRST_PARTY",
+                     *       "currency": "USD",
+                     *       "beneficiaryVerificationStatus": "MATCHED",
+                     *       "beneficiaryVerifiedData": {
+                     *         "fullName": "Jane Doe"
+                     *       },
+                     *       "accountInfo": {
+                     *         "accountType": "USD_ACCOUNT",
+                     *         "accountNumber": "000123456789",
+                     *         "routingNumber": "021000021",
+                     *         "paymentRails": [
+                     *           "ACH",
+                     *           "WIRE",
+                     *           "RTP",
+                     *           "FEDNOW"
+                     *         ],
+                     *         "beneficiary": {
+                     *           "beneficiaryType": "INDIVIDUAL",
+                     *           "fullName": "Jane Doe"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPlatformExternalAccountById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The external account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *       "status": "ACTIVE",
+                     *       "platformAccountId": "bank-acct-001",
+                     *       "ownershipType": "FIRST_PARTY",
+                     *       "currency": "USD",
+                     *       "beneficiaryVerificationStatus": "MATCHED",
+                     *       "beneficiaryVerifiedData": {
+                     *         "fullName": "Jane Doe"
+                     *       },
+                     *       "accountInfo": {
+                     *         "accountType": "USD_ACCOUNT",
+                     *         "accountNumber": "000123456789",
+                     *         "routingNumber": "021000021",
+                     *         "paymentRails": [
+                     *           "ACH",
+                     *           "WIRE",
+                     *           "RTP",
+                     *           "FEDNOW"
+                     *         ],
+                     *         "beneficiary": {
+                     *           "beneficiaryType": "INDIVIDUAL",
+                     *           "fullName": "Jane Doe"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePlatformExternalAccountById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPlatformExternalAccountOwnershipChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "method": "WALLET_SIGNATURE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OwnershipChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnershipChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyPlatformExternalAccountOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the external account.
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "signature": "0x5b8a1d0e2f7c4a9b3e6d1f8a2c5b7e9d0f3a6c8b1e4d7a9c2f5b8e0d3a6c9f1b2e5d8a0c3f6b9e1d4a7c0f2b5e8d1a4c7f0b3e6d9a2c5f8b1e4d7a0c3f6b9e2d1c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OwnershipVerifyRequest"];
+            };
+        };
+        responses: {
+            /** @description The account, now `ACTIVE`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ExternalAccount:3b7e2a51-6d0c-4f8e-9a24-5c1f7d9e0b42",
+                     *       "status": "ACTIVE",
+                     *       "ownershipType": "FIRST_PARTY",
+                     *       "currency": "USDC",
+                     *       "beneficiaryVerificationStatus": "MATCHED",
+                     *       "accountInfo": {
+                     *         "accountType": "ETHEREUM_WALLET",
+                     *         "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -9887,6 +11593,65 @@ export interface operations {
                     /** @enum {string} */
                     type?: "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW";
                     data?: components["schemas"]["Verification"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    externalAccountStatusWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:7e1d4c2a-9b3f-4a6e-8d05-2c7f1b9e4a63",
+                 *       "type": "EXTERNAL_ACCOUNT.STATUS_UPDATED",
+                 *       "timestamp": "2025-10-13T09:35:00Z",
+                 *       "data": {
+                 *         "id": "ExternalAccount:3b7e2a51-6d0c-4f8e-9a24-5c1f7d9e0b42",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "status": "ACTIVE",
+                 *         "ownershipType": "FIRST_PARTY",
+                 *         "currency": "USDC",
+                 *         "beneficiaryVerificationStatus": "MATCHED",
+                 *         "accountInfo": {
+                 *           "accountType": "ETHEREUM_WALLET",
+                 *           "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type?: "EXTERNAL_ACCOUNT.STATUS_UPDATED";
+                    data?: components["schemas"]["ExternalAccount"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

@@ -3,7 +3,7 @@ import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
 import { insert, one, q } from "../../db/query.js";
 import { emitEvent } from "../../events/outbox.js";
-import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
@@ -78,14 +78,7 @@ export class CardService {
   ) {}
 
   async create(ctx: RequestContext, input: CardCreate): Promise<Card> {
-    const holder = await this.customers.getActiveRow(ctx, input.cardholderId).catch((err) => {
-      // The live contract answers an unknown reference in the body with 400.
-      throw isNotFound(err)
-        ? invalidInput(`No customer ${input.cardholderId}`, {
-            errors: [fieldError("body.cardholderId", "no such customer")],
-          })
-        : err;
-    });
+    const holder = await this.customers.referencedIn(ctx, "body.cardholderId", input.cardholderId);
     // A business holder is verified by KYB, an individual by KYC.
     const [field, status] =
       holder.customerType === "BUSINESS"

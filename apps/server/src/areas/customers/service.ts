@@ -3,7 +3,7 @@ import { individualKycOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
 import { isUniqueViolation } from "../../db/errors.js";
 import { all, found, insertAll, prepared, q, rowOf, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import { emitEvent, notifyEventEmitted, outboxRow, type EventInput } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
@@ -387,6 +387,15 @@ export class CustomerService {
     const row = await this.getRow(ctx, id);
     if (row.deletedAt !== null) throw notFound("USER_NOT_FOUND", `Customer ${id} was deleted`);
     return row;
+  }
+
+  /** A customer named in a request body: the live contract answers an unknown one with 400. */
+  async referencedIn(ctx: RequestContext, field: string, id: string): Promise<CustomerRow> {
+    return this.getActiveRow(ctx, id).catch((err: unknown) => {
+      throw isNotFound(err)
+        ? invalidInput(`No customer ${id}`, { errors: [fieldError(field, "no such customer")] })
+        : err;
+    });
   }
 
   async get(ctx: RequestContext, id: string): Promise<Customer> {

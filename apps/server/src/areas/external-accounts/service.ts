@@ -1,53 +1,61 @@
 import type { Schemas } from "@sandbox/client";
-import { beneficiaryVerificationOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
-import { insert, q, type Row } from "../../db/query.js";
-import { ApiError, notFound } from "../../errors.js";
+import type { SelectQueryBuilder } from "kysely";
+import { beneficiaryVerificationOutcome } from "@sandbox/sandbox-rules";
+import { insert, one, q, type Row } from "../../db/query.js";
+import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
+import {
+  answeredInfo,
+  beneficiaryNameOf,
+  currencyOfType,
+  primaryIdentifier,
+  signatureChainOf,
+  type AccountInfoCreate,
+} from "./account-info.js";
 
 export type ExternalAccount = Schemas["ExternalAccount"];
-export type ExternalAccountCreate = Schemas["ExternalAccountCreate"];
 export type ExternalAccountRow = Row<"ExternalAccount">;
+type CustomerAccountCreate = Schemas["ExternalAccountCreateRequest"];
+type PlatformAccountCreate = Schemas["PlatformExternalAccountCreateRequest"];
+export type CustomerAccountFilter = Query<"listCustomerExternalAccounts">;
+export type PlatformAccountFilter = Query<"listPlatformExternalAccounts">;
 
-/** The query of listExternalAccounts, as validated. */
-export type ExternalAccountFilter = Query<"listExternalAccounts">;
-
-/**
- * The account's primary identifier: what the receiving institution knows it
- * by, and what the sandbox magic suffixes are read from.
- */
-export function primaryIdentifier(input: ExternalAccountCreate): string {
-  switch (input.accountType) {
-    case "US_ACCOUNT":
-      return input.accountInfo.accountNumber;
-    case "IBAN":
-      return input.accountInfo.iban;
-    case "CLABE":
-      return input.accountInfo.clabe;
-    case "SPARK_WALLET":
-    case "LIGHTNING":
-    case "UMA":
-    case "SOLANA_WALLET":
-      return input.accountInfo.address;
-  }
-}
+/** Whose external accounts an operation works on: the customers' or the platform's own. */
+export type Owner = "customers" | "platform";
 
 export function toExternalAccount(row: ExternalAccountRow): ExternalAccount {
+  const status =
+    row.beneficiaryVerificationStatus as ExternalAccount["beneficiaryVerificationStatus"];
   return {
     id: row.id,
-    customerId: row.customerId,
+    ...(row.customerId !== null ? { customerId: row.customerId } : {}),
+    status: row.status as ExternalAccount["status"],
+    ...(row.platformAccountId !== null ? { platformAccountId: row.platformAccountId } : {}),
+    ...(row.ownershipType !== null
+      ? { ownershipType: row.ownershipType as ExternalAccount["ownershipType"] }
+      : {}),
     currency: row.currency,
-    accountType: row.accountType,
-    accountInfo: JSON.parse(row.accountInfo),
-    beneficiaryName: row.beneficiaryName,
-    beneficiaryVerificationStatus:
-      row.beneficiaryVerificationStatus as ExternalAccount["beneficiaryVerificationStatus"],
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  } as ExternalAccount;
+    ...(row.customerId !== null ? { defaultUmaDepositAccount: row.defaultUmaDepositAccount } : {}),
+    beneficiaryVerificationStatus: status,
+    // The name the receiving institution confirmed, when it confirmed one.
+    ...(status === "MATCHED" && row.beneficiaryName !== ""
+      ? { beneficiaryVerifiedData: { fullName: row.beneficiaryName } }
+      : {}),
+    accountInfo: answeredInfo(JSON.parse(row.accountInfo) as AccountInfoCreate),
+  };
+}
+
+/** Narrows a statement to one owner's live (not deleted) accounts. */
+function ownedBy(owner: Owner) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB =>
+    qb
+      .where("customerId", owner === "platform" ? "is" : "is not", null)
+      .where("deletedAt", "is", null) as QB;
 }
 
 export class ExternalAccountService {
@@ -56,33 +64,64 @@ export class ExternalAccountService {
     private readonly customers: CustomerService,
   ) {}
 
-  async create(ctx: RequestContext, input: ExternalAccountCreate): Promise<ExternalAccount> {
-    const customer = await this.customers.getActiveRow(ctx, input.customerId);
-    const identifier = primaryIdentifier(input);
-    if (input.accountType === "UMA") {
-      const parsed = parseUmaAddress(identifier);
-      if (!parsed.ok) {
-        throw new ApiError(400, "INVALID_UMA_ADDRESS", `Invalid UMA address: ${parsed.problem}.`, {
-          details: { field: "accountInfo.address" },
+  async create(
+    ctx: RequestContext,
+    owner: Owner,
+    input: CustomerAccountCreate | PlatformAccountCreate,
+  ): Promise<ExternalAccount> {
+    let customerId: string | null = null;
+    if (owner === "customers") {
+      const requested = (input as CustomerAccountCreate).customerId;
+      if (!requested) {
+        throw invalidInput("customerId is required for a customer's external account", {
+          errors: [fieldError("body.customerId", "required")],
         });
       }
+      customerId = (await this.customers.referencedIn(ctx, "body.customerId", requested)).id;
     }
+    const info = input.accountInfo;
+    const denomination = currencyOfType(info.accountType);
+    if (denomination !== undefined && denomination !== input.currency) {
+      throw new ApiError(
+        400,
+        "INVALID_CURRENCY",
+        `A ${info.accountType} holds ${denomination}, not ${input.currency}`,
+        { details: { errors: [fieldError("body.currency", `must be ${denomination}`)] } },
+      );
+    }
+    const identifier = primaryIdentifier(info);
     // The beneficiary name check of the receiving institution (sandbox: suffix 1xx).
     const verification = beneficiaryVerificationOutcome(identifier).outcome;
     if (verification.kind === "REJECT") {
       throw new ApiError(verification.status, verification.errorCode, verification.message);
     }
+    await this.refuseDuplicate(ctx, owner, customerId, info.accountType, identifier, input);
+
+    const ownershipType = input.ownershipType ?? null;
     const now = ctx.clock.now();
     const row: ExternalAccountRow = {
       id: newId("ExternalAccount"),
       platformId: ctx.platformId,
-      customerId: customer.id,
+      customerId,
       currency: input.currency,
-      accountType: input.accountType,
-      accountInfo: JSON.stringify(input.accountInfo),
+      accountType: info.accountType,
+      accountInfo: JSON.stringify(info),
       identifier,
-      beneficiaryName: input.beneficiaryName,
+      beneficiaryName: beneficiaryNameOf(info),
       beneficiaryVerificationStatus: verification.beneficiaryVerificationStatus,
+      // The customer's own self-custody wallet must prove it is theirs.
+      status:
+        ownershipType === "FIRST_PARTY" && signatureChainOf(info.accountType)
+          ? "PENDING_OWNERSHIP_VERIFICATION"
+          : "ACTIVE",
+      ownershipType,
+      platformAccountId: input.platformAccountId ?? null,
+      defaultUmaDepositAccount:
+        owner === "customers"
+          ? ((input as CustomerAccountCreate).defaultUmaDepositAccount ?? false)
+          : false,
+      ownershipChallenge: null,
+      deletedAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -90,28 +129,120 @@ export class ExternalAccountService {
     return toExternalAccount(row);
   }
 
-  /** An external account of this platform (and of the agent's customer when an agent asks). */
+  /** The same account, or the same platformAccountId, registered twice for one owner is a conflict. */
+  private async refuseDuplicate(
+    ctx: RequestContext,
+    owner: Owner,
+    customerId: string | null,
+    accountType: string,
+    identifier: string,
+    input: { currency: string; platformAccountId?: string },
+  ): Promise<void> {
+    const mine = q
+      .selectFrom("ExternalAccount")
+      .select("id")
+      .where("platformId", "=", ctx.platformId)
+      .$call(ownedBy(owner));
+    const sameOwner = customerId === null ? mine : mine.where("customerId", "=", customerId);
+    const twin = await this.services.data.one(
+      sameOwner
+        .where("accountType", "=", accountType)
+        .where("identifier", "=", identifier)
+        .where("currency", "=", input.currency),
+    );
+    if (twin) {
+      throw new ApiError(409, "CONFLICT", `This account is already registered as ${twin.id}`, {
+        details: { externalAccountId: twin.id },
+      });
+    }
+    if (input.platformAccountId !== undefined) {
+      const taken = await this.services.data.one(
+        mine.where("platformAccountId", "=", input.platformAccountId),
+      );
+      if (taken) {
+        throw new ApiError(
+          409,
+          "CONFLICT",
+          `platformAccountId ${input.platformAccountId} is already used by ${taken.id}`,
+          { details: { externalAccountId: taken.id } },
+        );
+      }
+    }
+  }
+
+  /**
+   * Any live external account of this platform (and of the agent's customer
+   * when an agent asks): what transfers and quotes pay to or from.
+   */
   async getRow(ctx: RequestContext, id: string): Promise<ExternalAccountRow> {
     const row = await this.services.data.one(
-      q.selectFrom("ExternalAccount").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
+      q
+        .selectFrom("ExternalAccount")
+        .selectAll()
+        .where("id", "=", id)
+        .where("deletedAt", "is", null)
+        .$call(scopedTo(ctx)),
     );
     if (!row) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
     return row;
   }
 
-  async get(ctx: RequestContext, id: string): Promise<ExternalAccount> {
-    return toExternalAccount(await this.getRow(ctx, id));
+  /** One of the owner's live accounts. */
+  async ownedRow(ctx: RequestContext, owner: Owner, id: string): Promise<ExternalAccountRow> {
+    const row = await this.services.data.one(
+      q
+        .selectFrom("ExternalAccount")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId)
+        .$call(ownedBy(owner)),
+    );
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
+    return row;
   }
 
-  async list(ctx: RequestContext, filter: ExternalAccountFilter): Promise<Page<ExternalAccount>> {
+  async get(ctx: RequestContext, owner: Owner, id: string): Promise<ExternalAccount> {
+    return toExternalAccount(await this.ownedRow(ctx, owner, id));
+  }
+
+  async list(
+    ctx: RequestContext,
+    owner: Owner,
+    filter: CustomerAccountFilter | PlatformAccountFilter,
+  ): Promise<Page<ExternalAccount> & { totalCount: number }> {
     let query = q
       .selectFrom("ExternalAccount")
-      .selectAll()
-      .where("platformId", "=", ctx.platformId);
-    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
-    const rows = await this.services.data.all(
-      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+      .where("platformId", "=", ctx.platformId)
+      .$call(ownedBy(owner));
+    const customerId = (filter as CustomerAccountFilter).customerId;
+    if (owner === "customers" && customerId) query = query.where("customerId", "=", customerId);
+    if (filter.currency) query = query.where("currency", "=", filter.currency);
+    return countedPage(
+      this.services.data,
+      {
+        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
+        count: query.select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      toExternalAccount,
     );
-    return toPage(rows, filter.limit, toExternalAccount);
+  }
+
+  /** Retires the account: no new money moves to or from it; its transactions keep the id. */
+  async delete(ctx: RequestContext, owner: Owner, id: string): Promise<void> {
+    const row = await this.ownedRow(ctx, owner, id);
+    const now = ctx.clock.now();
+    const deleted = await this.services.data.transaction(() =>
+      one(
+        q
+          .updateTable("ExternalAccount")
+          .set({ deletedAt: now, updatedAt: now, ownershipChallenge: null })
+          .where("id", "=", row.id)
+          .where("platformId", "=", ctx.platformId)
+          .where("deletedAt", "is", null)
+          .returning("id"),
+      ),
+    );
+    if (!deleted) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
   }
 }
