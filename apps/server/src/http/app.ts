@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import express, { type Express, type Router } from "express";
 import { pinoHttp } from "pino-http";
@@ -77,12 +77,16 @@ export function createApp(options: AppOptions): Express {
   }
 
   const api = express.Router();
+  const apiText = readFileSync(openApiPath, "utf8");
   api.use(jsonBody(1024 * 1024));
   api.use(refuseUnstorableUrl);
   api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
   api.use(
     operationRouter({
-      doc: parse(readFileSync(openApiPath, "utf8")) as ApiDocument,
+      doc: parse(apiText) as ApiDocument,
+      // Servers of one process with the same document and options share
+      // their compiled validators (the security handlers are module-level).
+      shareKey: `${createHash("sha256").update(apiText).digest("hex")}:${options.validateResponses}`,
       validator: {
         // Bodies are JSON and keep their types: `"name": false` is an error,
         // not "false". Path and query parameters, strings on the wire, are

@@ -90,7 +90,18 @@ export interface OperationRouterOptions {
   doc: ApiDocument;
   /** express-openapi-validator's options, but the document. */
   validator: Omit<ValidatorOptions, "apiSpec">;
+  /**
+   * Routers made with the same key (same document, same validator options)
+   * share their paths' validators. Compiling a path's schemas is most of the
+   * cost of its first request (hundreds of milliseconds for the large oneOf
+   * account shapes), and a process that starts several servers, as the tests
+   * do, then pays it once.
+   */
+  shareKey?: string;
 }
+
+/** Validators of every router made with a shareKey, by key and path. */
+const sharedValidators = new Map<string, RequestHandler>();
 
 /**
  * Middleware for the versioned API's router (mounted at the base path): finds
@@ -110,7 +121,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
   );
   const validators = new Map<string, RequestHandler>();
   const validatorOf = (path: string): RequestHandler => {
-    let validator = validators.get(path);
+    const key = options.shareKey === undefined ? undefined : `${options.shareKey}\n${path}`;
+    let validator = validators.get(path) ?? (key ? sharedValidators.get(key) : undefined);
     if (!validator) {
       const router = express.Router();
       router.use(
@@ -120,8 +132,10 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
           apiSpec: onePathDocument(doc, path) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
-      validators.set(path, (validator = router));
+      validator = router;
+      if (key) sharedValidators.set(key, validator);
     }
+    validators.set(path, validator);
     return validator;
   };
 
