@@ -24,6 +24,7 @@ import type { WalletService } from "./areas/internal-accounts/wallet-service.js"
 import { platformRoutes } from "./areas/platform/routes.js";
 import type { PlatformService } from "./areas/platform/service.js";
 import { quoteRoutes } from "./areas/quotes/routes.js";
+import { cryptoRoutes } from "./areas/crypto/routes.js";
 import type { QuoteService } from "./areas/quotes/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
@@ -99,7 +100,8 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     externalAccountRoutes(s.externalAccounts, s.ownership),
     transferRoutes(s.transfers, s.idempotency),
     transactionRoutes(s.transactions),
-    quoteRoutes(s.quotes, s.idempotency),
+    quoteRoutes(s.quotes, s.idempotency, s.platform),
+    cryptoRoutes(s.internalAccounts),
     receiverRoutes(s.receivers),
     agentRoutes(s.agents),
     cardRoutes(s.cards),

@@ -80,22 +80,105 @@ describe.each(databases)("quotes on %s", (kind) => {
     return { account, iban, quote };
   }
 
-  it("lists exchange rates with fees, cached about 5 minutes", async () => {
+  it("lists exchange rates per destination rail, pricing sendingAmount after the fee", async () => {
     const { data } = await sandbox.client.GET("/exchange-rates", {
       params: { query: { sourceCurrency: "USD" } },
     });
-    expect(data!.rates.length).toBeGreaterThan(1);
-    expect(data!.rates.every((r) => r.sourceCurrency === "USD")).toBe(true);
-    const mxn = data!.rates.find((r) => r.destinationCurrency === "MXN");
-    expect(mxn?.rate).toBeGreaterThan(10);
-    expect(mxn?.feeAmount).toBeGreaterThan(0);
-    const until = new Date(data!.cachedUntil).getTime() - Date.now();
-    expect(until).toBeGreaterThan(0);
-    expect(until).toBeLessThanOrEqual(300_000);
-    const pair = await sandbox.client.GET("/exchange-rates", {
-      params: { query: { sourceCurrency: "EUR", destinationCurrency: "MXN" } },
+    expect(data!.data.length).toBeGreaterThan(1);
+    expect(data!.data.every((r) => r.sourceCurrency.code === "USD")).toBe(true);
+    const mxn = data!.data.filter((r) => r.destinationCurrency.code === "MXN");
+    // MXN is paid out on SPEI only; USD on four rails, at one rate.
+    expect(mxn.map((r) => r.destinationPaymentRail)).toEqual(["SPEI"]);
+    const [spei] = mxn;
+    expect(spei).toMatchObject({
+      sourceCurrency: { code: "USD", decimals: 2 },
+      destinationCurrency: { code: "MXN", name: "Mexican Peso" },
+      sendingAmount: 10_000,
+      minSendingAmount: 1,
+      fees: { fixed: 100, total: 100 },
     });
-    expect(pair.data?.rates).toHaveLength(1);
+    expect(spei!.exchangeRate).toBeGreaterThan(10);
+    // What 10000 buys: the fee comes off first, the rest converts, rounded down.
+    expect(spei!.receivingAmount).toBe(Math.floor((10_000 - 100) * spei!.exchangeRate));
+    const window = Date.now() - new Date(spei!.updatedAt).getTime();
+    expect(window).toBeGreaterThanOrEqual(0);
+    expect(window).toBeLessThan(300_000);
+    const dollars = data!.data.filter((r) => r.destinationCurrency.code === "USD");
+    expect(dollars.map((r) => r.destinationPaymentRail).sort()).toEqual([
+      "ACH",
+      "FEDNOW",
+      "RTP",
+      "WIRE",
+    ]);
+
+    const pair = await sandbox.client.GET("/exchange-rates", {
+      params: {
+        query: {
+          sourceCurrency: "EUR",
+          destinationCurrency: ["MXN", "GBP"],
+          sendingAmount: 50_000,
+        },
+      },
+    });
+    expect(pair.data?.data.map((r) => r.destinationCurrency.code).sort()).toEqual(["GBP", "MXN"]);
+    expect(pair.data?.data.every((r) => r.sendingAmount === 50_000)).toBe(true);
+  });
+
+  it("estimates a crypto withdrawal's fee from a crypto account only", async () => {
+    const usdc = (
+      await sandbox.client.POST("/customers", {
+        body: {
+          customerType: "INDIVIDUAL",
+          fullName: "Ada Lovelace",
+          email: "ada@example.com",
+          currencies: ["USDC", "USD"],
+        },
+      })
+    ).data!;
+    const accounts = await sandbox.client.GET("/customers/internal-accounts", {
+      params: { query: { customerId: usdc.id! } },
+    });
+    const crypto = accounts.data!.data.find((a) => a.type === "INTERNAL_CRYPTO")!;
+    const fiat = accounts.data!.data.find((a) => a.type === "INTERNAL_FIAT")!;
+    const estimate = (body: Partial<Schemas["EstimateCryptoWithdrawalFeeRequest"]>) =>
+      sandbox.client.POST("/crypto/estimate-withdrawal-fee", {
+        body: {
+          internalAccountId: crypto.id,
+          currency: "USDC",
+          cryptoNetwork: "SOLANA",
+          amount: 1_000_000,
+          destinationAddress: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+          ...body,
+        },
+      });
+    const solana = await estimate({});
+    expect(solana.response.status).toBe(200);
+    expect(solana.data).toEqual({
+      networkFee: 5_000,
+      networkFeeAsset: "SOL",
+      applicationFee: 0,
+      totalFee: 5,
+      netAmount: 999_995,
+    });
+    expect((await estimate({ cryptoNetwork: "ETHEREUM" })).data).toMatchObject({
+      networkFeeAsset: "ETH",
+      totalFee: 150,
+    });
+    expect((await estimate({ internalAccountId: fiat.id, currency: "USD" })).error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
+    expect((await estimate({ currency: "USDT" })).error).toMatchObject({
+      code: "INVALID_CURRENCY",
+    });
+    expect((await estimate({ cryptoNetwork: "DOGE" })).error).toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    expect((await estimate({ amount: 5 })).error).toMatchObject({ code: "INVALID_AMOUNT" });
+    const unknown = await estimate({
+      internalAccountId: "InternalAccount:00000000-0000-4000-8000-000000000000",
+    });
+    expect(unknown.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
   });
 
   it("prices a quote from the rate and fee, locked on either side", async () => {

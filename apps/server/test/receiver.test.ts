@@ -19,9 +19,9 @@ describe.each(databases)("receiver lookups on %s", (kind) => {
 
   const rate = async (from: string, to: string) => {
     const { data } = await sandbox.client.GET("/exchange-rates", {
-      params: { query: { sourceCurrency: from, destinationCurrency: to } },
+      params: { query: { sourceCurrency: from, destinationCurrency: [to] } },
     });
-    return data!.rates[0]!.rate;
+    return data!.data[0]!.exchangeRate;
   };
 
   it("answers a sandbox UMA receiver's currency with the rate from USD, and records the lookup", async () => {

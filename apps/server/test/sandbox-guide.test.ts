@@ -49,7 +49,9 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
     });
     const lines = stdout.trim().split("\n");
     expect(lines).toEqual([
-      expect.stringMatching(/^\{"sourceCurrency":"USD","destinationCurrency":"EUR"/),
+      expect.stringMatching(
+        /^\{"source":"USD","destination":"EUR","rail":"SEPA","exchangeRate":0\.8/,
+      ),
       '{"offsetSeconds":0}',
       "APPROVED",
       "REJECTED",

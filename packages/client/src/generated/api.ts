@@ -629,11 +629,31 @@ export interface paths {
         };
         /**
          * Get exchange rates
-         * @description Returns indicative rates and fees for the supported currency pairs, optionally narrowed to a source and/or destination currency. Values are cached for about 5 minutes (`cachedUntil`). To lock a rate, create a quote.
+         * @description Indicative rates for each supported currency pair and payment rail of the destination, with what `sendingAmount` (default 10000, in the smallest unit of the source currency) would buy after the fixed fee. Narrow it with `sourceCurrency` and one or more `destinationCurrency`. The sandbox's rates are fixed per 5-minute window (`updatedAt` is the window's start); `minSendingAmount` and `maxSendingAmount` are the platform's configured limits for the source currency. To lock a rate, create a quote.
          */
         get: operations["getExchangeRates"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/crypto/estimate-withdrawal-fee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Estimate a crypto withdrawal fee
+         * @description Estimates what sending `amount` of a crypto internal account's currency to `destinationAddress` on `cryptoNetwork` would cost, before the customer decides. The sandbox's network fees are fixed per network: `SOLANA` 5000 lamports (SOL), `ETHEREUM` 21000 gwei (ETH), `BASE` and `POLYGON` 1000 gwei (ETH, POL), `PLASMA` 1000 gwei (XPL), `TRON` 1000000 sun (TRX), `BITCOIN` 300 sats (BTC), `SPARK` and `LIGHTNING` 1 sat (BTC); `totalFee` is that fee in the withdrawal currency (`5`, `150`, `2`, `2`, `1`, `100`, `300`, `1` and `1` of its smallest unit) plus the platform's application fee (none in the sandbox). An account that is not a crypto account, another currency than the account's, an unknown network or an amount that does not cover the fee is 400; an unknown account is 404.
+         */
+        post: operations["estimateCryptoWithdrawalFee"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3075,27 +3095,6 @@ export interface components {
             hasMore: boolean;
             /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
             nextCursor?: string;
-        };
-        /** @description Indicative rate for one currency pair. */
-        ExchangeRate: {
-            /** @description Currency sent. */
-            sourceCurrency: components["schemas"]["CurrencyCode"];
-            /** @description Currency received. */
-            destinationCurrency: components["schemas"]["CurrencyCode"];
-            /** @description Units of `destinationCurrency` received per unit of `sourceCurrency` (major units). */
-            rate: number;
-            /** @description Fixed fee for a payment on this corridor, in minor units of `sourceCurrency`. */
-            feeAmount?: components["schemas"]["Amount"];
-        };
-        /** @description Current indicative exchange rates. Quotes lock an actual rate. */
-        ExchangeRates: {
-            /** @description Matching currency pairs. */
-            rates: components["schemas"]["ExchangeRate"][];
-            /**
-             * Format: date-time
-             * @description Rates and fees are cached for about 5 minutes; they may change after this time.
-             */
-            cachedUntil: string;
         };
         /** @description Pay from the balance of an internal account. */
         InternalAccountQuoteSource: {
@@ -6239,6 +6238,49 @@ export interface components {
              */
             accountType: "ZMW_ACCOUNT";
         };
+        EstimateCryptoWithdrawalFeeRequest: {
+            internalAccountId: string;
+            currency: string;
+            cryptoNetwork: string;
+            amount: number;
+            destinationAddress: string;
+        };
+        EstimateCryptoWithdrawalFeeResponse: {
+            networkFee: number;
+            networkFeeAsset: string;
+            applicationFee: number;
+            totalFee: number;
+            netAmount: number;
+        };
+        ExchangeRate: {
+            sourceCurrency: components["schemas"]["Currency"];
+            /** Format: int64 */
+            sendingAmount: number;
+            /** Format: int64 */
+            minSendingAmount: number;
+            /** Format: int64 */
+            maxSendingAmount: number;
+            destinationCurrency: components["schemas"]["Currency"];
+            /** @description The rail the destination currency is paid out on at this rate. */
+            destinationPaymentRail: components["schemas"]["PaymentRail"];
+            /** Format: int64 */
+            receivingAmount: number;
+            exchangeRate: number;
+            fees: components["schemas"]["ExchangeRateFees"];
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ExchangeRateFees: {
+            /** Format: int64 */
+            fixed?: number;
+            /** Format: int64 */
+            total?: number;
+        };
+        ExchangeRateListResponse: {
+            data: components["schemas"]["ExchangeRate"][];
+        };
+        /** @enum {string} */
+        PaymentRail: "ACH" | "ACH_COLOMBIA" | "BANK_TRANSFER" | "BRE_B" | "CIPS" | "FAST" | "FASTER_PAYMENTS" | "FEDNOW" | "INSTAPAY" | "MOBILE_MONEY" | "NEFT" | "PAYNOW" | "PESONET" | "PIX" | "RTGS" | "RTP" | "SEPA" | "SEPA_INSTANT" | "SPEI" | "SWIFT" | "UNIONPAY" | "UPI" | "WIRE";
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -8352,12 +8394,19 @@ export interface operations {
                  * @description Only pairs sending this currency.
                  * @example USD
                  */
-                sourceCurrency?: components["schemas"]["CurrencyCode"];
+                sourceCurrency?: string;
                 /**
-                 * @description Only pairs receiving this currency.
-                 * @example MXN
+                 * @description Only pairs receiving these currencies (repeat the parameter for several).
+                 * @example [
+                 *       "MXN"
+                 *     ]
                  */
-                destinationCurrency?: components["schemas"]["CurrencyCode"];
+                destinationCurrency?: string[];
+                /**
+                 * @description The amount to price, in the smallest unit of the source currency.
+                 * @example 10000
+                 */
+                sendingAmount?: number;
             };
             header?: never;
             path?: never;
@@ -8373,22 +8422,86 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "rates": [
+                     *       "data": [
                      *         {
-                     *           "sourceCurrency": "USD",
-                     *           "destinationCurrency": "MXN",
-                     *           "rate": 18.36,
-                     *           "feeAmount": 100
+                     *           "sourceCurrency": {
+                     *             "code": "USD",
+                     *             "name": "US Dollar",
+                     *             "symbol": "$",
+                     *             "decimals": 2
+                     *           },
+                     *           "destinationCurrency": {
+                     *             "code": "MXN",
+                     *             "name": "Mexican Peso",
+                     *             "symbol": "$",
+                     *             "decimals": 2
+                     *           },
+                     *           "destinationPaymentRail": "SPEI",
+                     *           "minSendingAmount": 1,
+                     *           "maxSendingAmount": 9007199254740991,
+                     *           "sendingAmount": 10000,
+                     *           "receivingAmount": 181806,
+                     *           "exchangeRate": 18.364,
+                     *           "fees": {
+                     *             "fixed": 100,
+                     *             "total": 100
+                     *           },
+                     *           "updatedAt": "2025-10-13T09:30:00Z"
                      *         }
-                     *       ],
-                     *       "cachedUntil": "2025-10-13T09:35:00Z"
+                     *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["ExchangeRates"];
+                    "application/json": components["schemas"]["ExchangeRateListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    estimateCryptoWithdrawalFee: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "internalAccountId": "InternalAccount:a12dcbd6-dced-4ec4-b756-3c3a9ea3d123",
+                 *       "currency": "USDC",
+                 *       "cryptoNetwork": "SOLANA",
+                 *       "amount": 1000000,
+                 *       "destinationAddress": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EstimateCryptoWithdrawalFeeRequest"];
+            };
+        };
+        responses: {
+            /** @description The estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "networkFee": 5000,
+                     *       "networkFeeAsset": "SOL",
+                     *       "applicationFee": 0,
+                     *       "totalFee": 5,
+                     *       "netAmount": 999995
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EstimateCryptoWithdrawalFeeResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

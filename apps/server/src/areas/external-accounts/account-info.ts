@@ -76,6 +76,11 @@ const RAILS: Partial<Record<AccountType, readonly string[]>> = {
   SWIFT_ACCOUNT: ["SWIFT"],
 };
 
+/** The rails money in a currency is paid out on (its bank account type's); none for crypto. */
+export function railsOfCurrency(currency: string): readonly string[] {
+  return RAILS[`${currency}_ACCOUNT` as AccountType] ?? [];
+}
+
 /** The account as answered: what was sent, with the rails a bank account can be paid on. */
 export function answeredInfo(info: AccountInfoCreate): AccountInfo {
   const rails = RAILS[info.accountType];

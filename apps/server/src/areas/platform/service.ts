@@ -115,6 +115,11 @@ export class PlatformService {
     return toPlatformConfig(await this.row(ctx));
   }
 
+  /** The currencies the platform supports, with their limits. */
+  async currencies(ctx: RequestContext): Promise<CurrencyConfig[]> {
+    return supportedCurrenciesOf(await this.row(ctx));
+  }
+
   /** The platform's public keys, derived from the private halves, which never leave here. */
   async keys(ctx: RequestContext): Promise<SandboxKeys> {
     const row = await this.row(ctx);

@@ -92,27 +92,60 @@ export function cachedUntil(now: Date): Date {
   return new Date((Math.floor(now.getTime() / windowMs) + 1) * windowMs);
 }
 
-/** GET /exchange-rates: every supported pair (optionally narrowed), fees included. */
+/** A platform's limits on what it sends in a currency (its configured supportedCurrencies). */
+export interface SendingLimits {
+  currencyCode: string;
+  minAmount: number;
+  maxAmount: number;
+}
+
+/** The largest amount the API carries (2^53 - 1). */
+const MAX_AMOUNT = 9_007_199_254_740_991;
+
+/**
+ * GET /exchange-rates: for each supported pair (optionally narrowed), one
+ * entry per payment rail of the destination currency, pricing `sendingAmount`
+ * with the fixed fee taken first. Crypto destinations have no payment rail
+ * and are priced by quotes only.
+ */
 export function exchangeRates(
   now: Date,
-  filter: { sourceCurrency?: string; destinationCurrency?: string },
-): Schemas["ExchangeRates"] {
-  const rates: Schemas["ExchangeRate"][] = [];
+  filter: { sourceCurrency?: string; destinationCurrency?: string[]; sendingAmount?: number },
+  limits: readonly SendingLimits[],
+  railsOf: (currency: string) => readonly string[],
+): Schemas["ExchangeRateListResponse"] {
+  const sendingAmount = filter.sendingAmount ?? 10_000;
+  const windowStart = new Date(cachedUntil(now).getTime() - RATE_CACHE_SECONDS * 1000);
+  const data: Schemas["ExchangeRate"][] = [];
   for (const source of SUPPORTED_CURRENCIES) {
     if (filter.sourceCurrency && filter.sourceCurrency !== source) continue;
+    const limit = limits.find((l) => l.currencyCode === source);
     for (const destination of SUPPORTED_CURRENCIES) {
-      if (filter.destinationCurrency && filter.destinationCurrency !== destination) continue;
+      if (filter.destinationCurrency?.length && !filter.destinationCurrency.includes(destination)) {
+        continue;
+      }
       const rate = rateFor(source, destination);
-      if (!rate) continue;
-      rates.push({
-        sourceCurrency: source,
-        destinationCurrency: destination,
-        rate: rateAsNumber(rate.rateMicros),
-        feeAmount: Number(rate.feeAmount),
-      });
+      const sourceInfo = currencyInfo(source);
+      const destinationInfo = currencyInfo(destination);
+      if (!rate || !sourceInfo || !destinationInfo) continue;
+      const receiving = quoteAmounts(rate, "SENDING", BigInt(sendingAmount))?.receivingAmount ?? 0n;
+      for (const rail of railsOf(destination)) {
+        data.push({
+          sourceCurrency: sourceInfo,
+          destinationCurrency: destinationInfo,
+          destinationPaymentRail: rail as Schemas["PaymentRail"],
+          minSendingAmount: limit?.minAmount ?? 1,
+          maxSendingAmount: limit?.maxAmount ?? MAX_AMOUNT,
+          sendingAmount,
+          receivingAmount: Number(receiving),
+          exchangeRate: rateAsNumber(rate.rateMicros),
+          fees: { fixed: Number(rate.feeAmount), total: Number(rate.feeAmount) },
+          updatedAt: windowStart.toISOString(),
+        });
+      }
     }
   }
-  return { rates, cachedUntil: cachedUntil(now).toISOString() };
+  return { data };
 }
 
 export interface QuoteAmounts {

@@ -1,16 +1,19 @@
 import { idempotent, type Handlers } from "../../http/operations.js";
 import type { IdempotencyStore } from "../../http/idempotency.js";
+import { railsOfCurrency } from "../external-accounts/account-info.js";
+import type { PlatformService } from "../platform/service.js";
 import { exchangeRates } from "./exchange-rates.js";
 import type { QuoteService } from "./service.js";
 
 export function quoteRoutes(
   quotes: QuoteService,
   idempotency: IdempotencyStore,
+  platform: PlatformService,
 ): Handlers<"getExchangeRates" | "createQuote" | "getQuoteById" | "executeQuote"> {
   return {
-    getExchangeRates: ({ query }, ctx) => ({
+    getExchangeRates: async ({ query }, ctx) => ({
       status: 200,
-      body: exchangeRates(ctx.clock.now(), query),
+      body: exchangeRates(ctx.clock.now(), query, await platform.currencies(ctx), railsOfCurrency),
     }),
     createQuote: async ({ body }, ctx) => ({ status: 201, body: await quotes.create(ctx, body) }),
     getQuoteById: async ({ params }, ctx) => ({
