@@ -16,6 +16,7 @@ import { customerRoutes } from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import type { OwnershipVerification } from "./areas/external-accounts/ownership.js";
+import type { BulkCustomerImport } from "./areas/customers/bulk-import.js";
 import type { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
 import type { InternalAccountService } from "./areas/internal-accounts/service.js";
@@ -60,6 +61,7 @@ export interface ApiServices {
   sessions: SessionService;
   transactions: TransactionService;
   ownership: OwnershipVerification;
+  bulkImport: BulkCustomerImport;
   transfers: TransferService;
   umaReceive: UmaReceiveService;
   verifications: VerificationService;
@@ -92,7 +94,7 @@ function join<const Areas extends readonly object[]>(...areas: Areas): Joined<Ar
  */
 export function apiHandlers(s: ApiServices): ApiHandlers {
   return join(
-    customerRoutes(s.customers),
+    customerRoutes(s.customers, s.bulkImport),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),

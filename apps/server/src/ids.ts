@@ -21,6 +21,7 @@ export type IdType =
   | "BeneficialOwner"
   | "LookupRequest"
   | "Agent"
+  | "BulkImportJob"
   | "Job";
 
 // Record ids are time-ordered (version 7): rows written together then sit

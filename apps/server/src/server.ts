@@ -14,6 +14,7 @@ import { AgentService } from "./areas/agents/service.js";
 import { withoutDeviceCode } from "./areas/agents/routes.js";
 import { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { OwnershipVerification } from "./areas/external-accounts/ownership.js";
+import { BulkCustomerImport } from "./areas/customers/bulk-import.js";
 import { QuotePayments } from "./areas/quotes/payment.js";
 import { QuoteService } from "./areas/quotes/service.js";
 import type { SignedRequestGuard } from "./areas/quotes/signed-request-guard.js";
@@ -235,6 +236,8 @@ export async function startServer(
   const agents = new AgentService(services, customers);
   transfers.registerJobs(jobHandlers);
   ownership.registerJobs(jobHandlers);
+  const bulkImport = new BulkCustomerImport(services, customers);
+  bulkImport.registerJobs(jobHandlers);
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
@@ -260,6 +263,7 @@ export async function startServer(
       externalAccounts,
       idempotency,
       ownership,
+      bulkImport,
       internalAccounts: accounts,
       login,
       platform: new PlatformService(services),

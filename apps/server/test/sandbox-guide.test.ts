@@ -45,7 +45,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
         SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
         SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
       },
-      timeout: 60_000,
+      timeout: 150_000,
     });
     const lines = stdout.trim().split("\n");
     expect(lines).toEqual([
@@ -56,6 +56,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "APPROVED",
       "REJECTED",
       "REJECTED",
+      '{"status":"COMPLETED","progress":{"total":1,"processed":1,"successful":1,"failed":0}}',
       '{"amount":100000,"currency":{"code":"USD","name":"US Dollar","symbol":"$","decimals":2}}',
       "MATCHED",
       "INVALID_BANK_ACCOUNT",
@@ -75,9 +76,9 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "COMPLETED",
     ]);
     // The idempotent transfer printed one transaction twice.
-    expect(lines[12]).toBe(lines[13]);
+    expect(lines[13]).toBe(lines[14]);
     await expectLedgersBalanced(sandbox.server.data);
     // A fresh sandbox compiles each operation's response check on first use,
     // and the walkthrough uses many operations once each.
-  }, 90_000);
+  }, 180_000);
 });

@@ -369,6 +369,21 @@ export interface LookupRequest {
   createdAt: Date;
 }
 
+export interface BulkImportJob {
+  id: string;
+  platformId: string;
+  status: string;
+  csv: string | null;
+  total: Generated<number>;
+  processed: Generated<number>;
+  successful: Generated<number>;
+  failed: Generated<number>;
+  errors: Generated<string>;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -395,6 +410,7 @@ export interface Tables {
   CardTransactionEvent: CardTransactionEvent;
   CardRevealToken: CardRevealToken;
   LookupRequest: LookupRequest;
+  BulkImportJob: BulkImportJob;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
@@ -421,6 +437,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   expiresAt: "date",
   expMonth: "int",
   expYear: "int",
+  failed: "int",
   feeAmount: "bigint",
   firstAttemptAt: "date",
   heldAmount: "bigint",
@@ -435,6 +452,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   ownershipPercentage: "int",
   passkeyCounter: "bigint",
   privacyEnabled: "boolean",
+  processed: "int",
   pullCount: "int",
   pullPending: "int",
   pullTotal: "bigint",
@@ -451,6 +469,8 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   settlementCount: "int",
   settlementTotal: "bigint",
   stepsApplied: "int",
+  successful: "int",
+  total: "int",
   updatedAt: "date",
   usedAt: "date",
   version: "int",

@@ -98,6 +98,9 @@ export function createApp(options: AppOptions): Express {
         // (BasicAuth and/or AgentAuth) to the kind of caller it found.
         validateSecurity: { handlers: securityHandlers },
         validateFormats: true,
+        // The one upload, a customers CSV: a single file of at most 1 MB,
+        // kept in memory for the handler.
+        fileUploader: { limits: { fileSize: 1024 * 1024, files: 1 } },
       },
     }),
   );

@@ -36,7 +36,7 @@ type KeysOf<T> = [NonNullable<T>] extends [never] ? never : keyof NonNullable<T>
  * it in, so a handler always sees a value (a test keeps this list equal to
  * the spec's).
  */
-export const DEFAULTED_QUERY_PARAMETERS = ["limit", "sortOrder"] as const;
+export const DEFAULTED_QUERY_PARAMETERS = ["limit", "sortOrder", "sendingAmount"] as const;
 
 type WithDefaults<Q> = Q & {
   [K in keyof Q & (typeof DEFAULTED_QUERY_PARAMETERS)[number]]-?: NonNullable<Q[K]>;
@@ -54,7 +54,12 @@ export type RequestHeaderName = {
   [Op in OperationId]: KeysOf<ParametersOf<Op>["header"]>;
 }[OperationId];
 
-type JsonOf<T> = T extends { content: { "application/json": infer B } } ? B : never;
+/** A JSON body, or a multipart one (whose file parts arrive as their text: see operations.ts). */
+type JsonOf<T> = T extends { content: { "application/json": infer B } }
+  ? B
+  : T extends { content: { "multipart/form-data": infer M } }
+    ? M
+    : never;
 
 /** The JSON request body; `undefined` where it is optional or the operation has none. */
 export type Body<Op extends OperationId> = undefined extends operations[Op]["requestBody"]

@@ -111,6 +111,21 @@ interface MatchedOperation {
   pathParams?: Record<string, string>;
 }
 
+/**
+ * A multipart body with its file parts in place, as their UTF-8 text: the
+ * validator's upload step (multer) leaves the text fields in `body` and the
+ * files in `files`. The API's only file today is a CSV.
+ */
+function withFileParts(req: Request): unknown {
+  const files = (req as { files?: unknown }).files;
+  if (!Array.isArray(files) || files.length === 0) return req.body;
+  const body: Record<string, unknown> = { ...(req.body as Record<string, unknown> | undefined) };
+  for (const file of files as { fieldname: string; buffer: Buffer }[]) {
+    body[file.fieldname] = file.buffer.toString("utf8");
+  }
+  return body;
+}
+
 function requestHeaders(req: Request): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of REQUEST_HEADERS) {
@@ -149,7 +164,7 @@ export function operationDispatcher(handlers: ApiHandlers) {
       params: matched?.pathParams ?? {},
       query: req.query,
       headers: requestHeaders(req),
-      body: req.body,
+      body: withFileParts(req),
     };
     const ctx = callerOf(res);
     const key = input.headers["Idempotency-Key"];

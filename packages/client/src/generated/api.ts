@@ -52,6 +52,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/bulk/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload customers in a CSV file
+         * @description Creates many customers from one CSV file (the `file` part of a `multipart/form-data` body), in the background: the answer is a job to follow with `GET /customers/bulk/jobs/{jobId}`, and its end is sent as a `BULK_UPLOAD.COMPLETED` or `BULK_UPLOAD.FAILED` webhook.
+         *
+         *     The first line names the columns. Every row needs `platformCustomerId` and `customerType` (`INDIVIDUAL` or `BUSINESS`); `umaAddress` is optional (by default the customer's is made from `platformCustomerId`, as for `POST /customers`; a `$` is added when missing). An individual needs `fullName`, `birthDate` (YYYY-MM-DD), `addressLine1`, `city`, `state`, `postalCode` and `country` (ISO 3166-1 alpha-2), and may have `email`; a business needs `businessLegalName` and the same address columns, and may have `businessRegistrationNumber` and `businessTaxId`. `addressLine2`, `platformAccountId` and `description` are optional for both. Each row becomes a customer exactly as `POST /customers` would make it, with the same sandbox KYC outcomes; a row that cannot is reported in the job's `errors` under its `platformCustomerId` (or `row <n>`), and the others go on. A file whose header lacks a required column fails as a whole (`FAILED`). At most 1000 rows and 1 MB; a request without a `file` part is 400.
+         */
+        post: operations["uploadCustomersCsv"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/bulk/jobs/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job `POST /customers/bulk/csv` answered.
+                 * @example BulkImportJob:7b2f9c1e-4d3a-4e8b-9f60-2a1c5d7e8b90
+                 */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a bulk import job
+         * @description How far a CSV upload has got: its status, how many rows were processed and created, each row that failed with why, and when it ended. Another platform's job, or none, is 404 `BULK_UPLOAD_JOB_NOT_FOUND`.
+         */
+        get: operations["getBulkCustomerImportJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers/end-user-terms": {
         parameters: {
             query?: never;
@@ -1724,6 +1772,26 @@ export interface webhooks {
          * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["verificationStatusWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk-upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bulk customer import ended
+         * @description Sent when a CSV upload's job ends: `BULK_UPLOAD.COMPLETED` once every row was processed (some may have failed: see `errors`), `BULK_UPLOAD.FAILED` when the file could not be processed at all. `data` is the job. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["bulkUploadWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3828,7 +3896,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "QUOTE.STATUS_CHANGE" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "QUOTE.STATUS_CHANGE" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -6281,6 +6349,35 @@ export interface components {
         };
         /** @enum {string} */
         PaymentRail: "ACH" | "ACH_COLOMBIA" | "BANK_TRANSFER" | "BRE_B" | "CIPS" | "FAST" | "FASTER_PAYMENTS" | "FEDNOW" | "INSTAPAY" | "MOBILE_MONEY" | "NEFT" | "PAYNOW" | "PESONET" | "PIX" | "RTGS" | "RTP" | "SEPA" | "SEPA_INSTANT" | "SPEI" | "SWIFT" | "UNIONPAY" | "UPI" | "WIRE";
+        BulkCustomerImportErrorEntry: components["schemas"]["ServiceError"] & {
+            correlationId: string;
+        };
+        BulkCustomerImportJob: {
+            id: string;
+            /** @enum {string} */
+            status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED";
+            progress: {
+                total: number;
+                processed: number;
+                successful: number;
+                failed: number;
+            };
+            errors?: components["schemas"]["BulkCustomerImportErrorEntry"][];
+            /** Format: date-time */
+            completedAt?: string;
+        };
+        BulkCustomerImportJobAccepted: {
+            jobId: string;
+            /** @enum {string} */
+            status: "PENDING" | "PROCESSING";
+        };
+        ServiceError: {
+            code?: string;
+            message?: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -6620,6 +6717,97 @@ export interface operations {
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+        };
+    };
+    uploadCustomersCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The CSV file.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The file was accepted; its rows are created in the background. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jobId": "BulkImportJob:7b2f9c1e-4d3a-4e8b-9f60-2a1c5d7e8b90",
+                     *       "status": "PENDING"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkCustomerImportJobAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBulkCustomerImportJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job `POST /customers/bulk/csv` answered.
+                 * @example BulkImportJob:7b2f9c1e-4d3a-4e8b-9f60-2a1c5d7e8b90
+                 */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "BulkImportJob:7b2f9c1e-4d3a-4e8b-9f60-2a1c5d7e8b90",
+                     *       "status": "COMPLETED",
+                     *       "progress": {
+                     *         "total": 3,
+                     *         "processed": 3,
+                     *         "successful": 2,
+                     *         "failed": 1
+                     *       },
+                     *       "errors": [
+                     *         {
+                     *           "correlationId": "cust-0042",
+                     *           "code": "INVALID_INPUT",
+                     *           "message": "birthDate must be YYYY-MM-DD",
+                     *           "details": {
+                     *             "column": "birthDate"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "completedAt": "2025-10-13T09:30:02Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkCustomerImportJob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     getEndUserTerms: {
@@ -11706,6 +11894,65 @@ export interface operations {
                     /** @enum {string} */
                     type?: "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW";
                     data?: components["schemas"]["Verification"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bulkUploadWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:2c9e7f41-8a6d-4b3e-9c15-7d0f2e8a4b61",
+                 *       "type": "BULK_UPLOAD.COMPLETED",
+                 *       "timestamp": "2025-10-13T09:30:02Z",
+                 *       "data": {
+                 *         "id": "BulkImportJob:7b2f9c1e-4d3a-4e8b-9f60-2a1c5d7e8b90",
+                 *         "status": "COMPLETED",
+                 *         "progress": {
+                 *           "total": 2,
+                 *           "processed": 2,
+                 *           "successful": 2,
+                 *           "failed": 0
+                 *         },
+                 *         "errors": [],
+                 *         "completedAt": "2025-10-13T09:30:02Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type?: "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED";
+                    data?: components["schemas"]["BulkCustomerImportJob"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

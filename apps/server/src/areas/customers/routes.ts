@@ -1,9 +1,11 @@
 import type { Handlers } from "../../http/operations.js";
 import { walletHeaders } from "../../signing/headers.js";
+import type { BulkCustomerImport } from "./bulk-import.js";
 import type { CustomerService } from "./service.js";
 
 export function customerRoutes(
   customers: CustomerService,
+  bulk: BulkCustomerImport,
 ): Handlers<
   | "createCustomer"
   | "listCustomers"
@@ -11,6 +13,8 @@ export function customerRoutes(
   | "updateCustomerById"
   | "deleteCustomerById"
   | "getEndUserTerms"
+  | "uploadCustomersCsv"
+  | "getBulkCustomerImportJob"
 > {
   return {
     createCustomer: async ({ body }, ctx) => ({
@@ -32,5 +36,13 @@ export function customerRoutes(
       body: await customers.delete(ctx, params.customerId),
     }),
     getEndUserTerms: () => Promise.resolve({ status: 200, body: customers.endUserTerms() }),
+    uploadCustomersCsv: async ({ body }, ctx) => ({
+      status: 202,
+      body: await bulk.upload(ctx, body.file),
+    }),
+    getBulkCustomerImportJob: async ({ params }, ctx) => ({
+      status: 200,
+      body: await bulk.get(ctx, params.jobId),
+    }),
   };
 }
