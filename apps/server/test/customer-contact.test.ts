@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateP256KeyPair } from "../src/crypto/p256-keys.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { createWallet, otpLogin, signedHeaders, type SignedChallenge } from "./support/wallet.js";
+import {
+  addCredential,
+  createWallet,
+  otpLogin,
+  signedHeaders,
+  type SignedChallenge,
+} from "./support/wallet.js";
 
 // A customer's email is where its wallets' EMAIL_OTP codes go: changing it is
 // a signed retry that changes the customer and those credentials together.
@@ -83,16 +89,8 @@ describe.each(databases)("changing a wallet customer's email on %s", (kind) => {
     const email = await otpLogin(sandbox, wallet.emailMethodId);
     // A second credential, SMS_OTP, gives the wallet a session that outlives the EMAIL_OTP one.
     const sms = { type: "SMS_OTP" as const, accountId: wallet.accountId, nickname: "+14155550123" };
-    const pending = await sandbox.client.POST("/auth/credentials", { body: sms });
-    expect(pending.response.status).toBe(202);
-    const added = await sandbox.client.POST("/auth/credentials", {
-      params: {
-        header: signedHeaders(pending.data as SignedChallenge, email.key.privateKeyHex),
-      },
-      body: sms,
-    });
-    expect(added.response.status).toBe(201);
-    const phone = await otpLogin(sandbox, (added.data as { id: string }).id, "SMS_OTP");
+    const smsId = await addCredential(sandbox, sms, email.key.privateKeyHex);
+    const phone = await otpLogin(sandbox, smsId, "SMS_OTP");
 
     const first = await patchEmail(wallet.customerId, "moved@example.com");
     const challenge = first.data as SignedChallenge;
@@ -113,15 +111,7 @@ describe.each(databases)("changing a wallet customer's email on %s", (kind) => {
       accountId: wallet.accountId,
       nickname: wallet.email,
     };
-    const register = await sandbox.client.POST("/auth/credentials", { body: replacement });
-    expect(register.response.status).toBe(202);
-    const registered = await sandbox.client.POST("/auth/credentials", {
-      params: {
-        header: signedHeaders(register.data as SignedChallenge, phone.key.privateKeyHex),
-      },
-      body: replacement,
-    });
-    expect(registered.response.status).toBe(201);
+    await addCredential(sandbox, replacement, phone.key.privateKeyHex);
 
     const retry = await patchEmail(
       wallet.customerId,

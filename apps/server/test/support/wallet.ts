@@ -150,6 +150,22 @@ export function signedHeaders(challenge: SignedChallenge, privateKeyHex: string)
   };
 }
 
+/** Adds a credential to a wallet that has one: the signed retry, stamped by `privateKeyHex`. Returns its id. */
+export async function addCredential(
+  sandbox: TestSandbox,
+  body: Schemas["CreateAuthCredentialRequest"],
+  privateKeyHex: string,
+): Promise<string> {
+  const pending = await sandbox.client.POST("/auth/credentials", { body });
+  expect(pending.response.status).toBe(202);
+  const added = await sandbox.client.POST("/auth/credentials", {
+    params: { header: signedHeaders(pending.data as SignedChallenge, privateKeyHex) },
+    body,
+  });
+  expect(added.response.status).toBe(201);
+  return (added.data as { id: string }).id;
+}
+
 /** Opens an encryptedSessionSigningKey and checks it is a usable key pair. */
 export async function openSessionKey(
   encrypted: string,
