@@ -100,6 +100,13 @@ describe.each(databases)("platform configuration on %s", (kind) => {
     const cleared = await sandbox.client.PATCH("/config", { body: { webhookEndpoint: "" } });
     expect(cleared.data).not.toHaveProperty("webhookEndpoint");
     expect(cleared.data).toMatchObject({ umaDomain: "acme.example.com" });
+
+    // A UMA domain is a host name, checked as the domain of a UMA address is.
+    for (const umaDomain of ["acme..example.com", "acme.example.com:443", "-acme.example.com"]) {
+      const refused = await sandbox.client.PATCH("/config", { body: { umaDomain } });
+      expect(refused.error, umaDomain).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    }
+    expect((await sandbox.client.GET("/config")).data?.umaDomain).toBe("acme.example.com");
   });
 
   it("keeps the platform's currencies, wallet, tokenization and fee settings, and gives new customers its currencies", async () => {

@@ -11,7 +11,7 @@ export type {
 export type * from "./outcomes.js";
 export { SUFFIX_LENGTH, lastCharacters, suffixOf } from "./suffix.js";
 export type { UmaAddress, UmaParseResult } from "./uma.js";
-export { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH, parseUmaAddress } from "./uma.js";
+export { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH, isHostName, parseUmaAddress } from "./uma.js";
 export { CARD_LAST4_PREFIX, cardIssuanceIdentifier, cardLast4 } from "./cards.js";
 export {
   BENEFICIARY_VERIFICATION_TABLE,

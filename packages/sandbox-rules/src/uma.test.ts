@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseUmaAddress } from "./uma.js";
+import { isHostName, parseUmaAddress } from "./uma.js";
 
 describe("parseUmaAddress", () => {
   it("parses a well-formed address", () => {
@@ -54,5 +54,35 @@ describe("parseUmaAddress", () => {
     const parsed = parseUmaAddress(input);
     expect(parsed.ok).toBe(false);
     expect(!parsed.ok && parsed.problem.length).toBeGreaterThan(0);
+  });
+});
+
+describe("isHostName", () => {
+  it("takes dot-separated labels of letters, digits and inner hyphens", () => {
+    expect(isHostName("sandbox.uma.money")).toBe(true);
+    expect(isHostName("my-platform.example")).toBe(true);
+    expect(isHostName("localhost")).toBe(true);
+  });
+
+  it("refuses empty labels, edge hyphens, long labels, ports and other characters", () => {
+    for (const bad of [
+      "a..b",
+      ".example",
+      "example.",
+      "-a.example",
+      "a-.example",
+      `${"a".repeat(64)}.example`,
+      "example.com:443",
+      "ex_ample.com",
+      "",
+    ]) {
+      expect(isHostName(bad), bad).toBe(false);
+    }
+    expect(
+      isHostName(`${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`),
+    ).toBe(true);
+    expect(
+      isHostName(`${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(62)}`),
+    ).toBe(false);
   });
 });

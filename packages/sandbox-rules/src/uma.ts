@@ -49,7 +49,7 @@ export function parseUmaAddress(input: string): UmaParseResult {
   if (localPart.length > UMA_LOCAL_PART_MAX_LENGTH) {
     return fail(`the part before '@' is at most ${UMA_LOCAL_PART_MAX_LENGTH} characters`);
   }
-  if (domain.length > DOMAIN_MAX_LENGTH || !domain.split(".").every((l) => LABEL.test(l))) {
+  if (!isHostName(domain)) {
     return fail("the part after '@' is a host name such as sandbox.uma.money");
   }
   const lower = { localPart: localPart.toLowerCase(), domain: domain.toLowerCase() };
@@ -62,6 +62,15 @@ export function parseUmaAddress(input: string): UmaParseResult {
       domain: lower.domain,
     },
   };
+}
+
+/**
+ * A host name: dot-separated labels of letters, digits and inner hyphens,
+ * each 1 to 63 characters, 253 characters in all; no port, no trailing dot.
+ * UMA addresses and a platform's UMA domain are both checked by it.
+ */
+export function isHostName(domain: string): boolean {
+  return domain.length <= DOMAIN_MAX_LENGTH && domain.split(".").every((l) => LABEL.test(l));
 }
 
 function fail(problem: string): UmaParseResult {

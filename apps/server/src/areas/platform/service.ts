@@ -1,5 +1,6 @@
 import type { Schemas } from "@sandbox/client";
 import { publicKeyToSpkiPem } from "@sandbox/crypto";
+import { isHostName } from "@sandbox/sandbox-rules";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { one, prepared, q, type Row } from "../../db/query.js";
 import { invalidInput, fieldError } from "../../errors.js";
@@ -136,10 +137,7 @@ export class PlatformService {
   async update(ctx: RequestContext, input: PlatformConfigUpdate): Promise<PlatformConfig> {
     if (input.webhookEndpoint) checkWebhookEndpoint(input.webhookEndpoint);
     if (input.supportedCurrencies) checkCurrencies(input.supportedCurrencies);
-    if (
-      input.umaDomain !== undefined &&
-      !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(input.umaDomain)
-    ) {
+    if (input.umaDomain !== undefined && !isHostName(input.umaDomain)) {
       throw invalidInput("umaDomain is not a host name", {
         errors: [fieldError("body.umaDomain", "not a host name")],
       });
