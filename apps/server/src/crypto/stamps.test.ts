@@ -99,6 +99,12 @@ describe("stamps verified with node:crypto", () => {
     expect(verifyStamp(reordered, PAYLOAD)).toEqual({ publicKey: key.publicKeyHex });
   });
 
+  /** The uncompressed key with the lowest bit of y flipped. */
+  const offCurve = (uncompressed: string) => {
+    const last = parseInt(uncompressed.slice(-2), 16) ^ 1;
+    return `${uncompressed.slice(0, -2)}${last.toString(16).padStart(2, "0")}`;
+  };
+
   it("fails every bad header with the portable verifier's kind of error", () => {
     const other = portable.generateP256KeyPair();
     const { publicKey, signature } = decode(header);
@@ -115,7 +121,9 @@ describe("stamps verified with node:crypto", () => {
       ["a short key", with_({ publicKey: publicKey.slice(0, 64) }), "MALFORMED"],
       [
         "a key off the curve",
-        with_({ publicKey: `${key.publicKeyUncompressedHex.slice(0, -2)}00` }),
+        // y with its lowest bit flipped: no other y squares to the same value
+        // (a fixed last byte left the key on the curve when it already was that byte).
+        with_({ publicKey: offCurve(key.publicKeyUncompressedHex) }),
         "MALFORMED",
       ],
       ["an x with no point", with_({ publicKey: `02${"00".repeat(31)}01` }), "MALFORMED"],
