@@ -119,10 +119,12 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
       METHODS.filter((m) => doc.paths[path]![m] !== undefined).map((m) => m.toUpperCase()),
     ]),
   );
-  const validators = new Map<string, RequestHandler>();
+  // Shared with every router of the same key, else this router's own.
+  const validators =
+    options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
   const validatorOf = (path: string): RequestHandler => {
-    const key = options.shareKey === undefined ? undefined : `${options.shareKey}\n${path}`;
-    let validator = validators.get(path) ?? (key ? sharedValidators.get(key) : undefined);
+    const key = `${options.shareKey ?? ""}\n${path}`;
+    let validator = validators.get(key);
     if (!validator) {
       const router = express.Router();
       router.use(
@@ -132,10 +134,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
           apiSpec: onePathDocument(doc, path) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
-      validator = router;
-      if (key) sharedValidators.set(key, validator);
+      validators.set(key, (validator = router));
     }
-    validators.set(path, validator);
     return validator;
   };
 

@@ -58,6 +58,11 @@ function detailsOf(input: Record<string, unknown>): Details {
   return Object.fromEntries(Object.entries(input).filter(([key]) => !COMMON_FIELDS.has(key)));
 }
 
+/** The customer's currency codes (stored as a JSON array). */
+export function currenciesOf(row: Pick<CustomerRow, "currencies">): string[] {
+  return JSON.parse(row.currencies) as string[];
+}
+
 export function toCustomer(row: CustomerRow): Customer {
   const details = JSON.parse(row.details) as Details;
   const shown = Object.fromEntries(
@@ -67,7 +72,7 @@ export function toCustomer(row: CustomerRow): Customer {
     id: row.id,
     platformCustomerId: row.platformCustomerId,
     ...(row.region !== null ? { region: row.region } : {}),
-    currencies: JSON.parse(row.currencies) as string[],
+    currencies: currenciesOf(row),
     ...(row.email !== null ? { email: row.email } : {}),
     ...(row.phoneNumber !== null ? { phoneNumber: row.phoneNumber } : {}),
     umaAddress: row.umaAddress,
@@ -212,7 +217,11 @@ function updatedRow(ctx: RequestContext, current: CustomerRow, input: CustomerUp
   };
 }
 
-function* writeCustomer(ctx: RequestContext, row: CustomerRow): SqlProgram<void> {
+function* writeCustomer(
+  ctx: RequestContext,
+  current: CustomerRow,
+  row: CustomerRow,
+): SqlProgram<void> {
   yield* found(
     q
       .updateTable("Customer")
@@ -232,11 +241,13 @@ function* writeCustomer(ctx: RequestContext, row: CustomerRow): SqlProgram<void>
     `customer ${row.id}`,
   );
   // A currency added to the customer opens its account; none is ever closed here.
-  yield* openMissingAccounts(
-    { platformId: ctx.platformId, customerId: row.id },
-    JSON.parse(row.currencies) as string[],
-    row.updatedAt,
-  );
+  if (row.currencies !== current.currencies) {
+    yield* openMissingAccounts(
+      { platformId: ctx.platformId, customerId: row.id },
+      currenciesOf(row),
+      row.updatedAt,
+    );
+  }
 }
 
 /** A new email or phone number: what OTP credentials it concerns and how it is signed. */
@@ -469,7 +480,7 @@ export class CustomerService {
         )
       : [];
     if (!contact || tied.length === 0) {
-      await this.write(ctx, row, () => writeCustomer(ctx, row));
+      await this.write(ctx, row, () => writeCustomer(ctx, current, row));
       return { status: 200, body: toCustomer(row) };
     }
 
@@ -503,7 +514,7 @@ export class CustomerService {
           `The ${contact.credentialType} credentials of customer ${id}'s wallets changed since the challenge was issued; start again`,
         );
       }
-      yield* writeCustomer(ctx, row);
+      yield* writeCustomer(ctx, current, row);
       yield* run(
         q
           .updateTable("AuthMethod")

@@ -9,6 +9,9 @@ import { ApiError } from "../../errors.js";
  */
 export const MAX_AMOUNT = 9_007_199_254_740_991n;
 
+/** MAX_AMOUNT as the number the API writes it, for limits it answers. */
+export const MAX_AMOUNT_NUMBER = Number(MAX_AMOUNT);
+
 /** Whether `value` is an amount the API can carry (0 to MAX_AMOUNT). */
 export const inAmountRange = (value: bigint): boolean => value >= 0n && value <= MAX_AMOUNT;
 

@@ -6,6 +6,7 @@ import { one, prepared, q, type Row } from "../../db/query.js";
 import { invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { openMissingAccounts } from "../internal-accounts/opening.js";
+import { MAX_AMOUNT_NUMBER } from "../ledger/amount-range.js";
 
 export type PlatformConfig = Schemas["PlatformConfig"];
 export type PlatformConfigUpdate = Schemas["PlatformConfigUpdateRequest"];
@@ -13,15 +14,12 @@ export type SandboxKeys = Schemas["SandboxKeys"];
 type CurrencyConfig = Schemas["PlatformCurrencyConfig"];
 type PlatformRow = Row<"Platform">;
 
-/** The largest amount the API carries (2^53 - 1). */
-const MAX_AMOUNT = 9_007_199_254_740_991;
-
 /** What a platform supports until it says otherwise: USD, both ways, any amount. */
 export const DEFAULT_CURRENCIES: CurrencyConfig[] = [
   {
     currencyCode: "USD",
     minAmount: 1,
-    maxAmount: MAX_AMOUNT,
+    maxAmount: MAX_AMOUNT_NUMBER,
     requiredCounterpartyFields: [],
     enabledTransactionTypes: ["INCOMING", "OUTGOING"],
   },

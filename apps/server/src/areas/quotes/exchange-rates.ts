@@ -1,4 +1,5 @@
 import type { Schemas } from "@sandbox/client";
+import { MAX_AMOUNT_NUMBER } from "../ledger/amount-range.js";
 
 // The sandbox's fixed exchange-rate table. Rates are what one unit of the
 // source currency buys of the destination currency, spread included; each
@@ -99,9 +100,6 @@ export interface SendingLimits {
   maxAmount: number;
 }
 
-/** The largest amount the API carries (2^53 - 1). */
-const MAX_AMOUNT = 9_007_199_254_740_991;
-
 /**
  * GET /exchange-rates: for each supported pair (optionally narrowed), one
  * entry per payment rail of the destination currency, pricing `sendingAmount`
@@ -135,7 +133,7 @@ export function exchangeRates(
           destinationCurrency: destinationInfo,
           destinationPaymentRail: rail as Schemas["PaymentRail"],
           minSendingAmount: limit?.minAmount ?? 1,
-          maxSendingAmount: limit?.maxAmount ?? MAX_AMOUNT,
+          maxSendingAmount: limit?.maxAmount ?? MAX_AMOUNT_NUMBER,
           sendingAmount,
           receivingAmount: Number(receiving),
           exchangeRate: rateAsNumber(rate.rateMicros),

@@ -4,7 +4,8 @@ import { insert } from "../../db/query.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
-import type { CustomerService } from "../customers/service.js";
+import { currenciesOf, type CustomerService } from "../customers/service.js";
+import { MAX_AMOUNT_NUMBER } from "../ledger/amount-range.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import { currencyInfo, rateAsNumber, rateFor } from "../quotes/exchange-rates.js";
 import type { UmaDirectory } from "../uma/directory.js";
@@ -18,9 +19,6 @@ export interface LookupSender {
   customerId?: string | undefined;
   senderUmaAddress?: string | undefined;
 }
-
-/** The largest amount the API carries (2^53 - 1). */
-const MAX_AMOUNT = 9_007_199_254_740_991;
 
 /**
  * Receiver lookups: what a UMA address or an external account can receive,
@@ -44,9 +42,7 @@ export class ReceiverService {
     const { address } = receiver;
     // A simulated receiver takes its one currency; a customer its currencies.
     const currencies =
-      receiver.kind === "SIMULATED"
-        ? [receiver.currency]
-        : (JSON.parse(receiver.customer.currencies) as string[]);
+      receiver.kind === "SIMULATED" ? [receiver.currency] : currenciesOf(receiver.customer);
     const lookupId = await this.record(ctx, "UMA_ADDRESS", address.address, sender, currencies);
     return {
       receiverUmaAddress: address.address,
@@ -84,7 +80,7 @@ export class ReceiverService {
     }
     if (sender.customerId === undefined) return "USD";
     const customer = await this.customers.getActiveRow(ctx, sender.customerId);
-    return (JSON.parse(customer.currencies) as string[])[0] ?? "USD";
+    return currenciesOf(customer)[0] ?? "USD";
   }
 
   private async record(
@@ -117,7 +113,12 @@ function preferences(sending: string, currencies: readonly string[]): CurrencyPr
     const rate = rateFor(sending, code) ?? rateFor("USD", code);
     if (!currency || !rate) return [];
     return [
-      { currency, estimatedExchangeRate: rateAsNumber(rate.rateMicros), min: 1, max: MAX_AMOUNT },
+      {
+        currency,
+        estimatedExchangeRate: rateAsNumber(rate.rateMicros),
+        min: 1,
+        max: MAX_AMOUNT_NUMBER,
+      },
     ];
   });
 }
