@@ -4,7 +4,7 @@ import type { CredentialService } from "./areas/auth/credentials.js";
 import type { LoginService } from "./areas/auth/login.js";
 import { authRoutes } from "./areas/auth/routes.js";
 import type { SessionService } from "./areas/auth/sessions.js";
-import { cardSimulationRoutes, cardTransactionRoutes } from "./areas/card-transactions/routes.js";
+import { cardSimulationRoutes } from "./areas/card-transactions/routes.js";
 import type { CardTransactionService } from "./areas/card-transactions/service.js";
 import { cardRoutes } from "./areas/cards/routes.js";
 import type { CardService } from "./areas/cards/service.js";
@@ -107,7 +107,6 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     receiverRoutes(s.receivers),
     agentRoutes(s.agents),
     cardRoutes(s.cards),
-    cardTransactionRoutes(s.cardTransactions),
     cardSimulationRoutes(s.cardTransactions),
     authRoutes(s.credentials, s.login, s.sessions),
     sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),

@@ -231,7 +231,7 @@ export async function startServer(
     transactions,
     { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, data) },
   );
-  const umaReceive = new UmaReceiveService(services, umaDirectory);
+  const umaReceive = new UmaReceiveService(services, umaDirectory, customers, transactions);
   const receivers = new ReceiverService(services, customers, externalAccounts, umaDirectory);
   const agents = new AgentService(services, customers);
   transfers.registerJobs(jobHandlers);

@@ -88,8 +88,8 @@ describe.each(databases)("agents on %s", (kind) => {
   it("lets an agent move money within its policy, on its own customer only", async () => {
     const { account, bank, agent, call } = await agentSetup();
     const done = await call("POST", "/transfer-out", {
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
       amount: 20_000,
     });
     expect(done.status).toBe(201);
@@ -102,19 +102,23 @@ describe.each(databases)("agents on %s", (kind) => {
     const theirs = await createAccount(sandbox.client, stranger.id, "USD", 10_000);
     const theirBank = await createBankAccount(sandbox.client, stranger.id, "789");
     const hidden = await call("POST", "/transfer-out", {
-      internalAccountId: theirs.id,
-      externalAccountId: bank.id,
+      source: { accountId: theirs.id },
+      destination: { accountId: bank.id },
       amount: 1_000,
     });
     expect(hidden).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
     const hiddenBank = await call("POST", "/transfer-in", {
-      internalAccountId: account.id,
-      externalAccountId: theirBank.id,
+      source: { accountId: theirBank.id },
+      destination: { accountId: account.id },
       amount: 1_000,
     });
     expect(hiddenBank).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
     const { data: theirTransfer } = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: theirs.id, externalAccountId: theirBank.id, amount: 500 },
+      body: {
+        source: { accountId: theirs.id },
+        destination: { accountId: theirBank.id },
+        amount: 500,
+      },
     });
     const theirRead = await call("GET", `/transactions/${theirTransfer!.id}`);
     expect(theirRead).toMatchObject({ status: 404, body: { code: "TRANSACTION_NOT_FOUND" } });
@@ -147,8 +151,8 @@ describe.each(databases)("agents on %s", (kind) => {
   it("refuses an amount above maxTransactionAmount with 400 AMOUNT_OUT_OF_RANGE", async () => {
     const { account, bank, call } = await agentSetup();
     const res = await call("POST", "/transfer-out", {
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
       amount: 100_001,
     });
     expect(res).toMatchObject({ status: 400, body: { code: "AMOUNT_OUT_OF_RANGE" } });
@@ -158,11 +162,11 @@ describe.each(databases)("agents on %s", (kind) => {
   it("holds a transfer above approvalRequiredAbove until the platform approves it", async () => {
     const { account, bank, call } = await agentSetup();
     const held = await call("POST", "/transfer-out", {
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
       amount: 75_000,
     });
-    expect(held).toMatchObject({ status: 201, body: { status: "AWAITING_APPROVAL" } });
+    expect(held).toMatchObject({ status: 201, body: { status: "PENDING_AUTHORIZATION" } });
     expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     const id = String(held.body.id);
     // The agent cannot approve its own transaction.
@@ -181,14 +185,17 @@ describe.each(databases)("agents on %s", (kind) => {
       code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
     });
     const events = await eventsAbout(sandbox.server.data, id);
-    expect(events.map((e) => e.data.status)).toEqual(["AWAITING_APPROVAL", "COMPLETED"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
+      "OUTGOING_PAYMENT.COMPLETED",
+    ]);
   });
 
   it("approves a held transfer with a delayed outcome, which then runs its course", async () => {
     const { account, bank, call } = await agentSetup(200_000, "005");
     const held = await call("POST", "/transfer-out", {
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
       amount: 60_000,
     });
     const id = String(held.body.id);
@@ -200,27 +207,55 @@ describe.each(databases)("agents on %s", (kind) => {
     await advanceClock(sandbox.client, 31);
     expect(await transactionOf(sandbox.client, id)).toMatchObject({
       status: "FAILED",
-      failureReason: "TIMEOUT",
+      failureReason: "COUNTERPARTY_POST_TX_FAILED",
     });
     expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+  });
+
+  it("rejects a held transfer: it fails and nothing moves", async () => {
+    const { account, bank, call } = await agentSetup(200_000);
+    const held = await call("POST", "/transfer-out", {
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
+      amount: 90_000,
+    });
+    const id = String(held.body.id);
+    expect((await call("POST", `/transactions/${id}/reject`)).status).toBe(401);
+    const rejected = await sandbox.client.POST("/transactions/{transactionId}/reject", {
+      params: { path: { transactionId: id } },
+      body: { reason: "over budget" },
+    });
+    expect(rejected.response.status).toBe(200);
+    expect(rejected.data).toMatchObject({ status: "FAILED" });
+    expect(rejected.data).not.toHaveProperty("refund");
+    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+    const events = await eventsAbout(sandbox.server.data, id);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
+      "OUTGOING_PAYMENT.FAILED",
+    ]);
   });
 
   it("keeps a held transfer waiting when the balance cannot cover it at approval", async () => {
     const { account, bank, call } = await agentSetup(60_000);
     const held = await call("POST", "/transfer-out", {
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { accountId: account.id },
+      destination: { accountId: bank.id },
       amount: 55_000,
     });
     const id = String(held.body.id);
     await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 10_000 },
+      body: {
+        source: { accountId: account.id },
+        destination: { accountId: bank.id },
+        amount: 10_000,
+      },
     });
     const refused = await sandbox.client.POST("/transactions/{transactionId}/approve", {
       params: { path: { transactionId: id } },
     });
     expect(refused.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
-    expect((await transactionOf(sandbox.client, id)).status).toBe("AWAITING_APPROVAL");
+    expect((await transactionOf(sandbox.client, id)).status).toBe("PENDING_AUTHORIZATION");
     expect(await balanceOf(sandbox.client, account.id)).toBe(50_000);
   });
 
@@ -239,7 +274,9 @@ describe.each(databases)("agents on %s", (kind) => {
     const executed = await call("POST", `/quotes/${quoteId}/execute`);
     expect(executed).toMatchObject({ status: 200, body: { status: "PROCESSING" } });
     const transactionId = String(executed.body.transactionId);
-    expect((await transactionOf(sandbox.client, transactionId)).status).toBe("AWAITING_APPROVAL");
+    expect((await transactionOf(sandbox.client, transactionId)).status).toBe(
+      "PENDING_AUTHORIZATION",
+    );
     expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
       params: { path: { transactionId } },

@@ -86,7 +86,11 @@ describe.each(databases)("amount range on %s", (kind) => {
 
     await expectOutOfRange(
       await sandbox.client.POST("/transfer-in", {
-        body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 101 },
+        body: {
+          source: { accountId: bank.id },
+          destination: { accountId: account.id },
+          amount: 101,
+        },
       }),
     );
     await expectOutOfRange(
@@ -158,13 +162,13 @@ describe.each(databases)("amount range on %s", (kind) => {
     );
     expect(await balanceOf(sandbox.client, accountId)).toBe(MAX);
 
-    const read = await sandbox.client.GET("/card-transactions/{id}", {
-      params: { path: { id: held.id } },
+    const read = await sandbox.client.GET("/transactions/{transactionId}", {
+      params: { path: { transactionId: held.id } },
     });
     expect(read.response.status).toBe(200);
-    expect(read.data).toMatchObject({ status: "AUTHORIZED", authorizedAmount: MAX });
-    const list = await sandbox.client.GET("/card-transactions", {
-      params: { query: { cardId: card.id } },
+    expect(read.data).toMatchObject({ status: "AUTHORIZED", authorizedAmount: { amount: MAX } });
+    const list = await sandbox.client.GET("/transactions", {
+      params: { query: { senderAccountIdentifier: accountId } },
     });
     expect(list.response.status).toBe(200);
   });

@@ -145,7 +145,7 @@ export async function authorize(
     { params: { path: { id: cardId } }, body: purchase(amount, descriptor) },
   );
   if (!data) throw new Error(`authorization: ${response.status} ${JSON.stringify(error)}`);
-  expect(response.status).toBe(201);
+  expect(response.status).toBe(202);
   return data;
 }
 

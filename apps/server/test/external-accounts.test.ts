@@ -234,7 +234,7 @@ describe.each(databases)("external accounts on %s", (kind) => {
     });
     expect(listed.data?.data.map((a) => a.id)).not.toContain(bank.id);
     const transfer = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 100 },
+      body: { source: { accountId: account.id }, destination: { accountId: bank.id }, amount: 100 },
     });
     expect(transfer.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
     const again = await sandbox.client.DELETE("/customers/external-accounts/{externalAccountId}", {

@@ -198,11 +198,12 @@ export async function balanceOf(client: SandboxClient, id: string): Promise<numb
 export async function transactionOf(
   client: SandboxClient,
   transactionId: string,
-): Promise<Schemas["Transaction"]> {
+): Promise<Schemas["IncomingTransaction"] | Schemas["OutgoingTransaction"]> {
   const { data } = await client.GET("/transactions/{transactionId}", {
     params: { path: { transactionId } },
   });
   if (!data) throw new Error(`no transaction ${transactionId}`);
+  if (data.type === "CARD") throw new Error(`${transactionId} is a card transaction`);
   return data;
 }
 

@@ -247,20 +247,24 @@ describe.each(databases)("quotes on %s", (kind) => {
   });
 
   it("pays a quote to any other suffix: COMPLETED, the source debited once", async () => {
-    const { account, quote } = await quoteWithSuffix("000");
+    const { account, iban, quote } = await quoteWithSuffix("000");
     const { data, response } = await execute(sandbox.client, quote.id);
     expect(response.status).toBe(200);
     expect(data).toMatchObject({ id: quote.id, status: "COMPLETED" });
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
     expect(transaction).toMatchObject({
-      type: "QUOTE_PAYMENT",
+      type: "OUTGOING",
       status: "COMPLETED",
       quoteId: quote.id,
-      internalAccountId: account.id,
-      amount: quote.sendingAmount,
-      currency: "USD",
+      source: { sourceType: "ACCOUNT", accountId: account.id },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
+      sentAmount: { amount: quote.sendingAmount, currency: { code: "USD" } },
+      receivedAmount: { amount: quote.receivingAmount, currency: { code: "EUR" } },
+      exchangeRate: quote.exchangeRate,
       direction: "DEBIT",
     });
+    const paymentEvents = await eventsAbout(sandbox.server.data, transaction.id);
+    expect(paymentEvents.map((e) => e.type)).toEqual(["OUTGOING_PAYMENT.COMPLETED"]);
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
     const events = await eventsAbout(sandbox.server.data, quote.id);
     expect(events.map((e) => [e.type, e.data.status])).toEqual([
@@ -270,26 +274,32 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
   });
 
+  // Suffix, failure reason (none: the refund's reason says it), refund status and reason.
   const failsAtOnce = [
-    ["002", "QUOTE_EXECUTION_FAILED", true],
-    ["004", "COUNTERPARTY_POST_TX_FAILED", true],
-    ["006", "USER_CANCELLED", true],
-    ["007", "PAYOUT_AND_REFUND_FAILED", false],
+    ["002", "QUOTE_EXECUTION_FAILED", "COMPLETED", "TRANSACTION_FAILED"],
+    ["004", "COUNTERPARTY_POST_TX_FAILED", "COMPLETED", "TRANSACTION_FAILED"],
+    ["006", undefined, "COMPLETED", "USER_CANCELLATION"],
+    ["007", "COUNTERPARTY_POST_TX_FAILED", "FAILED", "TRANSACTION_FAILED"],
   ] as const;
-  for (const [suffix, reason, refunded] of failsAtOnce) {
-    it(`fails a quote to suffix ${suffix} with ${reason}; ${refunded ? "the source is refunded" : "nothing comes back"}`, async () => {
+  for (const [suffix, reason, refund, refundReason] of failsAtOnce) {
+    it(`fails a quote to suffix ${suffix} (${reason ?? refundReason}); refund ${refund}`, async () => {
       const { account, quote } = await quoteWithSuffix(suffix);
       const { data } = await execute(sandbox.client, quote.id);
       expect(data?.status).toBe("FAILED");
-      expect(await transactionOf(sandbox.client, data!.transactionId!)).toMatchObject({
+      const transaction = await transactionOf(sandbox.client, data!.transactionId!);
+      expect(transaction).toMatchObject({
         status: "FAILED",
-        failureReason: reason,
+        refund: { status: refund, reason: refundReason },
       });
+      expect("failureReason" in transaction ? transaction.failureReason : undefined).toBe(reason);
       expect(await balanceOf(sandbox.client, account.id)).toBe(
-        refunded ? FUNDED : FUNDED - quote.sendingAmount,
+        refund === "COMPLETED" ? FUNDED : FUNDED - quote.sendingAmount,
       );
       const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
-      expect(events.map((e) => e.data.status)).toEqual(["FAILED"]);
+      expect(events.map((e) => e.type)).toEqual([
+        "OUTGOING_PAYMENT.FAILED",
+        `OUTGOING_PAYMENT.REFUND_${refund}`,
+      ]);
     });
   }
 
@@ -304,7 +314,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("COMPLETED");
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
     expect(transaction.status).toBe("COMPLETED");
-    expect(transaction.completedAt).toBeDefined();
+    expect(transaction.settledAt).toBeDefined();
     const events = await eventsAbout(sandbox.server.data, quote.id);
     expect(events.map((e) => e.data.status)).toEqual(["PROCESSING", "COMPLETED"]);
   });
@@ -317,11 +327,19 @@ describe.each(databases)("quotes on %s", (kind) => {
     await advanceClock(sandbox.client, 65);
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("FAILED");
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
-    expect(transaction).toMatchObject({ status: "FAILED", failureReason: "PAYOUT_RETURNED" });
-    expect(transaction.completedAt).toBeDefined();
+    expect(transaction).toMatchObject({
+      status: "FAILED",
+      failureReason: "PAYOUT_RETURNED",
+      refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
+    });
+    expect(transaction.settledAt).toBeDefined();
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
     const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
-    expect(events.map((e) => e.data.status)).toEqual(["COMPLETED", "FAILED"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.COMPLETED",
+      "OUTGOING_PAYMENT.FAILED",
+      "OUTGOING_PAYMENT.REFUND_COMPLETED",
+    ]);
   });
 
   it("refuses to execute beyond the balance with 400 INSUFFICIENT_BALANCE; the quote stays PENDING", async () => {
@@ -354,7 +372,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(second.data).toEqual(first.data);
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
     const payments = await sandbox.client.GET("/transactions", {
-      params: { query: { internalAccountId: account.id, type: "QUOTE_PAYMENT" } },
+      params: { query: { senderAccountIdentifier: account.id, type: "OUTGOING" } },
     });
     expect(payments.data?.data).toHaveLength(1);
 
@@ -401,13 +419,20 @@ describe.each(databases)("quotes on %s", (kind) => {
       body: { quoteId: quote!.id, currencyCode: "EUR" },
     });
     expect(wrongCurrency.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
-    const sent = await sandbox.client.POST("/sandbox/send", {
-      body: { quoteId: quote!.id, currencyCode: "USD" },
+    const wrongAmount = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: quote!.id, currencyCode: "USD", currencyAmount: 5_000 },
     });
-    expect(sent.data?.status).toBe("COMPLETED");
-    const transaction = await transactionOf(sandbox.client, sent.data!.transactionId!);
-    expect(transaction).toMatchObject({ type: "QUOTE_PAYMENT", status: "COMPLETED" });
-    expect(transaction.internalAccountId).toBeUndefined();
+    expect(wrongAmount.error).toMatchObject({ status: 400, code: "INVALID_AMOUNT" });
+    const sent = await sandbox.client.POST("/sandbox/send", {
+      body: { quoteId: quote!.id, currencyCode: "USD", currencyAmount: 5_100 },
+    });
+    expect(sent.data).toMatchObject({
+      type: "OUTGOING",
+      status: "COMPLETED",
+      quoteId: quote!.id,
+      source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
+    });
+    expect((await quoteOf(sandbox.client, quote!.id)).status).toBe("COMPLETED");
     const twice = await sandbox.client.POST("/sandbox/send", {
       body: { quoteId: quote!.id, currencyCode: "USD" },
     });

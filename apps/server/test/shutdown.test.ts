@@ -285,8 +285,8 @@ function driveLoad(
         "POST",
         "/transfer-in",
         {
-          internalAccountId: fixtures.internalAccountId,
-          externalAccountId: fixtures.externalAccountId,
+          source: { accountId: fixtures.externalAccountId },
+          destination: { accountId: fixtures.internalAccountId },
           amount: 100,
         },
         { "Idempotency-Key": key },

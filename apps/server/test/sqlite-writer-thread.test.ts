@@ -44,6 +44,7 @@ describe("the SQLite writer thread", () => {
       platformId,
       cardId: card.id,
       customerId: card.cardholderId,
+      platformCustomerId: card.cardholderId,
       fundingSources: [accountId],
       amount: BigInt(amount),
       currency: "USD",

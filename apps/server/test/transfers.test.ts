@@ -13,12 +13,26 @@ import {
   waitFor,
 } from "./money-helpers.js";
 
-// Transfer suffix table rows (packages/sandbox-rules), each for both directions.
+// Transfer suffix table rows (packages/sandbox-rules), each for both directions:
+// the reason a transfer in reports, and the reason a transfer out reports.
 const FAIL_AT_ONCE = [
-  ["002", "INSUFFICIENT_FUNDS"],
-  ["003", "ACCOUNT_CLOSED"],
-  ["004", "BANK_REJECTED"],
+  ["002", "COLLECTION_FAILED", "LIMIT_EXCEEDED"],
+  ["003", "COLLECTION_FAILED", "ACCOUNT_INVALID"],
+  ["004", "COLLECTION_FAILED", "ACCOUNT_CANNOT_RECEIVE"],
 ] as const;
+
+/** The bodies of the two operations: money comes from `source` and goes to `destination`. */
+const pull = (accountId: string, bankId: string, amount?: number) => ({
+  source: { accountId: bankId },
+  destination: { accountId },
+  ...(amount !== undefined ? { amount } : {}),
+});
+const push = (accountId: string, bankId: string, amount?: number) => ({
+  source: { accountId },
+  destination: { accountId: bankId },
+  ...(amount !== undefined ? { amount } : {}),
+});
+const USD = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
 
 describe.each(databases)("transfers on %s", (kind) => {
   let sandbox: TestSandbox;
@@ -48,57 +62,105 @@ describe.each(databases)("transfers on %s", (kind) => {
     const account = await createAccount(sandbox.client, customerId, "USD");
     const bank = await createBankAccount(sandbox.client, customerId, "789");
     const { data, response } = await sandbox.client.POST("/transfer-in", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 5_000 },
+      body: pull(account.id, bank.id, 5_000),
     });
     expect(response.status).toBe(201);
+    const customer = await sandbox.client.GET("/customers/{customerId}", {
+      params: { path: { customerId } },
+    });
     expect(data).toMatchObject({
-      type: "TRANSFER_IN",
+      type: "INCOMING",
       status: "COMPLETED",
       direction: "CREDIT",
-      amount: 5_000,
-      currency: "USD",
-      internalAccountId: account.id,
-      externalAccountId: bank.id,
+      source: { sourceType: "ACCOUNT", accountId: bank.id, currency: "USD" },
+      destination: { destinationType: "ACCOUNT", accountId: account.id, currency: "USD" },
+      sentAmount: { amount: 5_000, currency: USD },
+      receivedAmount: { amount: 5_000, currency: USD },
       customerId,
+      platformCustomerId: customer.data!.platformCustomerId,
     });
-    expect(data?.completedAt).toBeDefined();
+    expect(data && "settledAt" in data && data.settledAt).toBeTruthy();
     expect(await balanceOf(sandbox.client, account.id)).toBe(5_000);
     const events = await eventsAbout(sandbox.server.data, data!.id);
     expect(events.map((e) => [e.type, e.data.status])).toEqual([
-      ["TRANSACTION.STATUS_CHANGE", "COMPLETED"],
+      ["INCOMING_PAYMENT.COMPLETED", "COMPLETED"],
     ]);
+    expect(events[0]!.data).toEqual(data);
   });
 
   it("transfers out with any other suffix: completes and debits the account", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 10_000);
     const bank = await createBankAccount(sandbox.client, customerId, "000");
     const { data, response } = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 2_500 },
+      body: { ...push(account.id, bank.id, 2_500), remittanceInformation: "Invoice 118" },
     });
     expect(response.status).toBe(201);
-    expect(data).toMatchObject({ type: "TRANSFER_OUT", status: "COMPLETED", direction: "DEBIT" });
+    expect(data).toMatchObject({
+      type: "OUTGOING",
+      status: "COMPLETED",
+      direction: "DEBIT",
+      source: { sourceType: "ACCOUNT", accountId: account.id },
+      destination: { destinationType: "ACCOUNT", accountId: bank.id },
+      sentAmount: { amount: 2_500, currency: USD },
+      reconciliationInstructions: { reference: "Invoice 118" },
+    });
     expect(await balanceOf(sandbox.client, account.id)).toBe(7_500);
+    const events = await eventsAbout(sandbox.server.data, data!.id);
+    expect(events.map((e) => e.type)).toEqual(["OUTGOING_PAYMENT.COMPLETED"]);
+    const byReference = await sandbox.client.GET("/transactions", {
+      params: { query: { reference: "Invoice 118", customerId } },
+    });
+    expect(byReference.data?.data.map((t) => t.id)).toEqual([data!.id]);
   });
 
-  for (const [suffix, reason] of FAIL_AT_ONCE) {
-    it(`fails a transfer in with suffix ${suffix} at once (${reason}); nothing is credited`, async () => {
+  it("transfers out the whole balance when the amount is left out; a pull needs an amount", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD", 6_400);
+    const bank = await createBankAccount(sandbox.client, customerId, "000");
+    const { data } = await sandbox.client.POST("/transfer-out", {
+      body: push(account.id, bank.id),
+    });
+    expect(data).toMatchObject({ status: "COMPLETED", sentAmount: { amount: 6_400 } });
+    expect(await balanceOf(sandbox.client, account.id)).toBe(0);
+    const empty = await sandbox.client.POST("/transfer-out", { body: push(account.id, bank.id) });
+    expect(empty.response.status).toBe(400);
+    expect(empty.error).toMatchObject({ code: "INSUFFICIENT_BALANCE" });
+    const noAmount = await sandbox.client.POST("/transfer-in", { body: pull(account.id, bank.id) });
+    expect(noAmount.response.status).toBe(400);
+    expect(noAmount.error).toMatchObject({ code: "INVALID_INPUT" });
+    expect(noAmount.error?.message).toContain("amount");
+  });
+
+  for (const [suffix, inReason, outReason] of FAIL_AT_ONCE) {
+    it(`fails a transfer in with suffix ${suffix} at once (${inReason}); nothing is credited`, async () => {
       const account = await createAccount(sandbox.client, customerId, "USD");
       const bank = await createBankAccount(sandbox.client, customerId, suffix);
       const { data } = await sandbox.client.POST("/transfer-in", {
-        body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_000 },
+        body: pull(account.id, bank.id, 1_000),
       });
-      expect(data).toMatchObject({ status: "FAILED", failureReason: reason });
+      expect(data).toMatchObject({ status: "FAILED", failureReason: inReason });
+      expect(data).not.toHaveProperty("refund");
       expect(await balanceOf(sandbox.client, account.id)).toBe(0);
+      const events = await eventsAbout(sandbox.server.data, data!.id);
+      expect(events.map((e) => e.type)).toEqual(["INCOMING_PAYMENT.FAILED"]);
     });
 
-    it(`fails a transfer out with suffix ${suffix} at once (${reason}); the money stays`, async () => {
+    it(`fails a transfer out with suffix ${suffix} at once (${outReason}); the money stays`, async () => {
       const account = await createAccount(sandbox.client, customerId, "USD", 3_000);
       const bank = await createBankAccount(sandbox.client, customerId, suffix);
       const { data } = await sandbox.client.POST("/transfer-out", {
-        body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_000 },
+        body: push(account.id, bank.id, 1_000),
       });
-      expect(data).toMatchObject({ status: "FAILED", failureReason: reason });
+      expect(data).toMatchObject({
+        status: "FAILED",
+        failureReason: outReason,
+        refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(3_000);
+      const events = await eventsAbout(sandbox.server.data, data!.id);
+      expect(events.map((e) => e.type)).toEqual([
+        "OUTGOING_PAYMENT.FAILED",
+        "OUTGOING_PAYMENT.REFUND_COMPLETED",
+      ]);
     });
   }
 
@@ -106,40 +168,145 @@ describe.each(databases)("transfers on %s", (kind) => {
     const account = await createAccount(sandbox.client, customerId, "USD");
     const bank = await createBankAccount(sandbox.client, customerId, "005");
     const { data } = await sandbox.client.POST("/transfer-in", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_000 },
+      body: pull(account.id, bank.id, 1_000),
     });
     expect(data?.status).toBe("PENDING");
     await advanceClock(sandbox.client, 20);
     expect((await transactionOf(sandbox.client, data!.id)).status).toBe("PENDING");
     await advanceClock(sandbox.client, 15);
     const failed = await transactionOf(sandbox.client, data!.id);
-    expect(failed).toMatchObject({ status: "FAILED", failureReason: "TIMEOUT" });
+    expect(failed).toMatchObject({ status: "FAILED", failureReason: "COLLECTION_FAILED" });
     expect(await balanceOf(sandbox.client, account.id)).toBe(0);
     const events = await eventsAbout(sandbox.server.data, data!.id);
-    expect(events.map((e) => e.data.status)).toEqual(["PENDING", "FAILED"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "INCOMING_PAYMENT.PENDING",
+      "INCOMING_PAYMENT.FAILED",
+    ]);
   });
 
   it("holds a transfer out with suffix 005 for about 30 s, then fails it and credits the money back", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 4_000);
     const bank = await createBankAccount(sandbox.client, customerId, "005");
     const { data } = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_500 },
+      body: push(account.id, bank.id, 1_500),
     });
     expect(data?.status).toBe("PENDING");
     expect(await balanceOf(sandbox.client, account.id)).toBe(2_500);
     await advanceClock(sandbox.client, 35);
     expect(await transactionOf(sandbox.client, data!.id)).toMatchObject({
       status: "FAILED",
-      failureReason: "TIMEOUT",
+      failureReason: "COUNTERPARTY_POST_TX_FAILED",
+      refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
     });
     expect(await balanceOf(sandbox.client, account.id)).toBe(4_000);
+  });
+
+  it("cancels a pending transfer out: it fails and the money comes back, once", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD", 4_000);
+    const bank = await createBankAccount(sandbox.client, customerId, "005");
+    const { data } = await sandbox.client.POST("/transfer-out", {
+      body: push(account.id, bank.id, 1_500),
+    });
+    const cancelled = await sandbox.client.POST("/transactions/{transactionId}/cancel", {
+      params: { path: { transactionId: data!.id } },
+      body: { reason: "sent to the wrong account" },
+    });
+    expect(cancelled.response.status).toBe(200);
+    expect(cancelled.data).toMatchObject({
+      status: "FAILED",
+      refund: { status: "COMPLETED", reason: "USER_CANCELLATION" },
+    });
+    expect(await balanceOf(sandbox.client, account.id)).toBe(4_000);
+    // The settling job finds it cancelled and moves nothing.
+    await advanceClock(sandbox.client, 35);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(4_000);
+    const again = await sandbox.client.POST("/transactions/{transactionId}/cancel", {
+      params: { path: { transactionId: data!.id } },
+    });
+    expect(again.response.status).toBe(409);
+    expect(again.error).toMatchObject({ code: "TRANSACTION_NOT_CANCELLABLE" });
+    const events = await eventsAbout(sandbox.server.data, data!.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING",
+      "OUTGOING_PAYMENT.FAILED",
+      "OUTGOING_PAYMENT.REFUND_COMPLETED",
+    ]);
+  });
+
+  it("cancels a pending transfer in before anything is credited; a settled one is not cancellable", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD");
+    const slow = await createBankAccount(sandbox.client, customerId, "005");
+    const { data } = await sandbox.client.POST("/transfer-in", {
+      body: pull(account.id, slow.id, 700),
+    });
+    const cancelled = await sandbox.client.POST("/transactions/{transactionId}/cancel", {
+      params: { path: { transactionId: data!.id } },
+    });
+    expect(cancelled.data).toMatchObject({ status: "FAILED" });
+    expect(cancelled.data).not.toHaveProperty("refund");
+    await advanceClock(sandbox.client, 35);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(0);
+
+    const fast = await createBankAccount(sandbox.client, customerId, "789");
+    const settled = await sandbox.client.POST("/transfer-in", {
+      body: pull(account.id, fast.id, 700),
+    });
+    const late = await sandbox.client.POST("/transactions/{transactionId}/cancel", {
+      params: { path: { transactionId: settled.data!.id } },
+    });
+    expect(late.response.status).toBe(409);
+    expect(late.error).toMatchObject({ code: "TRANSACTION_NOT_CANCELLABLE" });
+    expect(await balanceOf(sandbox.client, account.id)).toBe(700);
+  });
+
+  it("records the receipt delivery time, now or as given, and replaces it on a second call", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD", 900);
+    const bank = await createBankAccount(sandbox.client, customerId, "789");
+    const { data } = await sandbox.client.POST("/transfer-out", {
+      body: push(account.id, bank.id, 100),
+    });
+    const path = { params: { path: { transactionId: data!.id } } };
+    const first = await sandbox.client.POST("/transactions/{transactionId}/confirm", path);
+    expect(first.response.status).toBe(200);
+    expect(first.data).toHaveProperty("receiptDeliveryConfirmedAt");
+    const given = "2025-08-15T14:31:00.000Z";
+    const second = await sandbox.client.POST("/transactions/{transactionId}/confirm", {
+      ...path,
+      body: { receiptDeliveryConfirmedAt: given },
+    });
+    expect(second.data).toMatchObject({ receiptDeliveryConfirmedAt: given });
+    expect((await transactionOf(sandbox.client, data!.id)).receiptDeliveryConfirmedAt).toBe(given);
+    const missing = await sandbox.client.POST("/transactions/{transactionId}/confirm", {
+      params: { path: { transactionId: "Transaction:00000000-0000-4000-8000-000000000000" } },
+    });
+    expect(missing.response.status).toBe(404);
+    expect(missing.error).toMatchObject({ code: "TRANSACTION_NOT_FOUND" });
+  });
+
+  it("approves or rejects only what waits for the platform: 409 otherwise", async () => {
+    const account = await createAccount(sandbox.client, customerId, "USD", 900);
+    const bank = await createBankAccount(sandbox.client, customerId, "789");
+    const { data } = await sandbox.client.POST("/transfer-out", {
+      body: push(account.id, bank.id, 100),
+    });
+    for (const path of [
+      "/transactions/{transactionId}/approve",
+      "/transactions/{transactionId}/reject",
+    ] as const) {
+      const res = await sandbox.client.POST(path, {
+        params: { path: { transactionId: data!.id } },
+      });
+      expect(res.response.status).toBe(409);
+      expect(res.error).toMatchObject({ code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL" });
+    }
+    expect(await balanceOf(sandbox.client, account.id)).toBe(800);
   });
 
   it("fails a pending 005 transfer out in real time, with no call to the clock", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 2_000);
     const bank = await createBankAccount(sandbox.client, customerId, "005");
     const { data } = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 2_000 },
+      body: push(account.id, bank.id, 2_000),
     });
     // Skip most of the 30 s, then let the worker reach the rest on its own.
     await advanceClock(sandbox.client, 25);
@@ -151,10 +318,10 @@ describe.each(databases)("transfers on %s", (kind) => {
   it("refuses different currencies with 400 INVALID_CURRENCY", async () => {
     const account = await createAccount(sandbox.client, customerId, "EUR", 1_000);
     const bank = await createBankAccount(sandbox.client, customerId, "789", "USD");
-    for (const path of ["/transfer-in", "/transfer-out"] as const) {
-      const res = await sandbox.client.POST(path, {
-        body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 100 },
-      });
+    for (const res of [
+      await sandbox.client.POST("/transfer-in", { body: pull(account.id, bank.id, 100) }),
+      await sandbox.client.POST("/transfer-out", { body: push(account.id, bank.id, 100) }),
+    ]) {
       expect(res.response.status).toBe(400);
       expect(res.error).toMatchObject({ code: "INVALID_CURRENCY" });
     }
@@ -165,12 +332,12 @@ describe.each(databases)("transfers on %s", (kind) => {
     const account = await createAccount(sandbox.client, customerId, "USD", 999);
     const bank = await createBankAccount(sandbox.client, customerId, "789");
     const res = await sandbox.client.POST("/transfer-out", {
-      body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_000 },
+      body: push(account.id, bank.id, 1_000),
     });
     expect(res.response.status).toBe(400);
     expect(res.error).toMatchObject({ code: "INSUFFICIENT_BALANCE" });
     const list = await sandbox.client.GET("/transactions", {
-      params: { query: { internalAccountId: account.id, type: "TRANSFER_OUT" } },
+      params: { query: { accountIdentifier: account.id, type: "OUTGOING" } },
     });
     expect(list.data?.data).toEqual([]);
     expect(await balanceOf(sandbox.client, account.id)).toBe(999);
@@ -181,9 +348,7 @@ describe.each(databases)("transfers on %s", (kind) => {
     const bank = await createBankAccount(sandbox.client, customerId, "789");
     const results = await Promise.all(
       Array.from({ length: 12 }, () =>
-        sandbox.client.POST("/transfer-out", {
-          body: { internalAccountId: account.id, externalAccountId: bank.id, amount: 300 },
-        }),
+        sandbox.client.POST("/transfer-out", { body: push(account.id, bank.id, 300) }),
       ),
     );
     const statuses = results.map((r) => r.response.status).sort();
@@ -198,7 +363,7 @@ describe.each(databases)("transfers on %s", (kind) => {
   it("replays a transfer for the same Idempotency-Key and moves the money once", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 5_000);
     const bank = await createBankAccount(sandbox.client, customerId, "789");
-    const body = { internalAccountId: account.id, externalAccountId: bank.id, amount: 1_200 };
+    const body = push(account.id, bank.id, 1_200);
     const headers = { "Idempotency-Key": `transfer-${account.id}` };
     const first = await sandbox.client.POST("/transfer-out", { body, params: { header: headers } });
     const second = await sandbox.client.POST("/transfer-out", {
@@ -218,54 +383,82 @@ describe.each(databases)("transfers on %s", (kind) => {
     expect(other.error).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
     // The same key on the other operation is other parameters too.
     const inbound = await sandbox.client.POST("/transfer-in", {
-      body,
+      body: pull(account.id, bank.id, 1_200),
       params: { header: headers },
     });
     expect(inbound.error).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
     expect(await balanceOf(sandbox.client, account.id)).toBe(3_800);
   });
 
-  it("lists transactions with filters and a cursor, and reads one", async () => {
+  it("lists transactions with filters, a cursor both ways and a total, and reads one", async () => {
     const other = await createCustomer(sandbox.client, { lastName: "Hopper" });
     const account = await createAccount(sandbox.client, other.id, "USD", 10_000);
     const bank = await createBankAccount(sandbox.client, other.id, "789");
     const made: string[] = [];
     for (const amount of [100, 200, 300]) {
       const { data } = await sandbox.client.POST("/transfer-out", {
-        body: { internalAccountId: account.id, externalAccountId: bank.id, amount },
+        body: push(account.id, bank.id, amount),
       });
       made.push(data!.id);
     }
-    const seen: string[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const { data } = await sandbox.client.GET("/transactions", {
-        params: {
-          query: {
-            customerId: other.id,
-            type: "TRANSFER_OUT",
-            limit: 2,
-            ...(cursor ? { cursor } : {}),
+    for (const sortOrder of ["desc", "asc"] as const) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const { data } = await sandbox.client.GET("/transactions", {
+          params: {
+            query: {
+              customerId: other.id,
+              type: "OUTGOING",
+              limit: 2,
+              sortOrder,
+              ...(cursor ? { cursor } : {}),
+            },
           },
-        },
-      });
-      seen.push(...data!.data.map((t) => t.id));
-      if (!data!.hasMore) break;
-      cursor = data!.nextCursor;
+        });
+        expect(data?.totalCount).toBe(3);
+        seen.push(...data!.data.map((t) => t.id));
+        if (!data!.hasMore) break;
+        cursor = data!.nextCursor;
+      }
+      expect(seen).toEqual(sortOrder === "asc" ? made : [...made].reverse());
     }
-    expect(seen.sort()).toEqual([...made].sort());
-    // The sandbox FUNDING top-up is a transaction of its own.
+    // The sandbox top-up is an incoming transaction of its own.
     const funding = await sandbox.client.GET("/transactions", {
-      params: { query: { internalAccountId: account.id, type: "FUNDING" } },
+      params: { query: { receiverAccountIdentifier: account.id, type: "INCOMING" } },
     });
     expect(funding.data?.data).toHaveLength(1);
-    expect(funding.data?.data[0]).toMatchObject({ amount: 10_000, status: "COMPLETED" });
-    const completed = await sandbox.client.GET("/transactions", {
+    expect(funding.data?.data[0]).toMatchObject({
+      type: "INCOMING",
+      receivedAmount: { amount: 10_000 },
+      status: "COMPLETED",
+    });
+    expect(funding.data?.data[0]).not.toHaveProperty("source");
+    const sent = await sandbox.client.GET("/transactions", {
+      params: { query: { senderAccountIdentifier: account.id } },
+    });
+    expect(sent.data?.data.map((t) => t.id).sort()).toEqual([...made].sort());
+    const toBank = await sandbox.client.GET("/transactions", {
+      params: { query: { receiverAccountIdentifier: bank.id } },
+    });
+    expect(toBank.data?.totalCount).toBe(3);
+    const { data: customer } = await sandbox.client.GET("/customers/{customerId}", {
+      params: { path: { customerId: other.id } },
+    });
+    const byPlatformId = await sandbox.client.GET("/transactions", {
+      params: { query: { platformCustomerId: customer!.platformCustomerId } },
+    });
+    expect(byPlatformId.data?.totalCount).toBe(4);
+    const failed = await sandbox.client.GET("/transactions", {
       params: { query: { customerId: other.id, status: "FAILED" } },
     });
-    expect(completed.data?.data).toEqual([]);
+    expect(failed.data?.data).toEqual([]);
+    const future = await sandbox.client.GET("/transactions", {
+      params: { query: { customerId: other.id, startDate: "2999-01-01T00:00:00Z" } },
+    });
+    expect(future.data?.totalCount).toBe(0);
     const got = await transactionOf(sandbox.client, made[0]!);
-    expect(got).toMatchObject({ id: made[0], amount: 100 });
+    expect(got).toMatchObject({ id: made[0], sentAmount: { amount: 100 } });
 
     const foreign = await sandbox.otherPlatformClient();
     const hidden = await foreign.GET("/transactions/{transactionId}", {
@@ -273,7 +466,35 @@ describe.each(databases)("transfers on %s", (kind) => {
     });
     expect(hidden.response.status).toBe(404);
     expect(hidden.error).toMatchObject({ code: "TRANSACTION_NOT_FOUND" });
+    for (const path of [
+      "/transactions/{transactionId}/cancel",
+      "/transactions/{transactionId}/confirm",
+      "/transactions/{transactionId}/approve",
+    ] as const) {
+      const res = await foreign.POST(path, { params: { path: { transactionId: made[0]! } } });
+      expect(res.response.status).toBe(404);
+    }
     const foreignList = await foreign.GET("/transactions", {});
     expect(foreignList.data?.data).toEqual([]);
+  });
+
+  it("lists the platform's own transactions under the platform's id", async () => {
+    const { data: platformAccounts } = await sandbox.client.GET("/platform/internal-accounts", {
+      params: { query: { currency: "USD" } },
+    });
+    const account = platformAccounts!.data[0]!;
+    await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
+      params: { path: { accountId: account.id } },
+      body: { amount: 321 },
+    });
+    const { data: config } = await sandbox.client.GET("/config", {});
+    const { data } = await sandbox.client.GET("/transactions", {
+      params: { query: { customerId: config!.id, accountIdentifier: account.id } },
+    });
+    expect(data?.data[0]).toMatchObject({
+      customerId: config!.id,
+      platformCustomerId: config!.id,
+      receivedAmount: { amount: 321 },
+    });
   });
 });

@@ -87,17 +87,18 @@ describe.each(databases)("UMA on %s", (kind) => {
         const { data, response } = await receive(sandbox.client, sender, address, currency);
         expect(response.status).toBe(200);
         expect(data).toMatchObject({
-          type: "UMA_RECEIVE",
+          type: "INCOMING",
           status: "COMPLETED",
           direction: "CREDIT",
-          amount: 10_000,
-          currency,
-          internalAccountId: accounts[currency].id,
+          source: { sourceType: "UMA_ADDRESS", umaAddress: sender },
+          destination: { destinationType: "ACCOUNT", accountId: accounts[currency].id },
+          receivedAmount: { amount: 10_000, currency: { code: currency } },
           customerId: customer.id,
+          platformCustomerId: customer.platformCustomerId,
         });
         expect(await balanceOf(sandbox.client, accounts[currency].id)).toBe(10_000);
         const events = await eventsAbout(sandbox.server.data, data!.id);
-        expect(events.map((e) => e.data.status)).toEqual(["COMPLETED"]);
+        expect(events.map((e) => e.type)).toEqual(["INCOMING_PAYMENT.COMPLETED"]);
       });
     }
 
@@ -108,6 +109,63 @@ describe.each(databases)("UMA on %s", (kind) => {
       await advanceClock(sandbox.client, 86_400);
       expect((await transactionOf(sandbox.client, data!.id)).status).toBe("PENDING");
       expect(await balanceOf(sandbox.client, accounts.USD.id)).toBe(0);
+    });
+
+    it("completes a pending payment the platform approves, and fails one it rejects", async () => {
+      const { customer, accounts } = await receiver();
+      // The receiver named by customerId instead of its address.
+      const payment = (amount: number) =>
+        sandbox.client.POST("/sandbox/uma/receive", {
+          body: {
+            senderUmaAddress: `$pending.long.usd@${HOST}`,
+            customerId: customer.id,
+            receivingCurrencyCode: "USD",
+            receivingCurrencyAmount: amount,
+          },
+        });
+      const first = await payment(1_100);
+      expect(first.data).toMatchObject({ status: "PENDING" });
+      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: first.data!.id } },
+        body: {},
+      });
+      expect(approved.data).toMatchObject({ status: "COMPLETED", type: "INCOMING" });
+      expect(await balanceOf(sandbox.client, accounts.USD.id)).toBe(1_100);
+
+      const second = await payment(900);
+      const rejected = await sandbox.client.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: second.data!.id } },
+        body: { reason: "RESTRICTED_JURISDICTION" },
+      });
+      expect(rejected.data).toMatchObject({ status: "FAILED" });
+      expect(await balanceOf(sandbox.client, accounts.USD.id)).toBe(1_100);
+      const again = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: second.data!.id } },
+      });
+      expect(again.error).toMatchObject({
+        status: 409,
+        code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+      });
+      const events = await eventsAbout(sandbox.server.data, first.data!.id);
+      expect(events.map((e) => e.type)).toEqual([
+        "INCOMING_PAYMENT.PENDING",
+        "INCOMING_PAYMENT.COMPLETED",
+      ]);
+      const cancel = await sandbox.client.POST("/transactions/{transactionId}/cancel", {
+        params: { path: { transactionId: second.data!.id } },
+      });
+      expect(cancel.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    });
+
+    it("needs a receiver: receiverUmaAddress or customerId", async () => {
+      const res = await sandbox.client.POST("/sandbox/uma/receive", {
+        body: {
+          senderUmaAddress: `$success.usd@${HOST}`,
+          receivingCurrencyCode: "USD",
+          receivingCurrencyAmount: 100,
+        },
+      });
+      expect(res.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     });
 
     it("fails a payment from $fail.compliance.usd the compliance check", async () => {
@@ -234,13 +292,12 @@ describe.each(databases)("UMA on %s", (kind) => {
       expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
       expect(await balanceOf(sandbox.client, accounts.EUR.id)).toBe(quote!.receivingAmount);
       const received = await sandbox.client.GET("/transactions", {
-        params: { query: { customerId: customer.id, type: "UMA_RECEIVE" } },
+        params: { query: { customerId: customer.id, type: "INCOMING" } },
       });
       expect(received.data?.data).toEqual([
         expect.objectContaining({
           status: "COMPLETED",
-          amount: quote!.receivingAmount,
-          currency: "EUR",
+          receivedAmount: expect.objectContaining({ amount: quote!.receivingAmount }),
           quoteId: quote!.id,
         }),
       ]);

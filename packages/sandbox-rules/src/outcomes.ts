@@ -39,27 +39,42 @@ export type BeneficiaryVerificationOutcome =
     }
   | Rejection<400, "INVALID_BANK_ACCOUNT">;
 
-export type TransferFailureReason =
-  "INSUFFICIENT_FUNDS" | "ACCOUNT_CLOSED" | "BANK_REJECTED" | "TIMEOUT";
+/** What goes wrong with a failing transfer, in the sandbox's words (the magic-value table). */
+export type TransferCause = "INSUFFICIENT_FUNDS" | "ACCOUNT_CLOSED" | "BANK_REJECTED" | "TIMEOUT";
+/** The live contract's failure reasons a sandbox transfer or payment can end with. */
+export type IncomingFailureReason = "COLLECTION_FAILED" | "COMPLIANCE_REJECTED";
+export type OutgoingFailureReason =
+  | "QUOTE_EXECUTION_FAILED"
+  | "COUNTERPARTY_POST_TX_FAILED"
+  | "PAYOUT_RETURNED"
+  | "COMPLIANCE_REJECTED"
+  | "LIMIT_EXCEEDED"
+  | "ACCOUNT_INVALID"
+  | "ACCOUNT_CANNOT_RECEIVE";
 /** `delaySeconds` counts from the creation of the transfer. */
 export type TransferOutcome =
   | { readonly kind: "SUCCEED"; readonly delaySeconds: number }
   | {
       readonly kind: "FAIL";
       readonly delaySeconds: number;
-      readonly failureReason: TransferFailureReason;
+      readonly cause: TransferCause;
+      /** The reason a transfer in (a pull from the external account) reports. */
+      readonly incomingFailureReason: IncomingFailureReason;
+      /** The reason a transfer out (a push to the external account) reports. */
+      readonly outgoingFailureReason: OutgoingFailureReason;
     };
 
-export type PaymentFailureReason =
-  | "QUOTE_EXECUTION_FAILED"
-  | "COUNTERPARTY_POST_TX_FAILED"
-  | "PAYOUT_RETURNED"
-  | "USER_CANCELLED"
-  | "PAYOUT_AND_REFUND_FAILED"
-  | "COMPLIANCE_REJECTED";
+export type PaymentFailureReason = OutgoingFailureReason | IncomingFailureReason;
+
+/** The money a failed outgoing payment gives back to its source, and why. */
+export interface RefundOutcome {
+  /** COMPLETED credits the source back; FAILED leaves it debited. */
+  readonly status: "COMPLETED" | "FAILED";
+  readonly reason: "TRANSACTION_FAILED" | "USER_CANCELLATION" | "TIMEOUT";
+}
 
 /**
- * One status change of an outgoing payment. `afterSeconds` counts from execution (not from the
+ * One status change of a payment. `afterSeconds` counts from execution (not from the
  * previous step); until the first step the payment keeps the status execution gave it.
  */
 export type PaymentStep =
@@ -67,9 +82,10 @@ export type PaymentStep =
   | {
       readonly afterSeconds: number;
       readonly status: "FAILED";
-      readonly failureReason: PaymentFailureReason;
-      /** Whether the debited amount goes back to the source account. */
-      readonly refundsSource: boolean;
+      /** Absent when the refund's reason says it all (a user cancellation). */
+      readonly failureReason?: PaymentFailureReason;
+      /** For an outgoing payment: what happens to the debited amount. */
+      readonly refund: RefundOutcome;
     };
 
 /** An empty list means the payment stays pending: nothing is scheduled. */

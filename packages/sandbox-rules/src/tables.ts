@@ -199,27 +199,50 @@ export const TRANSFER_TABLE: MagicTable<TransferOutcome> = {
   rows: [
     {
       match: "002",
-      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "INSUFFICIENT_FUNDS" },
-      description: "Insufficient funds: fails immediately (`INSUFFICIENT_FUNDS`)",
+      outcome: {
+        kind: "FAIL",
+        delaySeconds: 0,
+        cause: "INSUFFICIENT_FUNDS",
+        incomingFailureReason: "COLLECTION_FAILED",
+        outgoingFailureReason: "LIMIT_EXCEEDED",
+      },
+      description:
+        "Insufficient funds: fails immediately (`COLLECTION_FAILED` in, `LIMIT_EXCEEDED` out)",
     },
     {
       match: "003",
-      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "ACCOUNT_CLOSED" },
-      description: "Account closed or invalid: fails immediately (`ACCOUNT_CLOSED`)",
+      outcome: {
+        kind: "FAIL",
+        delaySeconds: 0,
+        cause: "ACCOUNT_CLOSED",
+        incomingFailureReason: "COLLECTION_FAILED",
+        outgoingFailureReason: "ACCOUNT_INVALID",
+      },
+      description:
+        "Account closed or invalid: fails immediately (`COLLECTION_FAILED` in, `ACCOUNT_INVALID` out)",
     },
     {
       match: "004",
-      outcome: { kind: "FAIL", delaySeconds: 0, failureReason: "BANK_REJECTED" },
-      description: "The bank rejects the transfer (`BANK_REJECTED`)",
+      outcome: {
+        kind: "FAIL",
+        delaySeconds: 0,
+        cause: "BANK_REJECTED",
+        incomingFailureReason: "COLLECTION_FAILED",
+        outgoingFailureReason: "ACCOUNT_CANNOT_RECEIVE",
+      },
+      description:
+        "The bank rejects the transfer (`COLLECTION_FAILED` in, `ACCOUNT_CANNOT_RECEIVE` out)",
     },
     {
       match: "005",
       outcome: {
         kind: "FAIL",
         delaySeconds: TRANSFER_DELAYED_FAILURE_SECONDS,
-        failureReason: "TIMEOUT",
+        cause: "TIMEOUT",
+        incomingFailureReason: "COLLECTION_FAILED",
+        outgoingFailureReason: "COUNTERPARTY_POST_TX_FAILED",
       },
-      description: `Stays pending about ${TRANSFER_DELAYED_FAILURE_SECONDS} seconds, then fails (\`TIMEOUT\`)`,
+      description: `Stays \`PENDING\` about ${TRANSFER_DELAYED_FAILURE_SECONDS} seconds, then fails (\`COLLECTION_FAILED\` in, \`COUNTERPARTY_POST_TX_FAILED\` out)`,
     },
   ],
   other: {
@@ -246,12 +269,12 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
             afterSeconds: 0,
             status: "FAILED",
             failureReason: "QUOTE_EXECUTION_FAILED",
-            refundsSource: true,
+            refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
           },
         ],
       },
       description:
-        "Quote execution fails: `FAILED` with `QUOTE_EXECUTION_FAILED`; the source is refunded",
+        "Quote execution fails: `FAILED` with `QUOTE_EXECUTION_FAILED`; the source is refunded (`refund.status` `COMPLETED`)",
     },
     {
       match: "003",
@@ -266,7 +289,7 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
             afterSeconds: 0,
             status: "FAILED",
             failureReason: "COUNTERPARTY_POST_TX_FAILED",
-            refundsSource: true,
+            refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
           },
         ],
       },
@@ -282,7 +305,7 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
             afterSeconds: QUOTE_RETURN_AFTER_SECONDS,
             status: "FAILED",
             failureReason: "PAYOUT_RETURNED",
-            refundsSource: true,
+            refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
           },
         ],
       },
@@ -295,12 +318,12 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
           {
             afterSeconds: 0,
             status: "FAILED",
-            failureReason: "USER_CANCELLED",
-            refundsSource: true,
+            refund: { status: "COMPLETED", reason: "USER_CANCELLATION" },
           },
         ],
       },
-      description: "User cancellation: `FAILED` with `USER_CANCELLED`; the source is refunded",
+      description:
+        "User cancellation: `FAILED` with a completed refund whose `reason` is `USER_CANCELLATION`",
     },
     {
       match: "007",
@@ -309,13 +332,13 @@ export const QUOTE_DESTINATION_TABLE: MagicTable<QuoteDestinationOutcome> = {
           {
             afterSeconds: 0,
             status: "FAILED",
-            failureReason: "PAYOUT_AND_REFUND_FAILED",
-            refundsSource: false,
+            failureReason: "COUNTERPARTY_POST_TX_FAILED",
+            refund: { status: "FAILED", reason: "TRANSACTION_FAILED" },
           },
         ],
       },
       description:
-        "Payout and refund both fail: `FAILED` with `PAYOUT_AND_REFUND_FAILED`; the source is not refunded",
+        "Payout and refund both fail: `FAILED` with `COUNTERPARTY_POST_TX_FAILED` and a `FAILED` refund; the source is not refunded",
     },
   ],
   other: {
@@ -376,7 +399,7 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
             afterSeconds: 0,
             status: "FAILED",
             failureReason: "COMPLIANCE_REJECTED",
-            refundsSource: true,
+            refund: { status: "COMPLETED", reason: "TRANSACTION_FAILED" },
           },
         ],
       },

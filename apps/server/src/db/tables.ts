@@ -214,6 +214,15 @@ export interface Transaction {
   amount: bigint;
   currency: string;
   direction: string;
+  umaAddress: string | null;
+  receivedAmount: bigint | null;
+  receivedCurrency: string | null;
+  exchangeRate: string | null;
+  reference: string | null;
+  refundStatus: string | null;
+  refundReason: string | null;
+  refundedAt: Date | null;
+  receiptDeliveryConfirmedAt: Date | null;
   stepsApplied: Generated<number>;
   createdAt: Date;
   updatedAt: Date;
@@ -314,12 +323,13 @@ export interface CardTransaction {
   platformId: string;
   cardId: string;
   customerId: string;
+  platformCustomerId: string | null;
   fundingSourceId: string | null;
   status: string;
   declineReason: string | null;
   merchantDescriptor: string;
-  merchantMcc: string;
-  merchantCountry: string;
+  merchantMcc: string | null;
+  merchantCountry: string | null;
   currency: string;
   authorizedAmount: bigint;
   heldAmount: bigint;
@@ -456,9 +466,12 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   pullCount: "int",
   pullPending: "int",
   pullTotal: "bigint",
+  receiptDeliveryConfirmedAt: "date",
+  receivedAmount: "bigint",
   receivingAmount: "bigint",
   refundCount: "int",
   refundedAmount: "bigint",
+  refundedAt: "date",
   refundTotal: "bigint",
   replayCount: "int",
   responseStatus: "int",

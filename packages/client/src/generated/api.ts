@@ -567,7 +567,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer in from an external account
-         * @description Pulls funds from an external account into an internal account of the same currency and returns the resulting transaction; the internal account is credited when it completes. In the sandbox the outcome follows the external account's identifier suffix: `002` (`INSUFFICIENT_FUNDS`), `003` (`ACCOUNT_CLOSED`) and `004` (`BANK_REJECTED`) fail immediately, `005` stays PENDING about 30 seconds and then fails (`TIMEOUT`), anything else completes. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL.
+         * @description Pulls funds from an external account (`source`) into an internal account of the same currency (`destination`) and returns the resulting incoming transaction; the internal account is credited when it completes. `amount` is required for a pull. In the sandbox the outcome follows the external account's identifier suffix: `002`, `003` and `004` fail at once with `COLLECTION_FAILED`, `005` stays PENDING about 30 seconds and then fails, anything else completes. Progress is reported with `INCOMING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in PENDING_AUTHORIZATION.
          */
         post: operations["createTransferIn"];
         delete?: never;
@@ -587,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer out to an external account
-         * @description Pushes funds from an internal account to an external account of the same currency and returns the resulting transaction. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails. In the sandbox the outcome follows the external account's identifier suffix: `002` (`INSUFFICIENT_FUNDS`), `003` (`ACCOUNT_CLOSED`) and `004` (`BANK_REJECTED`) fail immediately, `005` stays PENDING about 30 seconds and then fails (`TIMEOUT`), anything else completes. Progress is reported with `TRANSACTION.STATUS_CHANGE`. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in AWAITING_APPROVAL, and nothing is debited until it is approved.
+         * @description Pushes funds from an internal account (`source`) to an external account of the same currency (`destination`) and returns the resulting outgoing transaction. Without `amount` the whole balance moves. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails (the transaction's `refund`). `remittanceInformation` is kept as the transaction's `reconciliationInstructions.reference`. In the sandbox the outcome follows the external account's identifier suffix: `002` (`LIMIT_EXCEEDED`), `003` (`ACCOUNT_INVALID`) and `004` (`ACCOUNT_CANNOT_RECEIVE`) fail at once, `005` stays PENDING about 30 seconds and then fails (`COUNTERPARTY_POST_TX_FAILED`), anything else completes. Progress is reported with `OUTGOING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in PENDING_AUTHORIZATION, and nothing is debited until it is approved.
          */
         post: operations["createTransferOut"];
         delete?: never;
@@ -605,7 +605,7 @@ export interface paths {
         };
         /**
          * List transactions
-         * @description Lists transactions, optionally filtered. An agent sees only the transactions of its customer.
+         * @description Incoming and outgoing transactions of the platform's internal accounts, newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Filters combine. `customerId` set to the platform's id lists the platform's own transactions. `accountIdentifier` matches either side; `senderAccountIdentifier` and `receiverAccountIdentifier` match the side named (an internal or external account id, or a UMA address). `reference` matches `reconciliationInstructions.reference`. `startDate` and `endDate` bound `createdAt`, both inclusive.
          */
         get: operations["listTransactions"];
         put?: never;
@@ -631,7 +631,7 @@ export interface paths {
         };
         /**
          * Get a transaction
-         * @description Returns one transaction.
+         * @description One transaction: incoming (`type` INCOMING) or outgoing (OUTGOING), with its source, destination, amounts in both currencies and, after a failure that gave money back, its `refund`.
          */
         get: operations["getTransactionById"];
         put?: never;
@@ -651,17 +651,95 @@ export interface paths {
                  * @description Identifier of the transaction.
                  * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
                  */
-                transactionId: components["schemas"]["TransactionId"];
+                transactionId: string;
             };
             cookie?: never;
         };
         get?: never;
         put?: never;
         /**
-         * Approve an agent transaction
-         * @description Approves a transaction that an agent initiated above its policy's `approvalRequiredAbove`. The transaction must be AWAITING_APPROVAL (409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL` otherwise); it then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting). Agents cannot call this operation.
+         * Approve a pending transaction
+         * @description Approves a transaction that waits for the platform: one an agent initiated above its policy's `approvalRequiredAbove` (PENDING_AUTHORIZATION), which then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting), or an incoming payment still PENDING (in the sandbox, from a sender whose payments stay pending), which completes and is credited. Otherwise 409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL`. Agents cannot call this operation.
          */
         post: operations["approvePendingPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions/{transactionId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a pending transaction
+         * @description Refuses a transaction that waits for the platform (see approve): it becomes FAILED and no money moves; a refused quote payment fails its quote too. Otherwise 409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL`. `reason` is for the platform's own records and is not stored.
+         */
+        post: operations["rejectPendingPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions/{transactionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a bank transfer
+         * @description Calls back a transfer in or out that has not settled (PENDING, or PENDING_AUTHORIZATION). It becomes FAILED; a transfer out that was debited gets its money back, shown as a `refund` with reason `USER_CANCELLATION`. A settled or failed transfer: 409 `TRANSACTION_NOT_CANCELLABLE`. Other kinds of transaction cannot be cancelled: 400 `INVALID_INPUT`. In the sandbox, a transfer with suffix `005` stays PENDING long enough to cancel.
+         */
+        post: operations["cancelTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions/{transactionId}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm receipt delivery
+         * @description Records when the platform delivered the transaction's receipt to its customer, as `receiptDeliveryConfirmedAt` (now when the body omits it). Calling again replaces the time. Needed only where the platform must send receipts.
+         */
+        post: operations["confirmReceiptDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -946,52 +1024,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/card-transactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List card transactions
-         * @description Lists card transactions, optionally for one card.
-         */
-        get: operations["listCardTransactions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/card-transactions/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description Identifier of the card transaction.
-                 * @example CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab
-                 */
-                id: components["schemas"]["CardTransactionId"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Get a card transaction
-         * @description Returns one card transaction with its pull, settlement and refund summaries.
-         */
-        get: operations["getCardTransaction"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/auth/credentials": {
         parameters: {
             query?: never;
@@ -1211,7 +1243,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate funding a quote
-         * @description Sandbox only. Simulates the sender paying the `paymentInstructions` of a REALTIME_FUNDING quote, which then proceeds as if the funds had arrived.
+         * @description Sandbox only. Simulates the sender paying the `paymentInstructions` of a REALTIME_FUNDING quote, which then proceeds as if the funds had arrived; returns the quote's outgoing payment transaction. `currencyAmount`, when given, must be the quote's sending amount (400 `INVALID_AMOUNT` otherwise).
          */
         post: operations["sandboxSend"];
         delete?: never;
@@ -1231,7 +1263,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incoming UMA payment
-         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the UMA_RECEIVE transaction that credits their account. The receiver is one of your customers' `umaAddress`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
+         * @description Sandbox only. Simulates a payment from an external UMA sender to one of your customers and returns the incoming transaction that credits their account (reported with `INCOMING_PAYMENT.*` webhooks). The receiver is one of your customers' `umaAddress` (`receiverUmaAddress`), or the customer named by `customerId`; the payment goes to that customer's oldest active internal account in `receivingCurrencyCode`. The sender decides the outcome: `$success.usd`, `$success.eur`, `$success.mxn` on `sandbox.uma.money` pay in that currency (400 `INVALID_CURRENCY` for another) and complete at once; `$pending.long.usd` stays PENDING until the platform approves it (completes and credits) or rejects it (fails) with `POST /transactions/{transactionId}/approve` or `reject`; `$fail.compliance.usd` fails with `COMPLIANCE_REJECTED` and nothing is credited; a sender on any other host is an ordinary payment that completes. Malformed addresses: 400 `INVALID_UMA_ADDRESS`; an unknown sender on the sandbox host or an unknown receiver: 404 `UMA_NOT_FOUND`.
          */
         post: operations["sandboxReceive"];
         delete?: never;
@@ -1257,7 +1289,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a card authorization
-         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and always answers 201 with the new card transaction. Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select: `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and answers 202 with the resulting card transaction (as the seed has it: the card transaction itself, which carries the `issuerTransactionToken` that production answers alone). Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select (`mcc` and `country` are optional): `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardAuthorization"];
         delete?: never;
@@ -1718,7 +1750,7 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "TRANSACTION.STATUS_CHANGE": {
+    "incoming-payment": {
         parameters: {
             query?: never;
             header?: never;
@@ -1728,10 +1760,30 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Transaction status changed
-         * @description Sent when a transaction (transfer, quote payment, UMA receive, funding) is created and each time its status changes. `data` is the transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. The body is a `WebhookEnvelope` whose `type` is `TRANSACTION.STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * Incoming payment
+         * @description Sent when money arrives for an internal account (a transfer in, an incoming UMA payment, a sandbox funding) and each time its status changes: `INCOMING_PAYMENT.PENDING`, `.COMPLETED`, `.FAILED` (and `.REFUND_*` when money goes back). `data` is the incoming transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. In the sandbox your answer does not decide the payment: a PENDING payment waits for `POST /transactions/{transactionId}/approve` or `reject`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
-        post: operations["onTransactionStatusChange"];
+        post: operations["incomingPaymentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "outgoing-payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Outgoing payment
+         * @description Sent when money leaves an internal account (a transfer out, a quote payment) and each time its status changes: `OUTGOING_PAYMENT.PENDING_AUTHORIZATION`, `.PENDING`, `.PROCESSING`, `.COMPLETED`, `.FAILED`, `.EXPIRED`; after a failure that gives the money back, `.REFUND_COMPLETED` (or `.REFUND_FAILED` when it could not be), a millisecond after the failure. `data` is the outgoing transaction. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["outgoingPaymentWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3092,78 +3144,11 @@ export interface components {
          * @enum {string}
          */
         BeneficiaryVerificationStatus: "NOT_MATCHED" | "PARTIAL_MATCH" | "PENDING" | "UNSUPPORTED" | "CHECKED_BY_RECEIVING_FI" | "MATCHED";
-        /** @description A same-currency transfer between an internal and an external account. */
-        TransferRequest: {
-            /** @description The internal account credited (transfer in) or debited (transfer out). */
-            internalAccountId: components["schemas"]["InternalAccountId"];
-            /** @description The external account on the other side, in the same currency. Sandbox: its identifier suffix selects the outcome. */
-            externalAccountId: components["schemas"]["ExternalAccountId"];
-            /** @description Amount to move, in minor units of the accounts' currency. */
-            amount: components["schemas"]["PositiveAmount"];
-        };
-        /**
-         * @description What produced the transaction. `FUNDING` is a sandbox top-up made with `POST /sandbox/internal-accounts/{accountId}/fund`.
-         * @enum {string}
-         */
-        TransactionType: "TRANSFER_IN" | "TRANSFER_OUT" | "QUOTE_PAYMENT" | "UMA_RECEIVE" | "FUNDING" | "CARD";
-        /**
-         * @description Lifecycle status. `AWAITING_APPROVAL`: initiated by an agent above its policy `approvalRequiredAbove`; it waits for `POST /transactions/{transactionId}/approve`.
-         * @enum {string}
-         */
-        TransactionStatus: "PENDING" | "PROCESSING" | "AWAITING_APPROVAL" | "COMPLETED" | "FAILED" | "CANCELLED" | "RETURNED" | "REFUNDED";
         /**
          * @description Whether the internal account is credited or debited.
          * @enum {string}
          */
         TransactionDirection: "CREDIT" | "DEBIT";
-        /** @description A movement of money on an internal account. */
-        Transaction: {
-            /** @description Identifier of the transaction. */
-            id: components["schemas"]["TransactionId"];
-            type: components["schemas"]["TransactionType"];
-            status: components["schemas"]["TransactionStatus"];
-            /** @description Why the transaction failed; present only when `status` is FAILED. Transfers: `INSUFFICIENT_FUNDS`, `ACCOUNT_CLOSED`, `BANK_REJECTED`, `TIMEOUT`. Quote payments: `QUOTE_EXECUTION_FAILED`, `COUNTERPARTY_POST_TX_FAILED`, `PAYOUT_RETURNED` (completed, then returned by the receiving bank), `USER_CANCELLED`, `PAYOUT_AND_REFUND_FAILED` (the source is not refunded), `COMPLIANCE_REJECTED`. UMA receives: `COMPLIANCE_REJECTED`. */
-            failureReason?: string;
-            /** @description The internal account involved, when there is one. */
-            internalAccountId?: components["schemas"]["InternalAccountId"];
-            /** @description The external account involved, when there is one. */
-            externalAccountId?: components["schemas"]["ExternalAccountId"];
-            /** @description The quote this transaction executes (QUOTE_PAYMENT). */
-            quoteId?: components["schemas"]["QuoteId"];
-            /** @description The customer the transaction belongs to. */
-            customerId?: components["schemas"]["CustomerId"];
-            /** @description The agent that initiated the transaction, if any. */
-            agentId?: components["schemas"]["AgentId"];
-            /** @description Amount in minor units of `currency`. */
-            amount: components["schemas"]["Amount"];
-            /** @description Currency of `amount`. */
-            currency: components["schemas"]["CurrencyCode"];
-            direction: components["schemas"]["TransactionDirection"];
-            /**
-             * Format: date-time
-             * @description When the transaction was created.
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the transaction last changed.
-             */
-            updatedAt: string;
-            /**
-             * Format: date-time
-             * @description When the transaction reached COMPLETED.
-             */
-            completedAt?: string;
-        };
-        /** @description A page of transactions. */
-        TransactionList: {
-            /** @description The transactions on this page. */
-            data: components["schemas"]["Transaction"][];
-            /** @description Whether more results exist after this page. */
-            hasMore: boolean;
-            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
-            nextCursor?: string;
-        };
         /** @description Pay from the balance of an internal account. */
         InternalAccountQuoteSource: {
             /**
@@ -3443,90 +3428,79 @@ export interface components {
             /** @description Merchant name as it appears on statements. Sandbox: its last 3 characters select the authorization outcome. */
             descriptor: string;
             /** @description Four-digit merchant category code. */
-            mcc: string;
+            mcc?: string;
             /** @description Merchant country. */
-            country: components["schemas"]["CountryCode"];
+            country?: components["schemas"]["CountryCode"];
         };
         /** @description Roll-up of the pulls from the funding source (the authorization pull, one per incremental authorization, and a post-hoc pull when clearing exceeds the authorization). */
         CardPullSummary: {
-            /** @description Number of pulls made, including any that failed. */
+            /** @description Number of events, including pulls that failed. */
             count: number;
-            /** @description Amount taken by the pulls that did not fail, in minor units. Releases (reversals, expiry, the unused part of a partial clearing) and refunds do not reduce it. */
-            totalAmount: components["schemas"]["Amount"];
+            /**
+             * Format: int64
+             * @description Amount taken by the pulls that did not fail, in minor units. Releases (reversals, expiry, the unused part of a partial clearing) and refunds do not reduce it.
+             */
+            totalAmount: number;
             /** @description Pulls not yet confirmed by the funding source. */
-            pendingCount: number;
+            pendingCount?: number;
         };
         /** @description Roll-up of the clearing events. */
         CardSettlementSummary: {
             /** @description Number of events. */
             count: number;
-            /** @description Sum of the event amounts, in minor units. */
-            totalAmount: components["schemas"]["Amount"];
+            /**
+             * Format: int64
+             * @description Sum of the event amounts, in minor units.
+             */
+            totalAmount: number;
         };
         /** @description Roll-up of the refunds (returns). */
         CardRefundSummary: {
             /** @description Number of events. */
             count: number;
-            /** @description Sum of the event amounts, in minor units. */
-            totalAmount: components["schemas"]["Amount"];
+            /**
+             * Format: int64
+             * @description Sum of the event amounts, in minor units.
+             */
+            totalAmount: number;
         };
-        /** @description Parent record of one card purchase. Its pulls, clearings and refunds are rolled up into the three summaries. */
+        /** @description Parent record of one card purchase. Its pulls, clearings and refunds are rolled up into the three summaries. Listed and read with the other transactions (`GET /transactions`, `GET /transactions/{transactionId}`), as `type` CARD. */
         CardTransaction: {
             /**
-             * @description Always `CARD`.
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "CARD";
-            /** @description Identifier of the card transaction. */
-            id: components["schemas"]["CardTransactionId"];
+            /** @description Identifier of the card transaction (`CardTransaction:<uuid>`). */
+            id: string;
             /** @description The card used. */
-            cardId: components["schemas"]["CardId"];
+            cardId?: string;
             /** @description The cardholder. */
-            customerId: components["schemas"]["CustomerId"];
+            customerId: string;
+            /** @description The cardholder's `platformCustomerId`. */
+            platformCustomerId: string;
+            /** @description The card issuer's token for the purchase; a sandbox simulation's answer carries it to correlate the events that follow. */
+            issuerTransactionToken?: string;
             status: components["schemas"]["CardTransactionStatus"];
-            /** @description Sandbox only: present only when `status` is DECLINED (sandbox extension). */
+            direction: components["schemas"]["TransactionDirection"];
             declineReason?: components["schemas"]["CardDeclineReason"];
             merchant: components["schemas"]["CardMerchant"];
-            /** @description Currency of all amounts. */
-            currency: components["schemas"]["CurrencyCode"];
-            /** @description Currently authorized amount, after increments and reversals. */
-            authorizedAmount: components["schemas"]["Amount"];
-            /** @description Amount cleared so far. */
-            settledAmount: components["schemas"]["Amount"];
-            /** @description Amount returned so far. */
-            refundedAmount: components["schemas"]["Amount"];
-            pullSummary: components["schemas"]["CardPullSummary"];
-            settlementSummary: components["schemas"]["CardSettlementSummary"];
-            refundSummary: components["schemas"]["CardRefundSummary"];
-            /**
-             * Format: date-time
-             * @description When the authorization was decided.
-             */
+            authorizedAmount: components["schemas"]["CurrencyAmount"];
+            settledAmount?: components["schemas"]["CurrencyAmount"];
+            refundedAmount?: components["schemas"]["CurrencyAmount"];
+            /** @description The internal account the card draws on (the funding source pulled from; for a declined authorization, the card's first funding source). */
+            accountId: string;
+            pullSummary?: components["schemas"]["CardPullSummary"];
+            refundSummary?: components["schemas"]["CardRefundSummary"];
+            settlementSummary?: components["schemas"]["CardSettlementSummary"];
+            /** Format: date-time */
             authorizedAt: string;
-            /**
-             * Format: date-time
-             * @description When the latest child event (pull, clearing, refund) happened.
-             */
-            lastEventAt: string;
-            /**
-             * Format: date-time
-             * @description When the record was created.
-             */
+            /** Format: date-time */
+            lastEventAt?: string;
+            /** Format: date-time */
             createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the record last changed.
-             */
+            /** Format: date-time */
             updatedAt: string;
-        };
-        /** @description A page of card transactions. */
-        CardTransactionList: {
-            /** @description The card transactions on this page. */
-            data: components["schemas"]["CardTransaction"][];
-            /** @description Whether more results exist after this page. */
-            hasMore: boolean;
-            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
-            nextCursor?: string;
         };
         /**
          * @description `OAUTH`: OpenID Connect ID token from an identity provider. `EMAIL_OTP`: one-time code by email. `SMS_OTP`: one-time code by SMS. `PASSKEY`: WebAuthn passkey bound to a device.
@@ -3841,42 +3815,54 @@ export interface components {
             quoteId: components["schemas"]["QuoteId"];
             /** @description Currency of the simulated payment; must match the quote `sendingCurrency`. */
             currencyCode: components["schemas"]["CurrencyCode"];
+            /**
+             * Format: int64
+             * @description Amount sent, in minor units; the quote's sending amount when omitted (and it must be that amount when given).
+             */
+            currencyAmount?: number;
         };
         /** @description Sandbox only: simulated incoming UMA payment. */
         SandboxUmaReceiveRequest: {
             /** @description UMA address of the simulated sender (`$user@domain`). On `sandbox.uma.money` its local part selects the outcome (see the magic values); on any other host the payment completes. */
             senderUmaAddress: string;
-            /** @description UMA address of the receiving customer on your platform: its `umaAddress`. Malformed: 400 `INVALID_UMA_ADDRESS`; no such customer (or an address on `sandbox.uma.money`): 404 `UMA_NOT_FOUND`. */
-            receiverUmaAddress: string;
+            /** @description UMA address of the receiving customer on your platform: its `umaAddress` (or give `customerId`). Malformed: 400 `INVALID_UMA_ADDRESS`; no such customer (or an address on `sandbox.uma.money`): 404 `UMA_NOT_FOUND`. */
+            receiverUmaAddress?: string;
+            /** @description The receiving customer, instead of `receiverUmaAddress` (one of the two is required; 400 `INVALID_INPUT` without either). Its `umaAddress` is the receiver. */
+            customerId?: string;
             /** @description Currency credited to the receiver. */
             receivingCurrencyCode: components["schemas"]["CurrencyCode"];
             /** @description Amount credited, in minor units. */
             receivingCurrencyAmount: components["schemas"]["PositiveAmount"];
         };
-        /** @description Sandbox only: currency of the simulated authorization. */
-        CardSimulationCurrency: {
-            code: components["schemas"]["CurrencyCode"];
-        };
-        /** @description Sandbox only: a simulated card authorization. */
-        SimulateCardAuthorizationRequest: {
-            /** @description Amount to authorize, in minor units. */
-            amount: components["schemas"]["PositiveAmount"];
-            currency: components["schemas"]["CardSimulationCurrency"];
+        /** @description Sandbox only: a simulated card authorization. `currency.code` must be the card's currency. */
+        SandboxCardAuthorizationRequest: {
+            /**
+             * Format: int64
+             * @description Amount to authorize, in minor units.
+             */
+            amount: number;
+            currency: components["schemas"]["Currency"];
             merchant: components["schemas"]["CardMerchant"];
         };
         /** @description Sandbox only: a simulated clearing (settlement) event. */
-        SimulateCardClearingRequest: {
+        SandboxCardClearingRequest: {
             /** @description The authorized card transaction to clear. */
-            cardTransactionId: components["schemas"]["CardTransactionId"];
-            /** @description Cleared amount. Above the authorization: a post-hoc pull covers the difference. Below: partial settlement. `0`: the authorization expires. */
-            amount: components["schemas"]["Amount"];
+            cardTransactionId: string;
+            /**
+             * Format: int64
+             * @description Cleared amount. Above the authorization: a post-hoc pull covers the difference. Below: partial settlement. `0`: the authorization expires.
+             */
+            amount: number;
         };
         /** @description Sandbox only: a simulated merchant return (refund). */
-        SimulateCardReturnRequest: {
+        SandboxCardReturnRequest: {
             /** @description The settled card transaction to refund. */
-            cardTransactionId: components["schemas"]["CardTransactionId"];
-            /** @description Amount returned. The full settled amount makes the transaction REFUNDED; less keeps it SETTLED with a non-zero `refundedAmount`. */
-            amount: components["schemas"]["PositiveAmount"];
+            cardTransactionId: string;
+            /**
+             * Format: int64
+             * @description Amount returned. The full settled amount makes the transaction REFUNDED; less keeps it SETTLED with a non-zero `refundedAmount`.
+             */
+            amount: number;
         };
         /** @description Sandbox only: a simulated incremental authorization. */
         SimulateCardIncrementRequest: {
@@ -3896,7 +3882,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "TRANSACTION.STATUS_CHANGE" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "QUOTE.STATUS_CHANGE" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "QUOTE.STATUS_CHANGE" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -6378,6 +6364,259 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        TransactionOneOf: components["schemas"]["IncomingTransaction"] | components["schemas"]["OutgoingTransaction"] | components["schemas"]["CardTransaction"];
+        TransactionListResponse: {
+            data: components["schemas"]["TransactionOneOf"][];
+            hasMore: boolean;
+            nextCursor?: string;
+            totalCount?: number;
+        };
+        CancelTransactionRequest: {
+            reason?: string;
+        };
+        ApprovePaymentRequest: {
+            receiverCustomerInfo?: {
+                [key: string]: unknown;
+            };
+        };
+        RejectPaymentRequest: {
+            reason?: string;
+        };
+        ConfirmReceiptDeliveryRequest: {
+            /** Format: date-time */
+            receiptDeliveryConfirmedAt?: string;
+        };
+        TransferInRequest: {
+            source: components["schemas"]["ExternalAccountReference"];
+            destination: components["schemas"]["InternalAccountReference"];
+            /** Format: int64 */
+            amount?: number;
+        };
+        TransferOutRequest: {
+            source: components["schemas"]["InternalAccountReference"];
+            destination: components["schemas"]["ExternalAccountDestinationReference"];
+            /** Format: int64 */
+            amount?: number;
+            remittanceInformation?: string;
+            purposeOfPayment?: components["schemas"]["PurposeOfPayment"];
+        };
+        Transaction: {
+            id: string;
+            status: components["schemas"]["TransactionStatus"];
+            pendingReason?: components["schemas"]["TransactionPendingReason"];
+            type: components["schemas"]["TransactionType"];
+            direction: components["schemas"]["TransactionDirection"];
+            destination: components["schemas"]["TransactionDestinationOneOf"];
+            customerId: string;
+            platformCustomerId: string;
+            /** Format: date-time */
+            settledAt?: string;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            /** Format: date-time */
+            receiptDeliveryConfirmedAt?: string;
+            description?: string;
+            agentId?: string;
+            sentAmount?: components["schemas"]["CurrencyAmount"];
+            exchangeRate?: number;
+            quoteId?: string;
+            refund?: components["schemas"]["Refund"];
+            counterpartyInformation?: components["schemas"]["CounterpartyInformation"];
+        };
+        /** @enum {string} */
+        TransactionStatus: "CREATED" | "PENDING" | "PENDING_AUTHORIZATION" | "PROCESSING" | "COMPLETED" | "REJECTED" | "FAILED" | "REFUNDED" | "EXPIRED";
+        /** @enum {string} */
+        TransactionType: "INCOMING" | "OUTGOING";
+        IncomingPaymentWebhookData: components["schemas"]["IncomingTransaction"] & {
+            requestedReceiverCustomerInfoFields?: components["schemas"]["CounterpartyFieldDefinition"][];
+        };
+        IncomingTransaction: components["schemas"]["Transaction"] & {
+            /** @enum {string} */
+            type: "INCOMING";
+            source?: components["schemas"]["TransactionSourceOneOf"];
+            receivedAmount: components["schemas"]["CurrencyAmount"];
+            /** Format: int64 */
+            fees?: number;
+            reconciliationInstructions?: components["schemas"]["ReconciliationInstructions"];
+            failureReason?: components["schemas"]["IncomingTransactionFailureReason"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "INCOMING";
+        };
+        OutgoingTransaction: components["schemas"]["Transaction"] & {
+            status?: components["schemas"]["OutgoingTransactionStatus"];
+            /** @enum {string} */
+            type: "OUTGOING";
+            source: components["schemas"]["TransactionSourceOneOf"];
+            sentAmount: components["schemas"]["CurrencyAmount"];
+            receivedAmount?: components["schemas"]["CurrencyAmount"];
+            /** Format: int64 */
+            fees?: number;
+            /** Format: int64 */
+            platformFees?: number;
+            reconciliationInstructions?: components["schemas"]["ReconciliationInstructions"];
+            paymentInstructions?: components["schemas"]["PaymentInstructions"][];
+            rateDetails?: components["schemas"]["OutgoingRateDetails"];
+            failureReason?: components["schemas"]["OutgoingTransactionFailureReason"];
+            paymentRail?: components["schemas"]["PaymentRail"] | null;
+            railSelectionMode?: components["schemas"]["RailSelectionMode"] | null;
+            /** Format: date-time */
+            expectedSettlementAt?: string | null;
+            settlementTimelineSeconds?: number | null;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "OUTGOING";
+        };
+        ExternalAccountReference: {
+            accountId: string;
+        };
+        InternalAccountReference: {
+            accountId: string;
+        };
+        ExternalAccountDestinationReference: {
+            accountId: string;
+            paymentRail?: components["schemas"]["PaymentRail"];
+        };
+        /** @enum {string} */
+        PurposeOfPayment: "GIFT" | "SELF" | "GOODS_OR_SERVICES" | "EDUCATION" | "HEALTH_OR_MEDICAL" | "REAL_ESTATE_PURCHASE" | "TAX_PAYMENT" | "LOAN_PAYMENT" | "UTILITY_BILL" | "DONATION" | "TRAVEL" | "FAMILY_SUPPORT" | "SALARY_PAYMENT" | "OTHER";
+        /** @enum {string} */
+        TransactionPendingReason: "COUNTERPARTY_DECLARATION_REQUIRED" | "WALLET_VERIFICATION_REQUIRED" | "COUNTERPARTY_INFORMATION_REQUIRED" | "COMPLIANCE_REVIEW";
+        TransactionDestinationOneOf: components["schemas"]["AccountTransactionDestination"] | components["schemas"]["UmaAddressTransactionDestination"];
+        Refund: {
+            reference: string;
+            /** Format: date-time */
+            initiatedAt: string;
+            /** Format: date-time */
+            settledAt?: string;
+            /** @enum {string} */
+            status: "PENDING" | "COMPLETED" | "FAILED";
+            /** @enum {string} */
+            reason?: "TRANSACTION_FAILED" | "USER_CANCELLATION" | "TIMEOUT";
+        };
+        CounterpartyInformation: {
+            [key: string]: unknown;
+        };
+        TransactionSourceOneOf: components["schemas"]["AccountTransactionSource"] | components["schemas"]["UmaAddressTransactionSource"] | components["schemas"]["RealtimeFundingTransactionSource"];
+        ReconciliationInstructions: {
+            reference?: string;
+            /** @deprecated */
+            transactionHash?: string;
+        };
+        /** @enum {string} */
+        IncomingTransactionFailureReason: "LNURLP_FAILED" | "PAY_REQUEST_FAILED" | "PAYMENT_APPROVAL_WEBHOOK_ERROR" | "PAYMENT_APPROVAL_TIMED_OUT" | "OFFRAMP_FAILED" | "MISSING_MANDATORY_PAYEE_DATA" | "QUOTE_EXPIRED" | "QUOTE_EXECUTION_FAILED" | "COMPLIANCE_REJECTED" | "COLLECTION_FAILED";
+        /** @enum {string} */
+        OutgoingTransactionStatus: "PENDING" | "PENDING_AUTHORIZATION" | "EXPIRED" | "PROCESSING" | "COMPLETED" | "FAILED";
+        OutgoingRateDetails: {
+            /** Format: double */
+            counterpartyMultiplier: number;
+            /** Format: int64 */
+            counterpartyFixedFee: number;
+            /** Format: double */
+            gridApiMultiplier: number;
+            /** Format: int64 */
+            gridApiFixedFee: number;
+            /** Format: double */
+            gridApiVariableFeeRate: number;
+            /** Format: int64 */
+            gridApiVariableFeeAmount: number;
+        };
+        /** @enum {string} */
+        OutgoingTransactionFailureReason: "QUOTE_EXPIRED" | "QUOTE_RATE_UNAVAILABLE" | "QUOTE_EXECUTION_FAILED" | "FUNDING_AMOUNT_MISMATCH" | "SCA_NOT_COMPLETED" | "PAYOUT_RETURNED" | "LIMIT_EXCEEDED" | "ACCOUNT_CANNOT_RECEIVE" | "ACCOUNT_INVALID" | "COMPLIANCE_REJECTED" | "LIGHTNING_PAYMENT_FAILED" | "COUNTERPARTY_POST_TX_FAILED";
+        /** @enum {string} */
+        RailSelectionMode: "AUTO" | "MANUAL";
+        AccountTransactionDestination: components["schemas"]["BaseTransactionDestination"] & {
+            /** @enum {string} */
+            destinationType: "ACCOUNT";
+            accountId: string;
+            onChainTransaction?: components["schemas"]["OnChainTransaction"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            destinationType: "ACCOUNT";
+        };
+        UmaAddressTransactionDestination: components["schemas"]["BaseTransactionDestination"] & {
+            /** @enum {string} */
+            destinationType: "UMA_ADDRESS";
+            umaAddress: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            destinationType: "UMA_ADDRESS";
+        };
+        AccountTransactionSource: components["schemas"]["BaseTransactionSource"] & {
+            /** @enum {string} */
+            sourceType: "ACCOUNT";
+            accountId: string;
+            onChainTransaction?: components["schemas"]["OnChainTransaction"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            sourceType: "ACCOUNT";
+        };
+        UmaAddressTransactionSource: components["schemas"]["BaseTransactionSource"] & {
+            /** @enum {string} */
+            sourceType: "UMA_ADDRESS";
+            umaAddress: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            sourceType: "UMA_ADDRESS";
+        };
+        RealtimeFundingTransactionSource: components["schemas"]["BaseTransactionSource"] & {
+            /** @enum {string} */
+            sourceType: "REALTIME_FUNDING";
+            customerId?: string;
+            currency: string;
+            accountHolderName?: string;
+            accountIdentifier?: string;
+            bankName?: string;
+            bankIdentifier?: string;
+            paymentRail?: components["schemas"]["PaymentRail"];
+            remittanceInformation?: string;
+            endToEndId?: string;
+            traceNumber?: string;
+            onChainTransaction?: components["schemas"]["OnChainTransaction"];
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            sourceType: "REALTIME_FUNDING";
+        };
+        BaseTransactionDestination: {
+            destinationType: components["schemas"]["TransactionDestinationType"];
+            currency?: string;
+        };
+        OnChainTransaction: {
+            transactionHash: string;
+            network: components["schemas"]["CryptoNetwork"];
+        };
+        BaseTransactionSource: {
+            sourceType: components["schemas"]["TransactionSourceType"];
+            currency?: string;
+        };
+        /** @enum {string} */
+        TransactionDestinationType: "ACCOUNT" | "UMA_ADDRESS";
+        /** @enum {string} */
+        CryptoNetwork: "BITCOIN" | "ETHEREUM" | "SOLANA" | "BASE" | "POLYGON" | "TRON" | "PLASMA" | "SPARK";
+        /** @enum {string} */
+        TransactionSourceType: "ACCOUNT" | "UMA_ADDRESS" | "REALTIME_FUNDING";
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -6409,6 +6648,15 @@ export interface components {
         };
         /** @description The request conflicts with the current state. */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error409"];
+            };
+        };
+        /** @description The transaction does not wait for the platform's decision. */
+        NotPendingApproval: {
             headers: {
                 [name: string]: unknown;
             };
@@ -8260,12 +8508,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *       "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                 *       "source": {
+                 *         "accountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f"
+                 *       },
+                 *       "destination": {
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
+                 *       },
                  *       "amount": 50000
                  *     }
                  */
-                "application/json": components["schemas"]["TransferRequest"];
+                "application/json": components["schemas"]["TransferInRequest"];
             };
         };
         responses: {
@@ -8278,20 +8530,45 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "Transaction:95785e57-1581-460b-b008-d0f38e54c842",
-                     *       "type": "TRANSFER_IN",
+                     *       "type": "INCOMING",
                      *       "status": "COMPLETED",
-                     *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *       "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "amount": 50000,
-                     *       "currency": "USD",
                      *       "direction": "CREDIT",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "source": {
+                     *         "sourceType": "ACCOUNT",
+                     *         "accountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *         "currency": "USD"
+                     *       },
+                     *       "destination": {
+                     *         "destinationType": "ACCOUNT",
+                     *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *         "currency": "USD"
+                     *       },
+                     *       "sentAmount": {
+                     *         "amount": 50000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "receivedAmount": {
+                     *         "amount": 50000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:02Z",
-                     *       "completedAt": "2025-10-13T09:30:02Z"
+                     *       "updatedAt": "2025-10-13T09:30:00Z",
+                     *       "settledAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Transaction"];
+                    "application/json": components["schemas"]["TransactionOneOf"];
                 };
             };
             /** @description The request is invalid. */
@@ -8334,12 +8611,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *       "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                 *       "amount": 12500
+                 *       "source": {
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
+                 *       },
+                 *       "destination": {
+                 *         "accountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f"
+                 *       },
+                 *       "amount": 12500,
+                 *       "remittanceInformation": "Invoice 2025-118"
                  *     }
                  */
-                "application/json": components["schemas"]["TransferRequest"];
+                "application/json": components["schemas"]["TransferOutRequest"];
             };
         };
         responses: {
@@ -8349,10 +8631,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Transaction"];
+                    /**
+                     * @example {
+                     *       "id": "Transaction:a2aa94b8-8ba9-4300-9df5-a3767e40b9e0",
+                     *       "type": "OUTGOING",
+                     *       "status": "COMPLETED",
+                     *       "direction": "DEBIT",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "source": {
+                     *         "sourceType": "ACCOUNT",
+                     *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *         "currency": "USD"
+                     *       },
+                     *       "destination": {
+                     *         "destinationType": "ACCOUNT",
+                     *         "accountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                     *         "currency": "USD"
+                     *       },
+                     *       "sentAmount": {
+                     *         "amount": 12500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "receivedAmount": {
+                     *         "amount": 12500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "reconciliationInstructions": {
+                     *         "reference": "Invoice 2025-118"
+                     *       },
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z",
+                     *       "settledAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransactionOneOf"];
                 };
             };
-            /** @description The request is invalid. */
+            /** @description The request is invalid, or the balance cannot cover it. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8372,52 +8698,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     listTransactions: {
         parameters: {
             query?: {
-                /**
-                 * @description Only transactions on this internal account.
-                 * @example InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5
-                 */
-                internalAccountId?: components["schemas"]["InternalAccountId"];
-                /**
-                 * @description Only transactions of this customer.
-                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
-                 */
-                customerId?: components["schemas"]["CustomerId"];
-                /**
-                 * @description Only transactions of this type.
-                 * @example TRANSFER_IN
-                 */
-                type?: components["schemas"]["TransactionType"];
-                /**
-                 * @description Only transactions in this status.
-                 * @example COMPLETED
-                 */
+                /** @example Customer:e739c986-1137-481b-a825-6e1879887e0c */
+                customerId?: string;
+                /** @example cust-1042 */
+                platformCustomerId?: string;
+                /** @example InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5 */
+                accountIdentifier?: string;
+                senderAccountIdentifier?: string;
+                receiverAccountIdentifier?: string;
+                /** @example COMPLETED */
                 status?: components["schemas"]["TransactionStatus"];
-                /**
-                 * @description Only transactions created at or after this time.
-                 * @example 2025-10-01T00:00:00Z
-                 */
-                createdAfter?: string;
-                /**
-                 * @description Only transactions created before this time.
-                 * @example 2025-11-01T00:00:00Z
-                 */
-                createdBefore?: string;
-                /**
-                 * @description Maximum number of items to return.
-                 * @example 20
-                 */
-                limit?: components["parameters"]["Limit"];
+                /** @example INCOMING */
+                type?: components["schemas"]["TransactionType"];
+                reference?: string;
+                /** @example 2025-10-01T00:00:00Z */
+                startDate?: string;
+                /** @example 2025-11-01T00:00:00Z */
+                endDate?: string;
+                /** @description Page size (1 to 100). */
+                limit?: number;
                 /**
                  * @description Opaque cursor from the `nextCursor` of the previous page.
                  * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description `desc` (newest first) or `asc`. */
+                sortOrder?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -8431,42 +8744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "Transaction:95785e57-1581-460b-b008-d0f38e54c842",
-                     *           "type": "TRANSFER_IN",
-                     *           "status": "COMPLETED",
-                     *           "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *           "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                     *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "amount": 50000,
-                     *           "currency": "USD",
-                     *           "direction": "CREDIT",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:02Z",
-                     *           "completedAt": "2025-10-13T09:30:02Z"
-                     *         },
-                     *         {
-                     *           "id": "Transaction:a2aa94b8-8ba9-4300-9df5-a3767e40b9e0",
-                     *           "type": "TRANSFER_OUT",
-                     *           "status": "PENDING",
-                     *           "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *           "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                     *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "amount": 12500,
-                     *           "currency": "USD",
-                     *           "direction": "DEBIT",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:30:00Z"
-                     *         }
-                     *       ],
-                     *       "hasMore": true,
-                     *       "nextCursor": "eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["TransactionList"];
+                    "application/json": components["schemas"]["TransactionListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8495,23 +8773,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Transaction:95785e57-1581-460b-b008-d0f38e54c842",
-                     *       "type": "TRANSFER_IN",
-                     *       "status": "COMPLETED",
-                     *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *       "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "amount": 50000,
-                     *       "currency": "USD",
-                     *       "direction": "CREDIT",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:02Z",
-                     *       "completedAt": "2025-10-13T09:30:02Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Transaction"];
+                    "application/json": components["schemas"]["TransactionOneOf"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8528,11 +8790,15 @@ export interface operations {
                  * @description Identifier of the transaction.
                  * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
                  */
-                transactionId: components["schemas"]["TransactionId"];
+                transactionId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApprovePaymentRequest"];
+            };
+        };
         responses: {
             /** @description The approved transaction. */
             200: {
@@ -8540,30 +8806,83 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235",
-                     *       "type": "TRANSFER_OUT",
-                     *       "status": "COMPLETED",
-                     *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *       "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "agentId": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
-                     *       "amount": 75000,
-                     *       "currency": "USD",
-                     *       "direction": "DEBIT",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:31:10Z",
-                     *       "completedAt": "2025-10-13T09:31:10Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Transaction"];
+                    "application/json": components["schemas"]["TransactionOneOf"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            /** @description The transaction is not awaiting approval. */
+            409: components["responses"]["NotPendingApproval"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rejectPendingPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RejectPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description The rejected transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionOneOf"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NotPendingApproval"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelTransactionRequest"];
+            };
+        };
+        responses: {
+            /** @description The cancelled transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionOneOf"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description The transfer has settled or is past the point where it can be cancelled. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8572,6 +8891,40 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmReceiptDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the transaction.
+                 * @example Transaction:aa22eeca-2cee-4c24-8fd3-7b764f54a235
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ConfirmReceiptDeliveryRequest"];
+            };
+        };
+        responses: {
+            /** @description The transaction with its confirmation time. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionOneOf"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -9425,150 +9778,6 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
-    listCardTransactions: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Only transactions of this card.
-                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
-                 */
-                cardId?: components["schemas"]["CardId"];
-                /**
-                 * @description Maximum number of items to return.
-                 * @example 20
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Opaque cursor from the `nextCursor` of the previous page.
-                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
-                 */
-                cursor?: components["parameters"]["Cursor"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of card transactions. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "type": "CARD",
-                     *           "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                     *           "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                     *           "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *           "status": "SETTLED",
-                     *           "merchant": {
-                     *             "descriptor": "BLUE BOTTLE COFFEE SF",
-                     *             "mcc": "5814",
-                     *             "country": "US"
-                     *           },
-                     *           "currency": "USD",
-                     *           "authorizedAmount": 2500,
-                     *           "settledAmount": 2750,
-                     *           "refundedAmount": 0,
-                     *           "pullSummary": {
-                     *             "count": 2,
-                     *             "totalAmount": 2750,
-                     *             "pendingCount": 0
-                     *           },
-                     *           "settlementSummary": {
-                     *             "count": 1,
-                     *             "totalAmount": 2750
-                     *           },
-                     *           "refundSummary": {
-                     *             "count": 0,
-                     *             "totalAmount": 0
-                     *           },
-                     *           "authorizedAt": "2025-10-13T09:30:00Z",
-                     *           "lastEventAt": "2025-10-13T09:31:10Z",
-                     *           "createdAt": "2025-10-13T09:30:00Z",
-                     *           "updatedAt": "2025-10-13T09:31:10Z"
-                     *         }
-                     *       ],
-                     *       "hasMore": false
-                     *     }
-                     */
-                    "application/json": components["schemas"]["CardTransactionList"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    getCardTransaction: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description Identifier of the card transaction.
-                 * @example CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab
-                 */
-                id: components["schemas"]["CardTransactionId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The card transaction. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "CARD",
-                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "status": "SETTLED",
-                     *       "merchant": {
-                     *         "descriptor": "BLUE BOTTLE COFFEE SF",
-                     *         "mcc": "5814",
-                     *         "country": "US"
-                     *       },
-                     *       "currency": "USD",
-                     *       "authorizedAmount": 2500,
-                     *       "settledAmount": 2750,
-                     *       "refundedAmount": 0,
-                     *       "pullSummary": {
-                     *         "count": 2,
-                     *         "totalAmount": 2750,
-                     *         "pendingCount": 0
-                     *       },
-                     *       "settlementSummary": {
-                     *         "count": 1,
-                     *         "totalAmount": 2750
-                     *       },
-                     *       "refundSummary": {
-                     *         "count": 0,
-                     *         "totalAmount": 0
-                     *       },
-                     *       "authorizedAt": "2025-10-13T09:30:00Z",
-                     *       "lastEventAt": "2025-10-13T09:31:10Z",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:31:10Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["CardTransaction"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     listAuthCredentials: {
         parameters: {
             query: {
@@ -10193,43 +10402,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The quote after funding. */
+            /** @description The payment transaction of the funded quote. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Quote:7226be10-44f1-4a92-a3f4-9b20dffb037f",
-                     *       "status": "PROCESSING",
-                     *       "source": {
-                     *         "sourceType": "REALTIME_FUNDING",
-                     *         "currency": "USD"
-                     *       },
-                     *       "destination": {
-                     *         "destinationType": "UMA_ADDRESS",
-                     *         "umaAddress": "$success.mxn@sandbox.uma.money",
-                     *         "currency": "MXN"
-                     *       },
-                     *       "sendingCurrency": "USD",
-                     *       "receivingCurrency": "MXN",
-                     *       "sendingAmount": 5100,
-                     *       "receivingAmount": 91800,
-                     *       "exchangeRate": 18.36,
-                     *       "feeAmount": 100,
-                     *       "expiresAt": "2025-10-13T09:35:00Z",
-                     *       "paymentInstructions": {
-                     *         "currency": "USD",
-                     *         "amount": 5100,
-                     *         "reference": "QT-7F3K-92LD",
-                     *         "description": "Pay exactly 51.00 USD quoting reference QT-7F3K-92LD before the quote expires."
-                     *       },
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "transactionId": "Transaction:67abe29c-7b77-4295-84bc-554194cd1e49"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Quote"];
+                    "application/json": components["schemas"]["TransactionOneOf"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10278,19 +10457,45 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "Transaction:9fc6c675-543b-4f0a-ace7-7d52740cf959",
-                     *       "type": "UMA_RECEIVE",
+                     *       "type": "INCOMING",
                      *       "status": "COMPLETED",
-                     *       "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "amount": 10000,
-                     *       "currency": "USD",
                      *       "direction": "CREDIT",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "source": {
+                     *         "sourceType": "UMA_ADDRESS",
+                     *         "umaAddress": "$success.usd@sandbox.uma.money",
+                     *         "currency": "USD"
+                     *       },
+                     *       "destination": {
+                     *         "destinationType": "ACCOUNT",
+                     *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *         "currency": "USD"
+                     *       },
+                     *       "sentAmount": {
+                     *         "amount": 10000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "receivedAmount": {
+                     *         "amount": 10000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:30:02Z",
-                     *       "completedAt": "2025-10-13T09:30:02Z"
+                     *       "updatedAt": "2025-10-13T09:30:00Z",
+                     *       "settledAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Transaction"];
+                    "application/json": components["schemas"]["IncomingTransaction"];
                 };
             };
             /** @description The request is invalid. */
@@ -10344,12 +10549,12 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["SimulateCardAuthorizationRequest"];
+                "application/json": components["schemas"]["SandboxCardAuthorizationRequest"];
             };
         };
         responses: {
-            /** @description The new card transaction. */
-            201: {
+            /** @description The simulation was applied; the resulting card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10361,7 +10566,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -10386,12 +10590,12 @@ export interface operations {
                  *       "amount": 2750
                  *     }
                  */
-                "application/json": components["schemas"]["SimulateCardClearingRequest"];
+                "application/json": components["schemas"]["SandboxCardClearingRequest"];
             };
         };
         responses: {
-            /** @description The updated card transaction. */
-            200: {
+            /** @description The simulation was applied; the updated card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10402,16 +10606,43 @@ export interface operations {
                      *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "status": "SETTLED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
                      *         "country": "US"
                      *       },
-                     *       "currency": "USD",
-                     *       "authorizedAmount": 2500,
-                     *       "settledAmount": 2750,
-                     *       "refundedAmount": 0,
+                     *       "authorizedAmount": {
+                     *         "amount": 2500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 2750,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "pullSummary": {
                      *         "count": 2,
                      *         "totalAmount": 2750,
@@ -10463,12 +10694,12 @@ export interface operations {
                  *       "amount": 1000
                  *     }
                  */
-                "application/json": components["schemas"]["SimulateCardReturnRequest"];
+                "application/json": components["schemas"]["SandboxCardReturnRequest"];
             };
         };
         responses: {
-            /** @description The updated card transaction. */
-            200: {
+            /** @description The simulation was applied; the updated card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10479,16 +10710,43 @@ export interface operations {
                      *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "status": "SETTLED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
                      *         "country": "US"
                      *       },
-                     *       "currency": "USD",
-                     *       "authorizedAmount": 2500,
-                     *       "settledAmount": 2750,
-                     *       "refundedAmount": 1000,
+                     *       "authorizedAmount": {
+                     *         "amount": 2500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 2750,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 1000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "pullSummary": {
                      *         "count": 2,
                      *         "totalAmount": 2750,
@@ -10556,16 +10814,43 @@ export interface operations {
                      *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "status": "AUTHORIZED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
                      *         "country": "US"
                      *       },
-                     *       "currency": "USD",
-                     *       "authorizedAmount": 3500,
-                     *       "settledAmount": 0,
-                     *       "refundedAmount": 0,
+                     *       "authorizedAmount": {
+                     *         "amount": 3500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "pullSummary": {
                      *         "count": 2,
                      *         "totalAmount": 3500,
@@ -10626,16 +10911,43 @@ export interface operations {
                      *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                      *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                      *       "status": "REVERSED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
                      *         "country": "US"
                      *       },
-                     *       "currency": "USD",
-                     *       "authorizedAmount": 0,
-                     *       "settledAmount": 0,
-                     *       "refundedAmount": 0,
+                     *       "authorizedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
                      *       "pullSummary": {
                      *         "count": 1,
                      *         "totalAmount": 2500,
@@ -11121,16 +11433,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "AUTHORIZED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 0,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 1,
                  *           "totalAmount": 2500,
@@ -11201,16 +11540,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "PARTIALLY_SETTLED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 2000,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 2000,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 1,
                  *           "totalAmount": 2500,
@@ -11281,16 +11647,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "SETTLED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 2750,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 2750,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 2,
                  *           "totalAmount": 2750,
@@ -11361,16 +11754,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "REFUNDED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 2750,
-                 *         "refundedAmount": 2750,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 2750,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 2750,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 2,
                  *           "totalAmount": 2750,
@@ -11441,16 +11861,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "EXCEPTION",
                  *         "merchant": {
                  *           "descriptor": "HARDWARE DEPOT 006",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 0,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 1,
                  *           "totalAmount": 0,
@@ -11521,16 +11968,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "DECLINED",
                  *         "merchant": {
                  *           "descriptor": "ELECTRONICS STORE 002",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 0,
-                 *         "settledAmount": 0,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 0,
                  *           "totalAmount": 0,
@@ -11602,16 +12076,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "EXPIRED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 2500,
-                 *         "settledAmount": 0,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 2500,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 1,
                  *           "totalAmount": 2500,
@@ -11682,16 +12183,43 @@ export interface operations {
                  *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
                  *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *         "direction": "DEBIT",
+                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
                  *         "status": "REVERSED",
                  *         "merchant": {
                  *           "descriptor": "BLUE BOTTLE COFFEE SF",
                  *           "mcc": "5814",
                  *           "country": "US"
                  *         },
-                 *         "currency": "USD",
-                 *         "authorizedAmount": 0,
-                 *         "settledAmount": 0,
-                 *         "refundedAmount": 0,
+                 *         "authorizedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "settledAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "refundedAmount": {
+                 *           "amount": 0,
+                 *           "currency": {
+                 *             "code": "USD",
+                 *             "name": "US Dollar",
+                 *             "symbol": "$",
+                 *             "decimals": 2
+                 *           }
+                 *         },
                  *         "pullSummary": {
                  *           "count": 1,
                  *           "totalAmount": 2500,
@@ -11743,7 +12271,7 @@ export interface operations {
             };
         };
     };
-    onTransactionStatusChange: {
+    incomingPaymentWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -11752,31 +12280,50 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "TRANSACTION.STATUS_CHANGE",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "id": "Transaction:95785e57-1581-460b-b008-d0f38e54c842",
-                 *         "type": "TRANSFER_IN",
-                 *         "status": "COMPLETED",
-                 *         "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "amount": 50000,
-                 *         "currency": "USD",
-                 *         "direction": "CREDIT",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:02Z",
-                 *         "completedAt": "2025-10-13T09:30:02Z"
-                 *       }
-                 *     }
-                 */
                 "application/json": {
-                    /** @constant */
-                    type?: "TRANSACTION.STATUS_CHANGE";
-                    data?: components["schemas"]["Transaction"];
+                    /** @enum {string} */
+                    type?: "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED";
+                    data?: components["schemas"]["IncomingPaymentWebhookData"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    outgoingPaymentWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type?: "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED";
+                    data?: components["schemas"]["OutgoingTransaction"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

@@ -40,11 +40,13 @@ export interface AuthorizationPlan {
   platformId: string;
   cardId: string;
   customerId: string;
+  /** The cardholder's platformCustomerId, kept on the transaction. */
+  platformCustomerId: string;
   /** Tried in order; the first that covers the amount is pulled from. */
   fundingSources: readonly string[];
   amount: bigint;
   currency: string;
-  merchant: { descriptor: string; mcc: string; country: string };
+  merchant: { descriptor: string; mcc?: string | undefined; country?: string | undefined };
   /** Sandbox time of the authorization. */
   at: Date;
   /** Real time now, for the job's due time. */
@@ -76,12 +78,13 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       platformId,
       cardId: plan.cardId,
       customerId: plan.customerId,
+      platformCustomerId: plan.platformCustomerId,
       fundingSourceId: source,
       status: approved ? "AUTHORIZED" : "DECLINED",
       declineReason,
       merchantDescriptor: plan.merchant.descriptor,
-      merchantMcc: plan.merchant.mcc,
-      merchantCountry: plan.merchant.country,
+      merchantMcc: plan.merchant.mcc ?? null,
+      merchantCountry: plan.merchant.country ?? null,
       currency: plan.currency,
       authorizedAmount: approved ? amount : 0n,
       heldAmount: approved ? amount : 0n,
@@ -158,7 +161,11 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
     }
   }
 
-  const declined = transaction(null, plan.declineReason ?? "INSUFFICIENT_FUNDS");
+  // Nothing is pulled; the transaction names the account the card draws on.
+  const declined = transaction(
+    plan.fundingSources[0] ?? null,
+    plan.declineReason ?? "INSUFFICIENT_FUNDS",
+  );
   yield {
     kind: "insertAll",
     inserts: [{ table: "CardTransaction", row: declined }, announce(declined)],

@@ -1,21 +1,6 @@
 import type { Handlers } from "../../http/operations.js";
 import type { CardTransactionService } from "./service.js";
 
-export function cardTransactionRoutes(
-  transactions: CardTransactionService,
-): Handlers<"listCardTransactions" | "getCardTransaction"> {
-  return {
-    listCardTransactions: async ({ query }, ctx) => ({
-      status: 200,
-      body: await transactions.list(ctx, query),
-    }),
-    getCardTransaction: async ({ params }, ctx) => ({
-      status: 200,
-      body: await transactions.get(ctx, params.id),
-    }),
-  };
-}
-
 /** Sandbox only: card network events (x-sandbox-only in openapi.yaml). */
 export function cardSimulationRoutes(
   transactions: CardTransactionService,
@@ -28,15 +13,15 @@ export function cardSimulationRoutes(
 > {
   return {
     sandboxSimulateCardAuthorization: async ({ params, body }, ctx) => ({
-      status: 201,
+      status: 202,
       body: await transactions.authorize(ctx, params.id, body),
     }),
     sandboxSimulateCardClearing: async ({ params, body }, ctx) => ({
-      status: 200,
+      status: 202,
       body: await transactions.clear(ctx, params.id, body),
     }),
     sandboxSimulateCardReturn: async ({ params, body }, ctx) => ({
-      status: 200,
+      status: 202,
       body: await transactions.refund(ctx, params.id, body),
     }),
     sandboxSimulateCardIncrement: async ({ params, body }, ctx) => ({

@@ -2,11 +2,9 @@ import type { Schemas } from "@sandbox/client";
 import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
 import { insertAll, one, prepared, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError, notFound } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
-import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
 import type { CardService } from "../cards/service.js";
@@ -22,14 +20,11 @@ import {
   type CardTransactionStatus,
 } from "./view.js";
 
-export type SimulateAuthorization = Schemas["SimulateCardAuthorizationRequest"];
-export type SimulateClearing = Schemas["SimulateCardClearingRequest"];
-export type SimulateReturn = Schemas["SimulateCardReturnRequest"];
+export type SimulateAuthorization = Schemas["SandboxCardAuthorizationRequest"];
+export type SimulateClearing = Schemas["SandboxCardClearingRequest"];
+export type SimulateReturn = Schemas["SandboxCardReturnRequest"];
 export type SimulateIncrement = Schemas["SimulateCardIncrementRequest"];
 export type SimulateReversal = Schemas["SimulateCardReversalRequest"];
-
-/** The query of listCardTransactions, as validated. */
-export type CardTransactionFilter = Query<"listCardTransactions">;
 
 type Row = RowOf<"CardTransaction">;
 
@@ -147,6 +142,7 @@ class Skip extends Error {}
 interface CardForUse {
   id: string;
   cardholderId: string;
+  platformCustomerId: string;
   state: string;
   currency: string;
   /** JSON array of internal account ids, in order. */
@@ -158,17 +154,19 @@ interface CardForUse {
 const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
   q
     .selectFrom("Card")
+    .innerJoin("Customer", "Customer.id", "Card.cardholderId")
     .select([
-      "id",
-      "cardholderId",
-      "state",
-      "currency",
-      "fundingSources",
-      "maxSpendPerTransaction",
-      "pendingIssuance",
+      "Card.id",
+      "Card.cardholderId",
+      "Customer.platformCustomerId",
+      "Card.state",
+      "Card.currency",
+      "Card.fundingSources",
+      "Card.maxSpendPerTransaction",
+      "Card.pendingIssuance",
     ])
-    .where("id", "=", args.cardId)
-    .where("platformId", "=", args.platformId),
+    .where("Card.id", "=", args.cardId)
+    .where("Card.platformId", "=", args.platformId),
 );
 
 /** The pull of a declined authorization: never made. */
@@ -186,30 +184,6 @@ export class CardTransactionService {
     });
   }
 
-  async get(ctx: RequestContext, id: string): Promise<CardTransaction> {
-    const row = await this.services.data.one(
-      q
-        .selectFrom("CardTransaction")
-        .selectAll()
-        .where("id", "=", id)
-        .where("platformId", "=", ctx.platformId),
-    );
-    if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Card transaction ${id} not found`);
-    return toCardTransaction(row);
-  }
-
-  async list(ctx: RequestContext, filter: CardTransactionFilter): Promise<Page<CardTransaction>> {
-    let query = q
-      .selectFrom("CardTransaction")
-      .selectAll()
-      .where("platformId", "=", ctx.platformId);
-    if (filter.cardId) query = query.where("cardId", "=", filter.cardId);
-    const rows = await this.services.data.all(
-      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-    );
-    return toPage(rows, filter.limit, toCardTransaction);
-  }
-
   /**
    * A simulated authorization. Always creates a transaction: AUTHORIZED with
    * one pull (the hold, a guarded debit on the first funding source that
@@ -222,6 +196,11 @@ export class CardTransactionService {
     input: SimulateAuthorization,
   ): Promise<CardTransaction> {
     const card = await this.cardForAuthorization(ctx, cardId);
+    if (input.currency.code === undefined) {
+      throw invalidInput("currency.code is required: the currency of the authorization", {
+        errors: [fieldError("body.currency.code", "required")],
+      });
+    }
     if (input.currency.code !== card.currency) {
       throw new ApiError(
         400,
@@ -245,6 +224,7 @@ export class CardTransactionService {
       platformId: ctx.platformId,
       cardId: card.id,
       customerId: card.cardholderId,
+      platformCustomerId: card.platformCustomerId,
       fundingSources: JSON.parse(card.fundingSources) as string[],
       amount,
       currency: input.currency.code,
@@ -262,7 +242,11 @@ export class CardTransactionService {
     const row = await this.services.data.one(cardForUse({ cardId, platformId: ctx.platformId }));
     if (!row) throw notFound("REFERENCE_NOT_FOUND", `Card ${cardId} not found`);
     // An issuance step may be due: the card service applies it first.
-    return row.pendingIssuance === null ? row : await this.cards.getRow(ctx, cardId);
+    if (row.pendingIssuance === null) return row;
+    return {
+      ...(await this.cards.getRow(ctx, cardId)),
+      platformCustomerId: row.platformCustomerId,
+    };
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {

@@ -1,8 +1,9 @@
 import type { Schemas } from "@sandbox/client";
 import type { Row } from "../../db/query.js";
+import type { WebhookEventType } from "../../events/outbox.js";
+import { currencyAmount } from "../quotes/exchange-rates.js";
 
 type CardTransactionRow = Row<"CardTransaction">;
-import type { WebhookEventType } from "../../events/outbox.js";
 
 export type CardTransaction = Schemas["CardTransaction"];
 export type CardTransactionStatus = Schemas["CardTransactionStatus"];
@@ -26,19 +27,24 @@ export function toCardTransaction(row: CardTransactionRow): CardTransaction {
     id: row.id,
     cardId: row.cardId,
     customerId: row.customerId,
+    platformCustomerId: row.platformCustomerId ?? row.customerId,
+    // The issuer's token for the purchase: the id's UUID, stable across its events.
+    issuerTransactionToken: row.id.slice(row.id.indexOf(":") + 1),
     status: row.status as CardTransactionStatus,
+    // A card purchase takes money out of the account it draws on.
+    direction: "DEBIT",
     ...(row.declineReason !== null
       ? { declineReason: row.declineReason as CardDeclineReason }
       : {}),
     merchant: {
       descriptor: row.merchantDescriptor,
-      mcc: row.merchantMcc,
-      country: row.merchantCountry,
+      ...(row.merchantMcc !== null ? { mcc: row.merchantMcc } : {}),
+      ...(row.merchantCountry !== null ? { country: row.merchantCountry } : {}),
     },
-    currency: row.currency,
-    authorizedAmount: Number(row.authorizedAmount),
-    settledAmount: Number(row.settledAmount),
-    refundedAmount: Number(row.refundedAmount),
+    authorizedAmount: currencyAmount(row.authorizedAmount, row.currency),
+    settledAmount: currencyAmount(row.settledAmount, row.currency),
+    refundedAmount: currencyAmount(row.refundedAmount, row.currency),
+    accountId: row.fundingSourceId ?? "",
     pullSummary: {
       count: row.pullCount,
       totalAmount: Number(row.pullTotal),

@@ -108,7 +108,6 @@ export class InternalAccountService {
           platformId: ctx.platformId,
           type: "FUNDING",
           status: "COMPLETED",
-          direction: "CREDIT",
           amount: BigInt(amount),
           currency: account.currency,
           internalAccountId: id,

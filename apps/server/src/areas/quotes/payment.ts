@@ -78,21 +78,25 @@ export class QuotePayments {
     opening: { agentId: string | null; awaitingApproval: boolean },
     times: ChangeTimes,
   ): SqlProgram<QuoteRow> {
+    const { umaAddress } = JSON.parse(quote.destination) as { umaAddress?: string };
     const base = {
       platformId: quote.platformId,
       type: "QUOTE_PAYMENT" as const,
-      direction: "DEBIT" as const,
       amount: quote.sendingAmount,
       currency: quote.sendingCurrency,
+      receivedAmount: quote.receivingAmount,
+      receivedCurrency: quote.receivingCurrency,
+      exchangeRate: quote.exchangeRate,
       internalAccountId: quote.sourceAccountId,
       externalAccountId: quote.destinationExternalAccountId,
+      umaAddress: umaAddress ?? null,
       quoteId: quote.id,
       customerId: quote.customerId,
       agentId: opening.agentId,
     };
     if (opening.awaitingApproval) {
       const transaction = yield* createTransaction(
-        { ...base, status: "AWAITING_APPROVAL" },
+        { ...base, status: "PENDING_AUTHORIZATION" },
         times.at,
       );
       return yield* moveQuote(quote, "PROCESSING", times.at, {
@@ -108,6 +112,9 @@ export class QuotePayments {
         stepsApplied: plan.state.stepsApplied,
         completedAt: plan.state.completed ? times.at : null,
         ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+        ...(plan.state.refund && quote.sourceAccountId !== null
+          ? { refund: plan.state.refund }
+          : {}),
       },
       times.at,
     );
@@ -119,7 +126,7 @@ export class QuotePayments {
     return moved;
   }
 
-  /** An agent's AWAITING_APPROVAL payment, approved: it proceeds like a direct execution. */
+  /** An agent's PENDING_AUTHORIZATION payment, approved: it proceeds like a direct execution. */
   *approve(transaction: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
     const quote = yield* this.quoteOf(transaction);
     const plan = yield* this.plan(quote);
@@ -130,6 +137,9 @@ export class QuotePayments {
         stepsApplied: plan.state.stepsApplied,
         completed: plan.state.completed,
         ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+        ...(plan.state.refund && quote.sourceAccountId !== null
+          ? { refund: plan.state.refund }
+          : {}),
       },
       times.at,
     );
@@ -138,6 +148,14 @@ export class QuotePayments {
         ? quote
         : yield* moveQuote(quote, plan.state.status, times.at);
     yield* this.begin(movedQuote, moved, plan, times);
+    return moved;
+  }
+
+  /** An agent's payment refused by the platform before anything moved: it and its quote fail. */
+  *refuse(transaction: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
+    const quote = yield* this.quoteOf(transaction);
+    const moved = yield* moveTransaction(transaction, { status: "FAILED" }, times.at);
+    yield* moveQuote(quote, "FAILED", times.at);
     return moved;
   }
 
@@ -185,7 +203,7 @@ export class QuotePayments {
       return;
     }
     // The money comes back to the source, unless the refund failed too.
-    if (step.refundsSource && quote.sourceAccountId !== null) {
+    if (step.refund.status === "COMPLETED" && quote.sourceAccountId !== null) {
       yield* credit({
         platformId: quote.platformId,
         accountId: quote.sourceAccountId,
@@ -212,7 +230,6 @@ export class QuotePayments {
         platformId: quote.platformId,
         type: "UMA_RECEIVE",
         status: "COMPLETED",
-        direction: "CREDIT",
         amount: quote.receivingAmount,
         currency: quote.receivingCurrency,
         internalAccountId: account.id,

@@ -9,6 +9,7 @@ import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
+import type { Transaction } from "../transactions/records.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
 import type { UmaDirectory } from "../uma/directory.js";
 import { quoteAmounts, rateAsNumber, rateFor, SUPPORTED_CURRENCIES } from "./exchange-rates.js";
@@ -59,10 +60,16 @@ export class QuoteService {
     private readonly externalAccounts: ExternalAccountService,
     private readonly uma: UmaDirectory,
     private readonly payments: QuotePayments,
-    transactions: TransactionService,
+    private readonly transactions: TransactionService,
     private readonly options: QuoteServiceOptions = {},
   ) {
-    transactions.onApproval("QUOTE_PAYMENT", (row, times) => payments.approve(row, times));
+    transactions.onDecisions("QUOTE_PAYMENT", {
+      approve: {
+        from: ["PENDING_AUTHORIZATION"],
+        run: (row, times) => payments.approve(row, times),
+      },
+      reject: { from: ["PENDING_AUTHORIZATION"], run: (row, times) => payments.refuse(row, times) },
+    });
   }
 
   async create(ctx: RequestContext, input: QuoteCreate): Promise<Quote> {
@@ -265,7 +272,8 @@ export class QuoteService {
   }
 
   /** POST /sandbox/send: the sender pays a REALTIME_FUNDING quote's instructions. */
-  async fundRealtime(ctx: RequestContext, input: SandboxSendRequest): Promise<Quote> {
+  /** POST /sandbox/send: the money of a real-time-funded quote arrives; its payment starts. */
+  async fundRealtime(ctx: RequestContext, input: SandboxSendRequest): Promise<Transaction> {
     const quote = await this.getRow(ctx, input.quoteId);
     if (quote.paymentReference === null) {
       throw invalidInput(
@@ -280,8 +288,21 @@ export class QuoteService {
         `This quote is paid in ${quote.sendingCurrency}, not ${input.currencyCode}`,
       );
     }
+    if (
+      input.currencyAmount !== undefined &&
+      BigInt(input.currencyAmount) !== quote.sendingAmount
+    ) {
+      throw new ApiError(
+        400,
+        "INVALID_AMOUNT",
+        `This quote is funded with exactly ${quote.sendingAmount} (minor units of ${quote.sendingCurrency}), not ${input.currencyAmount}`,
+      );
+    }
     await this.assertPayable(ctx, quote);
-    return toQuote(await this.pay(ctx, quote, false));
+    const paid = await this.pay(ctx, quote, false);
+    const row = await this.transactions.getRow(ctx, paid.transactionId ?? "");
+    const [view] = await this.transactions.view([row]);
+    return view!;
   }
 
   /** Moves the quote on with its payment transaction, and starts the payment. */

@@ -6,17 +6,19 @@ import {
   type PaymentStep,
 } from "@sandbox/sandbox-rules";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError, notFound } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { credit } from "../ledger/ledger.js";
+import type { CustomerService } from "../customers/service.js";
 import {
   createTransaction,
-  toTransaction,
+  moveTransaction,
+  type IncomingTransaction,
   type NewTransaction,
-  type Transaction,
   type TransactionRow,
 } from "../transactions/records.js";
+import type { TransactionAction, TransactionService } from "../transactions/service.js";
 import {
   applyLaterStep,
   scheduleLaterSteps,
@@ -29,6 +31,9 @@ export type SandboxUmaReceiveRequest = Schemas["SandboxUmaReceiveRequest"];
 
 /** A delayed step of an incoming UMA payment. */
 export const UMA_RECEIVE_STEP_JOB = "uma-receive.step";
+
+/** stepsApplied of a payment the platform decided: past any step a job could still apply. */
+const DECIDED = 1_000_000;
 
 // A sender on another host is not a magic value: its payment simply arrives.
 const ARRIVES_AT_ONCE: readonly PaymentStep[] = [{ afterSeconds: 0, status: "COMPLETED" }];
@@ -45,14 +50,25 @@ export class UmaReceiveService {
   constructor(
     private readonly services: Services,
     private readonly directory: UmaDirectory,
-  ) {}
+    private readonly customers: CustomerService,
+    private readonly transactions: TransactionService,
+  ) {
+    transactions.onDecisions("UMA_RECEIVE", {
+      approve: this.decision(true),
+      reject: this.decision(false),
+    });
+  }
 
   registerJobs(handlers: JobHandlers): void {
     handlers.register(UMA_RECEIVE_STEP_JOB, (job, tools) => this.stepLater(job, tools));
   }
 
-  async receive(ctx: RequestContext, input: SandboxUmaReceiveRequest): Promise<Transaction> {
-    const receiver = parseUmaAddress(input.receiverUmaAddress);
+  async receive(
+    ctx: RequestContext,
+    input: SandboxUmaReceiveRequest,
+  ): Promise<IncomingTransaction> {
+    const receiverAddress = await this.receiverAddressOf(ctx, input);
+    const receiver = parseUmaAddress(receiverAddress);
     if (!receiver.ok) {
       throw new ApiError(
         400,
@@ -112,9 +128,9 @@ export class UmaReceiveService {
           status: plan.state.status,
           stepsApplied: plan.state.stepsApplied,
           ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
-          direction: "CREDIT",
           amount: BigInt(input.receivingCurrencyAmount),
           currency: input.receivingCurrencyCode,
+          umaAddress: sender.address?.address ?? input.senderUmaAddress,
           internalAccountId: account.id,
           customerId: account.customerId,
         },
@@ -123,7 +139,48 @@ export class UmaReceiveService {
         realNow,
       ),
     );
-    return toTransaction(row);
+    const [view] = await this.transactions.view([row]);
+    return view as IncomingTransaction;
+  }
+
+  /** The receiver: its UMA address, or the address of the customer named instead. */
+  private async receiverAddressOf(
+    ctx: RequestContext,
+    input: SandboxUmaReceiveRequest,
+  ): Promise<string> {
+    if (input.receiverUmaAddress !== undefined) return input.receiverUmaAddress;
+    if (input.customerId === undefined) {
+      throw invalidInput("Name the receiver: receiverUmaAddress or customerId", {
+        errors: [fieldError("body.receiverUmaAddress", "required when customerId is absent")],
+      });
+    }
+    return (await this.customers.getActiveRow(ctx, input.customerId)).umaAddress;
+  }
+
+  /**
+   * The platform's decision on a payment still PENDING (a sender whose
+   * payments stay pending): approved, it completes and is credited; rejected,
+   * it fails and nothing is credited. Either way its outcome ends there, so
+   * no later step applies (stepsApplied passes every step).
+   */
+  private decision(approved: boolean): TransactionAction {
+    return {
+      from: ["PENDING"],
+      run: (row, times) => this.decide(row, approved, times.at),
+    };
+  }
+
+  private *decide(row: TransactionRow, approved: boolean, at: Date): SqlProgram<TransactionRow> {
+    const moved = yield* moveTransaction(
+      row,
+      {
+        status: approved ? "COMPLETED" : "FAILED",
+        stepsApplied: DECIDED,
+      },
+      at,
+    );
+    if (approved) yield* this.moneyEffects(row, { afterSeconds: 0, status: "COMPLETED" }, at);
+    return moved;
   }
 
   private *record(

@@ -4,7 +4,7 @@ import type { SqlProgram } from "../../db/sql.js";
 import type { JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import type { IndexedStep } from "./step-plan.js";
-import { moveTransaction, type TransactionRow } from "./records.js";
+import { isIncoming, moveTransaction, type TransactionRow } from "./records.js";
 
 /** The payload of a job that applies one later step of a payment (see step-plan.ts). */
 export interface StepPayload {
@@ -35,7 +35,13 @@ export async function applyLaterStep(
       {
         status: step.status,
         stepsApplied: stepIndex + 1,
-        ...(step.status === "FAILED" ? { failureReason: step.failureReason } : {}),
+        ...(step.status === "FAILED" && step.failureReason
+          ? { failureReason: step.failureReason }
+          : {}),
+        // Only money taken from an internal account goes back to it.
+        ...(step.status === "FAILED" && !isIncoming(row) && row.internalAccountId !== null
+          ? { refund: step.refund }
+          : {}),
       },
       at,
     );

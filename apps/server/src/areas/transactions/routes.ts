@@ -3,7 +3,14 @@ import type { TransactionService } from "./service.js";
 
 export function transactionRoutes(
   transactions: TransactionService,
-): Handlers<"listTransactions" | "getTransactionById" | "approvePendingPayment"> {
+): Handlers<
+  | "listTransactions"
+  | "getTransactionById"
+  | "approvePendingPayment"
+  | "rejectPendingPayment"
+  | "cancelTransaction"
+  | "confirmReceiptDelivery"
+> {
   return {
     listTransactions: async ({ query }, ctx) => ({
       status: 200,
@@ -16,6 +23,18 @@ export function transactionRoutes(
     approvePendingPayment: async ({ params }, ctx) => ({
       status: 200,
       body: await transactions.approve(ctx, params.transactionId),
+    }),
+    rejectPendingPayment: async ({ params }, ctx) => ({
+      status: 200,
+      body: await transactions.reject(ctx, params.transactionId),
+    }),
+    cancelTransaction: async ({ params }, ctx) => ({
+      status: 200,
+      body: await transactions.cancel(ctx, params.transactionId),
+    }),
+    confirmReceiptDelivery: async ({ params, body }, ctx) => ({
+      status: 200,
+      body: await transactions.confirmReceipt(ctx, params.transactionId, body),
     }),
   };
 }

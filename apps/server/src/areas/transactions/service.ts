@@ -1,16 +1,26 @@
-import { ApiError, notFound } from "../../errors.js";
+import type { Schemas } from "@sandbox/client";
+import { sql } from "kysely";
+import { ApiError, invalidInput, notFound } from "../../errors.js";
 import { q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
-import { decodeCursor, newestPage, toPage, type Page } from "../../http/pagination.js";
+import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
+import { toCardTransaction } from "../card-transactions/view.js";
 import {
+  confirmReceipt,
+  ownersOf,
+  ownersQuery,
   StaleTransactionError,
   toTransaction,
   type Transaction,
+  type TransactionKind,
   type TransactionRow,
-  type TransactionType,
+  type TransactionStatus,
 } from "./records.js";
+
+/** A transaction as the API shows it: incoming, outgoing, or a card purchase. */
+export type AnyTransaction = Schemas["TransactionOneOf"];
 
 /** The query of listTransactions, as validated. */
 export type TransactionFilter = Query<"listTransactions">;
@@ -22,28 +32,36 @@ export interface ChangeTimes {
   realNow: Date;
 }
 
-/**
- * Lets an AWAITING_APPROVAL transaction of one type proceed as if it had just
- * been initiated without the approval step: steps of the approval's
- * database transaction, returning the moved row.
- */
-export type ApprovalHandler = (
-  row: TransactionRow,
-  times: ChangeTimes,
-) => SqlProgram<TransactionRow>;
+/** A decision on a transaction (approve, reject, cancel): the states it applies in and its steps. */
+export interface TransactionAction {
+  from: readonly TransactionStatus[];
+  /** Steps of the decision's database transaction, returning the moved row. */
+  run: (row: TransactionRow, times: ChangeTimes) => SqlProgram<TransactionRow>;
+}
+
+export interface TransactionActions {
+  /** An agent's transaction over its threshold proceeds; a pending incoming payment is accepted. */
+  approve?: TransactionAction;
+  reject?: TransactionAction;
+  /** A bank transfer that has not settled yet is called back. */
+  cancel?: TransactionAction;
+}
+
+const INCOMING = ["TRANSFER_IN", "UMA_RECEIVE", "FUNDING"] as const;
+const OUTGOING = ["TRANSFER_OUT", "QUOTE_PAYMENT"] as const;
 
 export class TransactionService {
-  private readonly approvals = new Map<TransactionType, ApprovalHandler>();
+  private readonly actions = new Map<string, TransactionActions>();
 
   constructor(private readonly services: Services) {}
 
-  /** Each area that creates approvable transactions says how they proceed. */
-  onApproval(type: TransactionType, handler: ApprovalHandler): void {
-    if (this.approvals.has(type)) throw new Error(`approval handler for ${type} registered twice`);
-    this.approvals.set(type, handler);
+  /** Each area says which decisions its transactions take, and how they proceed. */
+  onDecisions(kind: TransactionKind, actions: TransactionActions): void {
+    if (this.actions.has(kind)) throw new Error(`decisions for ${kind} registered twice`);
+    this.actions.set(kind, actions);
   }
 
-  private async getRow(ctx: RequestContext, id: string): Promise<TransactionRow> {
+  async getRow(ctx: RequestContext, id: string): Promise<TransactionRow> {
     const row = await this.services.data.one(
       q.selectFrom("Transaction").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
     );
@@ -51,48 +69,227 @@ export class TransactionService {
     return row;
   }
 
-  async get(ctx: RequestContext, id: string): Promise<Transaction> {
-    return toTransaction(await this.getRow(ctx, id));
+  /** The API view of rows, with their owners read in one query. */
+  async view(rows: TransactionRow[]): Promise<Transaction[]> {
+    const query = ownersQuery(rows);
+    const owners = ownersOf(rows, query ? await this.services.data.all(query) : []);
+    return rows.map((row) => toTransaction(row, owners.get(row.id)!));
   }
 
-  async list(ctx: RequestContext, filter: TransactionFilter): Promise<Page<Transaction>> {
-    // An agent sees its own customer's transactions only.
-    let query = q.selectFrom("Transaction").selectAll().$call(scopedTo(ctx));
-    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
-    if (filter.internalAccountId)
-      query = query.where("internalAccountId", "=", filter.internalAccountId);
-    if (filter.type) query = query.where("type", "=", filter.type);
-    if (filter.status) query = query.where("status", "=", filter.status);
-    if (filter.createdAfter) query = query.where("createdAt", ">=", new Date(filter.createdAfter));
-    if (filter.createdBefore) query = query.where("createdAt", "<", new Date(filter.createdBefore));
-    const rows = await this.services.data.all(
-      query.$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-    );
-    return toPage(rows, filter.limit, toTransaction);
-  }
-
-  /** The platform approves what an agent initiated above its approval threshold. */
-  async approve(ctx: RequestContext, id: string): Promise<Transaction> {
-    const row = await this.getRow(ctx, id);
-    const notAwaiting = () =>
-      new ApiError(
-        409,
-        "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
-        `Only transactions in AWAITING_APPROVAL can be approved; this one is ${row.status}`,
+  /** One transaction, a card transaction included (their ids tell them apart). */
+  async get(ctx: RequestContext, id: string): Promise<AnyTransaction> {
+    if (id.startsWith("CardTransaction:")) {
+      const row = await this.services.data.one(
+        q.selectFrom("CardTransaction").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
       );
-    const handler = this.approvals.get(row.type as TransactionType);
-    if (row.status !== "AWAITING_APPROVAL" || !handler) throw notAwaiting();
+      if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Transaction ${id} not found`);
+      return toCardTransaction(row);
+    }
+    const [view] = await this.view([await this.getRow(ctx, id)]);
+    return view!;
+  }
+
+  /**
+   * Transactions and card transactions in one list: the page is cut from
+   * the union of both tables' (createdAt, id), then its rows are read by id.
+   */
+  async list(
+    ctx: RequestContext,
+    filter: TransactionFilter,
+  ): Promise<Page<AnyTransaction> & { totalCount: number }> {
+    const both = this.movements(ctx, filter).unionAll(this.purchases(ctx, filter));
+    const page = await countedPage(
+      this.services.data,
+      {
+        rows: q
+          .selectFrom(both.as("t"))
+          .selectAll()
+          .$call(pageInOrder(filter.sortOrder, decodeCursor(filter.cursor), filter.limit)),
+        count: q.selectFrom(both.as("t")).select((eb) => eb.fn.countAll().as("count")),
+      },
+      filter.limit,
+      (row) => row,
+    );
+    const idsOf = (card: boolean) =>
+      page.data.filter((row) => (Number(row.card) === 1) === card).map((row) => row.id);
+    const [movementIds, purchaseIds] = [idsOf(false), idsOf(true)];
+    const [movements, purchases] = await Promise.all([
+      movementIds.length === 0
+        ? []
+        : this.services.data.all(
+            q.selectFrom("Transaction").selectAll().where("id", "in", movementIds),
+          ),
+      purchaseIds.length === 0
+        ? []
+        : this.services.data.all(
+            q.selectFrom("CardTransaction").selectAll().where("id", "in", purchaseIds),
+          ),
+    ]);
+    const views = new Map<string, AnyTransaction>();
+    for (const view of await this.view(movements)) views.set(view.id, view);
+    for (const row of purchases) views.set(row.id, toCardTransaction(row));
+    return { ...page, data: page.data.map((row) => views.get(row.id)!) };
+  }
+
+  /** The (id, createdAt) of the Transaction rows the filter keeps. */
+  private movements(ctx: RequestContext, filter: TransactionFilter) {
+    // An agent sees its own customer's transactions only.
+    let query = q.selectFrom("Transaction").$call(scopedTo(ctx));
+    if (filter.customerId) {
+      // The platform's own transactions are listed under its id.
+      query =
+        filter.customerId === ctx.platformId
+          ? query.where("customerId", "is", null)
+          : query.where("customerId", "=", filter.customerId);
+    }
+    if (filter.platformCustomerId) {
+      query = query.where("customerId", "in", (eb) =>
+        eb
+          .selectFrom("Customer")
+          .select("id")
+          .where("platformId", "=", ctx.platformId)
+          .where("platformCustomerId", "=", filter.platformCustomerId!),
+      );
+    }
+    const id = filter.accountIdentifier;
+    if (id) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("internalAccountId", "=", id),
+          eb("externalAccountId", "=", id),
+          eb("umaAddress", "=", id),
+        ]),
+      );
+    }
+    // The sender of an incoming payment is its counterparty; of an outgoing one, the internal account.
+    const sender = filter.senderAccountIdentifier;
+    if (sender) {
+      query = query.where((eb) =>
+        eb.or([
+          eb.and([
+            eb("type", "in", INCOMING),
+            eb.or([eb("externalAccountId", "=", sender), eb("umaAddress", "=", sender)]),
+          ]),
+          eb.and([eb("type", "in", OUTGOING), eb("internalAccountId", "=", sender)]),
+        ]),
+      );
+    }
+    const receiver = filter.receiverAccountIdentifier;
+    if (receiver) {
+      query = query.where((eb) =>
+        eb.or([
+          eb.and([eb("type", "in", INCOMING), eb("internalAccountId", "=", receiver)]),
+          eb.and([
+            eb("type", "in", OUTGOING),
+            eb.or([eb("externalAccountId", "=", receiver), eb("umaAddress", "=", receiver)]),
+          ]),
+        ]),
+      );
+    }
+    if (filter.type) {
+      query = query.where("type", "in", filter.type === "INCOMING" ? INCOMING : OUTGOING);
+    }
+    if (filter.status) query = query.where("status", "=", filter.status);
+    if (filter.reference) query = query.where("reference", "=", filter.reference);
+    if (filter.startDate) query = query.where("createdAt", ">=", new Date(filter.startDate));
+    if (filter.endDate) query = query.where("createdAt", "<=", new Date(filter.endDate));
+    return query.select((eb) => ["id", "createdAt", eb.val(0).as("card")]);
+  }
+
+  /**
+   * The (id, createdAt) of the card transactions the filter keeps: a card
+   * purchase sends money from the account it draws on to a merchant, belongs
+   * to a customer (never the platform), and has no type or reference to
+   * match.
+   */
+  private purchases(ctx: RequestContext, filter: TransactionFilter) {
+    let query = q.selectFrom("CardTransaction").$call(scopedTo(ctx));
+    const none =
+      filter.type !== undefined ||
+      filter.reference !== undefined ||
+      filter.receiverAccountIdentifier !== undefined ||
+      filter.customerId === ctx.platformId;
+    if (none) query = query.where(sql<boolean>`1 = 0`);
+    if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
+    if (filter.platformCustomerId) {
+      query = query.where("platformCustomerId", "=", filter.platformCustomerId);
+    }
+    for (const account of [filter.accountIdentifier, filter.senderAccountIdentifier]) {
+      if (account) query = query.where("fundingSourceId", "=", account);
+    }
+    if (filter.status) query = query.where("status", "=", filter.status);
+    if (filter.startDate) query = query.where("createdAt", ">=", new Date(filter.startDate));
+    if (filter.endDate) query = query.where("createdAt", "<=", new Date(filter.endDate));
+    return query.select((eb) => ["id", "createdAt", eb.val(1).as("card")]);
+  }
+
+  /** The platform approves what an agent initiated above its threshold, or a pending incoming payment. */
+  approve(ctx: RequestContext, id: string): Promise<Transaction> {
+    return this.decide(ctx, id, "approve");
+  }
+
+  reject(ctx: RequestContext, id: string): Promise<Transaction> {
+    return this.decide(ctx, id, "reject");
+  }
+
+  cancel(ctx: RequestContext, id: string): Promise<Transaction> {
+    return this.decide(ctx, id, "cancel");
+  }
+
+  async confirmReceipt(
+    ctx: RequestContext,
+    id: string,
+    input: Schemas["ConfirmReceiptDeliveryRequest"] | undefined,
+  ): Promise<Transaction> {
+    const row = await this.getRow(ctx, id);
+    const at = ctx.clock.now();
+    const confirmedAt = input?.receiptDeliveryConfirmedAt
+      ? new Date(input.receiptDeliveryConfirmedAt)
+      : at;
+    const updated = await this.services.data.transaction(() =>
+      confirmReceipt(row, confirmedAt, at),
+    );
+    const [view] = await this.view([updated]);
+    return view!;
+  }
+
+  private async decide(
+    ctx: RequestContext,
+    id: string,
+    decision: keyof TransactionActions,
+  ): Promise<Transaction> {
+    const row = await this.getRow(ctx, id);
+    const action = this.actions.get(row.type)?.[decision];
+    if (decision === "cancel" && !action) {
+      throw invalidInput(
+        `Only bank transfers can be cancelled; ${id} is not one (use reject for a pending incoming payment)`,
+      );
+    }
+    const refused = () =>
+      decision === "cancel"
+        ? new ApiError(
+            409,
+            "TRANSACTION_NOT_CANCELLABLE",
+            `Transaction ${id} is ${row.status}: it has settled or is past the point where it can be cancelled`,
+          )
+        : new ApiError(
+            409,
+            "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+            `Transaction ${id} is ${row.status} and does not wait for the platform's decision`,
+          );
+    if (!action || !action.from.includes(row.status as TransactionStatus)) throw refused();
     const times = {
       platformId: ctx.platformId,
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
     };
     try {
-      const moved = await this.services.data.transaction(() => handler(row, times));
-      return toTransaction(moved);
+      const moved = await this.services.data.transaction(() => action.run(row, times));
+      const [view] = await this.view([moved]);
+      return view!;
     } catch (err) {
-      // Approved (or otherwise moved) by a concurrent request first.
-      if (err instanceof StaleTransactionError) throw notAwaiting();
+      // Decided (or otherwise moved) by a concurrent request or job first.
+      if (err instanceof StaleTransactionError) throw refused();
       throw err;
     }
   }

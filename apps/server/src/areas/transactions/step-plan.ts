@@ -1,4 +1,4 @@
-import type { PaymentStep } from "@sandbox/sandbox-rules";
+import type { PaymentStep, RefundOutcome } from "@sandbox/sandbox-rules";
 
 /** A step of a sandbox payment outcome with its place in the list. */
 export interface IndexedStep {
@@ -10,6 +10,8 @@ export interface IndexedStep {
 export interface PlannedState {
   status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED";
   failureReason?: string;
+  /** An outgoing payment's money given back (or not) after a failure. */
+  refund?: RefundOutcome;
   stepsApplied: number;
   /** Whether it completed on the way (it may still end FAILED, e.g. a returned payout). */
   completed: boolean;
@@ -44,6 +46,9 @@ export function planSteps<W extends "PENDING" | "PROCESSING">(
     stepsApplied: now.length,
     completed: now.some(({ step }) => step.status === "COMPLETED"),
   };
-  if (last?.status === "FAILED") state.failureReason = last.failureReason;
+  if (last?.status === "FAILED") {
+    if (last.failureReason) state.failureReason = last.failureReason;
+    state.refund = last.refund;
+  }
   return { now, later, state };
 }

@@ -9,11 +9,20 @@ export function transferRoutes(
   return {
     createTransferIn: idempotent(idempotency, async ({ body }, ctx) => ({
       status: 201,
-      body: await transfers.create(ctx, "TRANSFER_IN", body),
+      body: await transfers.create(ctx, "TRANSFER_IN", {
+        internalAccountId: body.destination.accountId,
+        externalAccountId: body.source.accountId,
+        amount: body.amount,
+      }),
     })),
     createTransferOut: idempotent(idempotency, async ({ body }, ctx) => ({
       status: 201,
-      body: await transfers.create(ctx, "TRANSFER_OUT", body),
+      body: await transfers.create(ctx, "TRANSFER_OUT", {
+        internalAccountId: body.source.accountId,
+        externalAccountId: body.destination.accountId,
+        amount: body.amount,
+        remittanceInformation: body.remittanceInformation,
+      }),
     })),
   };
 }

@@ -1,8 +1,8 @@
 import type { Schemas } from "@sandbox/client";
-import { transferOutcome, type TransferOutcome } from "@sandbox/sandbox-rules";
+import { transferOutcome, type RefundOutcome, type TransferOutcome } from "@sandbox/sandbox-rules";
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
@@ -14,7 +14,6 @@ import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
   moveTransaction,
-  toTransaction,
   type NewTransaction,
   type Transaction,
   type TransactionChange,
@@ -22,8 +21,16 @@ import {
 } from "../transactions/records.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
 
-export type TransferRequest = Schemas["TransferRequest"];
+export type TransferInRequest = Schemas["TransferInRequest"];
+export type TransferOutRequest = Schemas["TransferOutRequest"];
 export type TransferType = "TRANSFER_IN" | "TRANSFER_OUT";
+/** Either request, by the side each account is on. */
+export interface TransferInput {
+  internalAccountId: string;
+  externalAccountId: string;
+  amount?: number | undefined;
+  remittanceInformation?: string | undefined;
+}
 
 /** The delayed end of a transfer (sandbox suffix 005). */
 export const TRANSFER_SETTLE_JOB = "transfer.settle";
@@ -32,15 +39,19 @@ interface SettlePayload {
   outcome: TransferOutcome;
 }
 
-function statusAfterSettling(outcome: TransferOutcome): TransactionChange {
-  return outcome.kind === "SUCCEED"
-    ? { status: "COMPLETED" }
-    : { status: "FAILED", failureReason: outcome.failureReason };
+/** The money of a failed transfer out goes back to its internal account. */
+const REFUNDED: RefundOutcome = { status: "COMPLETED", reason: "TRANSACTION_FAILED" };
+
+function statusAfterSettling(outcome: TransferOutcome, type: string): TransactionChange {
+  if (outcome.kind === "SUCCEED") return { status: "COMPLETED" };
+  return type === "TRANSFER_IN"
+    ? { status: "FAILED", failureReason: outcome.incomingFailureReason }
+    : { status: "FAILED", failureReason: outcome.outgoingFailureReason, refund: REFUNDED };
 }
 
 /** The status a transfer has once started: settled at once, or PENDING until its job. */
-function statusAfterStart(outcome: TransferOutcome): TransactionChange {
-  return outcome.delaySeconds > 0 ? { status: "PENDING" } : statusAfterSettling(outcome);
+function statusAfterStart(outcome: TransferOutcome, type: string): TransactionChange {
+  return outcome.delaySeconds > 0 ? { status: "PENDING" } : statusAfterSettling(outcome, type);
 }
 
 /**
@@ -54,10 +65,17 @@ export class TransferService {
     private readonly services: Services,
     private readonly accounts: InternalAccountService,
     private readonly externalAccounts: ExternalAccountService,
-    transactions: TransactionService,
+    private readonly transactions: TransactionService,
   ) {
     for (const type of ["TRANSFER_IN", "TRANSFER_OUT"] as const) {
-      transactions.onApproval(type, (row, times) => this.approve(row, times));
+      transactions.onDecisions(type, {
+        approve: { from: ["PENDING_AUTHORIZATION"], run: (row, times) => this.approve(row, times) },
+        reject: { from: ["PENDING_AUTHORIZATION"], run: (row, times) => this.refuse(row, times) },
+        cancel: {
+          from: ["PENDING_AUTHORIZATION", "PENDING"],
+          run: (row, times) => this.cancel(row, times),
+        },
+      });
     }
   }
 
@@ -68,7 +86,7 @@ export class TransferService {
   async create(
     ctx: RequestContext,
     type: TransferType,
-    input: TransferRequest,
+    input: TransferInput,
   ): Promise<Transaction> {
     const account = await this.accounts.getRow(ctx, input.internalAccountId);
     const external = await this.externalAccounts.getRow(ctx, input.externalAccountId);
@@ -79,7 +97,7 @@ export class TransferService {
         `A transfer moves one currency: the internal account holds ${account.currency} but the external account is ${external.currency}`,
       );
     }
-    const amount = BigInt(input.amount);
+    const amount = await this.amountOf(type, input, account);
     enforceAgentLimit(ctx, amount);
     const awaiting = needsApproval(ctx, amount);
     const times: ChangeTimes = {
@@ -90,9 +108,9 @@ export class TransferService {
     const opening: NewTransaction = {
       platformId: ctx.platformId,
       type,
-      status: "AWAITING_APPROVAL",
-      direction: type === "TRANSFER_IN" ? "CREDIT" : "DEBIT",
+      status: "PENDING_AUTHORIZATION",
       amount,
+      ...(input.remittanceInformation ? { reference: input.remittanceInformation } : {}),
       currency: account.currency,
       internalAccountId: account.id,
       externalAccountId: external.id,
@@ -101,7 +119,40 @@ export class TransferService {
     };
     const outcome = awaiting ? undefined : transferOutcome(external.identifier).outcome;
     const row = await this.services.data.transaction(() => this.start(opening, outcome, times));
-    return toTransaction(row);
+    const [view] = await this.transactions.view([row]);
+    return view!;
+  }
+
+  /**
+   * The amount asked for. A transfer out without one moves the whole balance;
+   * a pull needs an amount, as there is no balance of the external account to take.
+   */
+  private async amountOf(
+    type: TransferType,
+    input: TransferInput,
+    account: { id: string; balance: bigint },
+  ): Promise<bigint> {
+    if (input.amount !== undefined) {
+      if (input.amount < 1) {
+        throw invalidInput("amount must be at least 1 (minor units)", {
+          errors: [fieldError("body.amount", "must be >= 1")],
+        });
+      }
+      return BigInt(input.amount);
+    }
+    if (type === "TRANSFER_IN") {
+      throw invalidInput("amount is required to pull from an external account", {
+        errors: [fieldError("body.amount", "required for a transfer in")],
+      });
+    }
+    if (account.balance <= 0n) {
+      throw new ApiError(
+        400,
+        "INSUFFICIENT_BALANCE",
+        `Account ${account.id} has no balance to transfer out`,
+      );
+    }
+    return account.balance;
   }
 
   /** Records a new transfer; without an outcome it waits for approval, else it starts. */
@@ -112,14 +163,14 @@ export class TransferService {
   ): SqlProgram<TransactionRow> {
     if (!outcome) return yield* createTransaction(opening, times.at);
     const created = yield* createTransaction(
-      { ...opening, ...statusAfterStart(outcome) },
+      { ...opening, ...statusAfterStart(outcome, opening.type) },
       times.at,
     );
     yield* this.moveMoney(created, outcome, times);
     return created;
   }
 
-  /** An agent's AWAITING_APPROVAL transfer, approved: it proceeds like a direct one. */
+  /** An agent's PENDING_AUTHORIZATION transfer, approved: it proceeds like a direct one. */
   private *approve(row: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
     const external = yield* found(
       q
@@ -130,8 +181,40 @@ export class TransferService {
       `external account of transaction ${row.id}`,
     );
     const { outcome } = transferOutcome(external.identifier);
-    const moved = yield* moveTransaction(row, statusAfterStart(outcome), times.at);
+    const moved = yield* moveTransaction(row, statusAfterStart(outcome, row.type), times.at);
     yield* this.moveMoney(moved, outcome, times);
+    return moved;
+  }
+
+  /** Refused by the platform before anything moved. */
+  private *refuse(row: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
+    return yield* moveTransaction(row, { status: "FAILED" }, times.at);
+  }
+
+  /**
+   * Called back before it settled: a transfer out that was debited gets its
+   * money back (the job that would settle it finds it no longer PENDING).
+   */
+  private *cancel(row: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
+    const debited = row.type === "TRANSFER_OUT" && row.status === "PENDING";
+    const moved = yield* moveTransaction(
+      row,
+      {
+        status: "FAILED",
+        ...(debited ? { refund: { status: "COMPLETED", reason: "USER_CANCELLATION" } } : {}),
+      },
+      times.at,
+    );
+    if (debited) {
+      yield* credit({
+        platformId: row.platformId,
+        accountId: row.internalAccountId ?? "",
+        amount: row.amount,
+        kind: "TRANSFER_OUT_REVERSAL",
+        reference: row.id,
+        at: times.at,
+      });
+    }
     return moved;
   }
 
@@ -207,7 +290,7 @@ export class TransferService {
     );
     // Settled already (a re-run after a crash): nothing left to do.
     if (!row || row.status !== "PENDING") return;
-    yield* moveTransaction(row, statusAfterSettling(outcome), at);
+    yield* moveTransaction(row, statusAfterSettling(outcome, row.type), at);
     yield* this.settleMoney(row, outcome, at);
   }
 }
