@@ -22,7 +22,8 @@ export type IdType =
   | "LookupRequest"
   | "Agent"
   | "BulkImportJob"
-  | "Job";
+  | "Job"
+  | "ScaChallenge";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

@@ -263,8 +263,8 @@ describe.each(databases)("agents on %s", (kind) => {
     const { customer, account, call } = await agentSetup();
     const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
     const quote = await call("POST", "/quotes", {
-      source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+      source: { sourceType: "ACCOUNT", accountId: account.id },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 80_000,
     });
@@ -290,14 +290,14 @@ describe.each(databases)("agents on %s", (kind) => {
 
     const realtime = await call("POST", "/quotes", {
       source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 1_000,
     });
     expect(realtime).toMatchObject({ status: 400, body: { code: "INVALID_INPUT" } });
     const tooBig = await call("POST", "/quotes", {
-      source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+      source: { sourceType: "ACCOUNT", accountId: account.id },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 150_000,
     });

@@ -111,14 +111,16 @@ describe.each(databases)("amount range on %s", (kind) => {
     const source = await createAccount(sandbox.client, customerId, "USD");
     const eur = await createBankAccount(sandbox.client, customerId, "789", "EUR");
     const quotesBefore = await countRows(sandbox.server.data, q.selectFrom("Quote"));
+    // The largest amount a quote request may lock (the live contract's maximum).
+    const QUOTE_MAX = 9_000_000_000_000_000;
     // Receiving the maximum in EUR costs more than the maximum in USD.
     await expectOutOfRange(
       await sandbox.client.POST("/quotes", {
         body: {
-          source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: source.id },
-          destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: eur.id },
+          source: { sourceType: "ACCOUNT", accountId: source.id },
+          destination: { destinationType: "ACCOUNT", accountId: eur.id },
           lockedCurrencySide: "RECEIVING",
-          lockedCurrencyAmount: MAX,
+          lockedCurrencyAmount: QUOTE_MAX,
         },
       }),
     );
@@ -130,10 +132,10 @@ describe.each(databases)("amount range on %s", (kind) => {
     await expectOutOfRange(
       await sandbox.client.POST("/quotes", {
         body: {
-          source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: eurSource.id },
-          destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: usd.id },
+          source: { sourceType: "ACCOUNT", accountId: eurSource.id },
+          destination: { destinationType: "ACCOUNT", accountId: usd.id },
           lockedCurrencySide: "SENDING",
-          lockedCurrencyAmount: MAX,
+          lockedCurrencyAmount: QUOTE_MAX,
         },
       }),
     );

@@ -17,13 +17,14 @@ export function withId(customer: Schemas["CustomerOneOf"]): CreatedCustomer {
 
 export async function createCustomer(
   client: SandboxClient,
-  options: { lastName?: string; platformCustomerId?: string } = {},
+  options: { lastName?: string; platformCustomerId?: string; region?: string } = {},
 ): Promise<CreatedCustomer> {
   const lastName = options.lastName ?? "Lovelace";
   const { data, error } = await client.POST("/customers", {
     body: {
       customerType: "INDIVIDUAL",
       ...(options.platformCustomerId ? { platformCustomerId: options.platformCustomerId } : {}),
+      ...(options.region ? { region: options.region } : {}),
       fullName: `Ada ${lastName}`,
       email: `ada.${lastName.toLowerCase()}@example.com`,
     },

@@ -36,8 +36,8 @@ describe.each(databases)("signed quote execution from an embedded wallet on %s",
   async function newQuote(): Promise<string> {
     const { data, error } = await sandbox.client.POST("/quotes", {
       body: {
-        source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: wallet.accountId },
-        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: ibanId },
+        source: { sourceType: "ACCOUNT", accountId: wallet.accountId },
+        destination: { destinationType: "ACCOUNT", accountId: ibanId },
         lockedCurrencySide: "SENDING",
         lockedCurrencyAmount: AMOUNT,
       },

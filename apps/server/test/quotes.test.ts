@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxClient, Schemas } from "@sandbox/client";
-import { QUOTE_DESTINATION_TABLE } from "@sandbox/sandbox-rules";
+import { QUOTE_DESTINATION_TABLE, SANDBOX_SCA_CODE } from "@sandbox/sandbox-rules";
 import { ApiError } from "../src/errors.js";
 import type { SignedRequestGuard } from "../src/areas/quotes/signed-request-guard.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
@@ -32,8 +32,8 @@ async function quoteToIban(
 ): Promise<Quote> {
   const { data, error } = await client.POST("/quotes", {
     body: {
-      source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId },
-      destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId },
+      source: { sourceType: "ACCOUNT", accountId: internalAccountId },
+      destination: { destinationType: "ACCOUNT", accountId: externalAccountId },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: amount,
     },
@@ -187,26 +187,34 @@ describe.each(databases)("quotes on %s", (kind) => {
     const sending = await quoteToIban(sandbox.client, account.id, iban.id, 10_000);
     expect(sending).toMatchObject({
       status: "PENDING",
-      sendingCurrency: "USD",
-      receivingCurrency: "EUR",
-      sendingAmount: 10_000,
+      sendingCurrency: { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 },
+      receivingCurrency: { code: "EUR", decimals: 2 },
+      totalSendingAmount: 10_000,
+      platformFeesIncluded: 0,
     });
-    expect(sending.receivingAmount).toBe(
-      Math.floor((sending.sendingAmount - sending.feeAmount) * sending.exchangeRate),
+    // The quote's transaction exists from the start, waiting for execution.
+    expect(await transactionOf(sandbox.client, sending.transactionId)).toMatchObject({
+      type: "OUTGOING",
+      status: "PENDING",
+      quoteId: sending.id,
+      sentAmount: { amount: 10_000 },
+    });
+    expect(sending.totalReceivingAmount).toBe(
+      Math.floor((sending.totalSendingAmount - sending.feesIncluded) * sending.exchangeRate),
     );
     const lifetime = new Date(sending.expiresAt).getTime() - new Date(sending.createdAt).getTime();
     expect(lifetime).toBe(300_000);
 
     const { data: receiving } = await sandbox.client.POST("/quotes", {
       body: {
-        source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        source: { sourceType: "ACCOUNT", accountId: account.id },
+        destination: { destinationType: "ACCOUNT", accountId: iban.id },
         lockedCurrencySide: "RECEIVING",
         lockedCurrencyAmount: 8_600,
       },
     });
-    expect(receiving?.receivingAmount).toBe(8_600);
-    const principal = receiving!.sendingAmount - receiving!.feeAmount;
+    expect(receiving?.totalReceivingAmount).toBe(8_600);
+    const principal = receiving!.totalSendingAmount - receiving!.feesIncluded;
     // The sender pays the smallest amount that delivers 86.00 EUR.
     expect(principal * receiving!.exchangeRate).toBeGreaterThanOrEqual(8_600);
     expect((principal - 1) * receiving!.exchangeRate).toBeLessThan(8_600);
@@ -217,8 +225,8 @@ describe.each(databases)("quotes on %s", (kind) => {
     const iban = await createIban(sandbox.client, customerId, "000");
     const small = await sandbox.client.POST("/quotes", {
       body: {
-        source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId: account.id },
-        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        source: { sourceType: "ACCOUNT", accountId: account.id },
+        destination: { destinationType: "ACCOUNT", accountId: iban.id },
         lockedCurrencySide: "SENDING",
         lockedCurrencyAmount: 50,
       },
@@ -227,7 +235,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     const yen = await sandbox.client.POST("/quotes", {
       body: {
         source: { sourceType: "REALTIME_FUNDING", currency: "JPY" },
-        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        destination: { destinationType: "ACCOUNT", accountId: iban.id },
         lockedCurrencySide: "RECEIVING",
         lockedCurrencyAmount: 1_000,
       },
@@ -258,18 +266,17 @@ describe.each(databases)("quotes on %s", (kind) => {
       quoteId: quote.id,
       source: { sourceType: "ACCOUNT", accountId: account.id },
       destination: { destinationType: "ACCOUNT", accountId: iban.id },
-      sentAmount: { amount: quote.sendingAmount, currency: { code: "USD" } },
-      receivedAmount: { amount: quote.receivingAmount, currency: { code: "EUR" } },
+      sentAmount: { amount: quote.totalSendingAmount, currency: { code: "USD" } },
+      receivedAmount: { amount: quote.totalReceivingAmount, currency: { code: "EUR" } },
       exchangeRate: quote.exchangeRate,
       direction: "DEBIT",
     });
     const paymentEvents = await eventsAbout(sandbox.server.data, transaction.id);
-    expect(paymentEvents.map((e) => e.type)).toEqual(["OUTGOING_PAYMENT.COMPLETED"]);
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
-    const events = await eventsAbout(sandbox.server.data, quote.id);
-    expect(events.map((e) => [e.type, e.data.status])).toEqual([
-      ["QUOTE.STATUS_CHANGE", "COMPLETED"],
+    expect(paymentEvents.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING",
+      "OUTGOING_PAYMENT.COMPLETED",
     ]);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     const again = await execute(sandbox.client, quote.id);
     expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
   });
@@ -293,10 +300,11 @@ describe.each(databases)("quotes on %s", (kind) => {
       });
       expect("failureReason" in transaction ? transaction.failureReason : undefined).toBe(reason);
       expect(await balanceOf(sandbox.client, account.id)).toBe(
-        refund === "COMPLETED" ? FUNDED : FUNDED - quote.sendingAmount,
+        refund === "COMPLETED" ? FUNDED : FUNDED - quote.totalSendingAmount,
       );
       const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
       expect(events.map((e) => e.type)).toEqual([
+        "OUTGOING_PAYMENT.PENDING",
         "OUTGOING_PAYMENT.FAILED",
         `OUTGOING_PAYMENT.REFUND_${refund}`,
       ]);
@@ -307,7 +315,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     const { account, quote } = await quoteWithSuffix("003");
     const { data } = await execute(sandbox.client, quote.id);
     expect(data?.status).toBe("PROCESSING");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     await advanceClock(sandbox.client, 300);
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("PROCESSING");
     await advanceClock(sandbox.client, 70);
@@ -315,15 +323,19 @@ describe.each(databases)("quotes on %s", (kind) => {
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
     expect(transaction.status).toBe("COMPLETED");
     expect(transaction.settledAt).toBeDefined();
-    const events = await eventsAbout(sandbox.server.data, quote.id);
-    expect(events.map((e) => e.data.status)).toEqual(["PROCESSING", "COMPLETED"]);
+    const events = await eventsAbout(sandbox.server.data, transaction.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING",
+      "OUTGOING_PAYMENT.PROCESSING",
+      "OUTGOING_PAYMENT.COMPLETED",
+    ]);
   });
 
   it("completes a quote to suffix 005, then fails it when the bank returns the payment", async () => {
     const { account, quote } = await quoteWithSuffix("005");
     const { data } = await execute(sandbox.client, quote.id);
     expect(data?.status).toBe("COMPLETED");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     await advanceClock(sandbox.client, 65);
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("FAILED");
     const transaction = await transactionOf(sandbox.client, data!.transactionId!);
@@ -336,6 +348,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
     const events = await eventsAbout(sandbox.server.data, data!.transactionId!);
     expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING",
       "OUTGOING_PAYMENT.COMPLETED",
       "OUTGOING_PAYMENT.FAILED",
       "OUTGOING_PAYMENT.REFUND_COMPLETED",
@@ -358,8 +371,13 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("EXPIRED");
     const res = await execute(sandbox.client, quote.id);
     expect(res.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
-    const events = await eventsAbout(sandbox.server.data, quote.id);
-    expect(events.map((e) => e.data.status)).toEqual(["EXPIRED"]);
+    // The quote's transaction expires with it.
+    const events = await eventsAbout(sandbox.server.data, quote.transactionId);
+    expect(events.map((e) => e.type)).toEqual([
+      "OUTGOING_PAYMENT.PENDING",
+      "OUTGOING_PAYMENT.EXPIRED",
+    ]);
+    expect((await transactionOf(sandbox.client, quote.transactionId)).status).toBe("EXPIRED");
   });
 
   it("executes once for one Idempotency-Key and replays the first response", async () => {
@@ -370,7 +388,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(first.response.status).toBe(200);
     expect(second.response.status).toBe(200);
     expect(second.data).toEqual(first.data);
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     const payments = await sandbox.client.GET("/transactions", {
       params: { query: { senderAccountIdentifier: account.id, type: "OUTGOING" } },
     });
@@ -398,7 +416,7 @@ describe.each(databases)("quotes on %s", (kind) => {
     for (const lost of results.filter((r) => r.response.status === 409)) {
       expect(lost.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
     }
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
   });
 
   it("pays a real-time-funded quote through POST /sandbox/send", async () => {
@@ -406,13 +424,21 @@ describe.each(databases)("quotes on %s", (kind) => {
     const { data: quote } = await sandbox.client.POST("/quotes", {
       body: {
         source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
-        destination: { destinationType: "EXTERNAL_ACCOUNT", externalAccountId: iban.id },
+        destination: { destinationType: "ACCOUNT", accountId: iban.id },
         lockedCurrencySide: "SENDING",
         lockedCurrencyAmount: 5_100,
       },
     });
-    expect(quote?.paymentInstructions).toMatchObject({ currency: "USD", amount: 5_100 });
-    expect(quote?.paymentInstructions?.reference).toMatch(/^QT-/);
+    expect(quote?.paymentInstructions).toEqual([
+      expect.objectContaining({
+        accountOrWalletInfo: expect.objectContaining({
+          accountType: "USD_ACCOUNT",
+          routingNumber: "110000000",
+          reference: expect.stringMatching(/^QT-/),
+        }),
+      }),
+    ]);
+    expect(quote?.paymentInstructions?.[0]?.instructionsNotes).toContain("51.00 USD");
     const executed = await execute(sandbox.client, quote!.id);
     expect(executed.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     const wrongCurrency = await sandbox.client.POST("/sandbox/send", {
@@ -455,6 +481,193 @@ describe.each(databases)("quotes on %s", (kind) => {
   });
 });
 
+describe.each(databases)("the live quote's options on %s", (kind) => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterEach(async () => {
+    await expectLedgersBalanced(sandbox.server.data);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  const quote = (body: Schemas["QuoteRequest"], key?: string) =>
+    sandbox.client.POST("/quotes", {
+      body,
+      ...(key ? { params: { header: { "Idempotency-Key": key } } } : {}),
+    });
+
+  it("executes at once with immediatelyExecute, and carries description and remittance to the transaction", async () => {
+    const customer = await createCustomer(sandbox.client);
+    const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+    const iban = await createIban(sandbox.client, customer.id, "000");
+    const key = randomUUID();
+    const body: Schemas["QuoteRequest"] = {
+      source: { sourceType: "ACCOUNT", accountId: account.id },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 5_000,
+      immediatelyExecute: true,
+      description: "Rent, March",
+      remittanceInformation: "INV-301",
+    };
+    const { data, response } = await quote(body, key);
+    expect(response.status).toBe(201);
+    expect(data).toMatchObject({ status: "COMPLETED", totalSendingAmount: 5_000 });
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - 5_000);
+    expect(await transactionOf(sandbox.client, data!.transactionId)).toMatchObject({
+      status: "COMPLETED",
+      description: "Rent, March",
+      reconciliationInstructions: { reference: "INV-301" },
+    });
+    // The same key replays the quote; the money moved once.
+    const again = await quote(body, key);
+    expect(again.data).toEqual(data);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - 5_000);
+
+    const realtime = await quote({
+      ...body,
+      source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
+    });
+    expect(realtime.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+  });
+
+  it("converts into another internal account, and pays a UMA address in its own currency", async () => {
+    const customer = await createCustomer(sandbox.client);
+    const usd = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+    const eur = await createAccount(sandbox.client, customer.id, "EUR");
+    const { data: conversion } = await quote({
+      source: { sourceType: "ACCOUNT", accountId: usd.id },
+      destination: { destinationType: "ACCOUNT", accountId: eur.id },
+      lockedCurrencySide: "RECEIVING",
+      lockedCurrencyAmount: 4_300,
+      immediatelyExecute: true,
+    });
+    expect(conversion).toMatchObject({ status: "COMPLETED", totalReceivingAmount: 4_300 });
+    expect(await balanceOf(sandbox.client, eur.id)).toBe(4_300);
+    const received = await sandbox.client.GET("/transactions", {
+      params: { query: { receiverAccountIdentifier: eur.id } },
+    });
+    expect(received.data?.data).toEqual([
+      expect.objectContaining({ type: "INCOMING", quoteId: conversion!.id }),
+    ]);
+
+    const { data: uma } = await quote({
+      source: { sourceType: "ACCOUNT", accountId: usd.id },
+      destination: { destinationType: "UMA_ADDRESS", umaAddress: "$success.mxn@sandbox.uma.money" },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 1_000,
+    });
+    expect(uma?.receivingCurrency.code).toBe("MXN");
+  });
+
+  describe("strong customer authentication", () => {
+    it("holds a real-time quote of an EEA customer until the SMS code authorizes it", async () => {
+      const customer = await createCustomer(sandbox.client, { region: "DE" });
+      const iban = await createIban(sandbox.client, customer.id, "000");
+      const { data, response } = await quote({
+        source: { sourceType: "REALTIME_FUNDING", currency: "USD", customerId: customer.id },
+        destination: { destinationType: "ACCOUNT", accountId: iban.id },
+        lockedCurrencySide: "SENDING",
+        lockedCurrencyAmount: 2_000,
+      });
+      expect(response.status).toBe(202);
+      expect(data).toMatchObject({
+        status: "PENDING_AUTHORIZATION",
+        scaChallenge: { factor: "SMS_OTP", availableFactors: ["SMS_OTP"] },
+      });
+      expect(data).not.toHaveProperty("paymentInstructions");
+      expect((await transactionOf(sandbox.client, data!.transactionId)).status).toBe(
+        "PENDING_AUTHORIZATION",
+      );
+      const path = { params: { path: { quoteId: data!.id } } };
+      const resent = await sandbox.client.POST("/quotes/{quoteId}/authorize/resend", path);
+      expect(resent.response.status).toBe(204);
+      const wrong = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: "654321" },
+      });
+      expect(wrong.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+      const right = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(right.data).toMatchObject({ status: "PENDING" });
+      expect(right.data).not.toHaveProperty("scaChallenge");
+      expect(right.data?.paymentInstructions).toHaveLength(1);
+      const twice = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(twice.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      const sent = await sandbox.client.POST("/sandbox/send", {
+        body: { quoteId: data!.id, currencyCode: "USD" },
+      });
+      expect(sent.data).toMatchObject({ status: "COMPLETED" });
+    });
+
+    it("challenges the execution of an EEA customer's quote, and executes once authorized", async () => {
+      const customer = await createCustomer(sandbox.client, { region: "FR" });
+      const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+      const iban = await createIban(sandbox.client, customer.id, "000");
+      const created = await quoteToIban(sandbox.client, account.id, iban.id, 3_000);
+      expect(created.status).toBe("PENDING");
+      const held = await execute(sandbox.client, created.id);
+      expect(held.data).toMatchObject({
+        status: "PENDING_AUTHORIZATION",
+        scaChallenge: { factor: "SMS_OTP" },
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
+      const done = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        params: { path: { quoteId: created.id } },
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(done.data).toMatchObject({ status: "COMPLETED" });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - 3_000);
+    });
+
+    it("spends a challenge after 5 wrong codes", async () => {
+      const customer = await createCustomer(sandbox.client, { region: "NL" });
+      const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+      const iban = await createIban(sandbox.client, customer.id, "000");
+      const created = await quoteToIban(sandbox.client, account.id, iban.id, 3_000);
+      await execute(sandbox.client, created.id);
+      const path = { params: { path: { quoteId: created.id } } };
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const wrong = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+          ...path,
+          body: { code: "000000" },
+        });
+        expect(wrong.error).toMatchObject({ status: 400, details: { attemptsLeft: 5 - attempt } });
+      }
+      const late = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(late.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
+    });
+
+    it("answers 409 to authorize and resend for a customer outside the EEA", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+      const iban = await createIban(sandbox.client, customer.id, "000");
+      const created = await quoteToIban(sandbox.client, account.id, iban.id, 3_000);
+      const path = { params: { path: { quoteId: created.id } } };
+      const authorize = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(authorize.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      expect(authorize.error?.message).toContain("needs no strong customer authentication");
+      const resend = await sandbox.client.POST("/quotes/{quoteId}/authorize/resend", path);
+      expect(resend.error).toMatchObject({ status: 409 });
+    });
+  });
+});
+
 describe.each(databases)("quote execution at the same moment on %s", (kind) => {
   let sandbox: TestSandbox;
   let release: () => void = () => undefined;
@@ -492,7 +705,7 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     // Afterwards the key replays the one execution.
     const replay = await execute(sandbox.client, quote.id, held);
     expect(replay.data).toEqual(other.data);
-    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     await expectLedgersBalanced(sandbox.server.data);
   });
 });
@@ -567,7 +780,7 @@ describe.each(databases)("the signed-retry hook of quote execution on %s", (kind
     });
     expect(retry.response.status).toBe(200);
     expect(retry.data).toMatchObject({ status: "COMPLETED" });
-    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED - quote.sendingAmount);
+    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED - quote.totalSendingAmount);
 
     const calls = checked.length;
     const standard = await createAccount(sandbox.client, customer.id, "USD", FUNDED);

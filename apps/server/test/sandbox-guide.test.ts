@@ -66,9 +66,13 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       expect.stringMatching(/^\{"ids":\["Transaction:.*\],"hasMore":true,"totalCount":\d+\}$/),
       expect.stringMatching(/^Transaction:/),
       expect.stringMatching(/^Transaction:/),
-      expect.stringMatching(/^\{"status":"PROCESSING","sendingAmount":\d+,"receivingAmount":8600,/),
+      expect.stringMatching(
+        /^\{"status":"PROCESSING","totalSendingAmount":\d+,"totalReceivingAmount":8600,/,
+      ),
       "COMPLETED",
-      expect.stringMatching(/^\{"currency":"USD","amount":5100,"reference":"QT-/),
+      expect.stringMatching(
+        /^\{"accountType":"USD_ACCOUNT","routingNumber":"110000000","reference":"QT-/,
+      ),
       '{"type":"OUTGOING","status":"COMPLETED"}',
       '{"type":"INCOMING","status":"COMPLETED","received":2500}',
       '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',

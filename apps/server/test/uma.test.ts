@@ -36,7 +36,7 @@ function quoteToUma(
 ) {
   return client.POST("/quotes", {
     body: {
-      source: { sourceType: "INTERNAL_ACCOUNT", internalAccountId },
+      source: { sourceType: "ACCOUNT", accountId: internalAccountId },
       destination: { destinationType: "UMA_ADDRESS", umaAddress, currency },
       lockedCurrencySide: "SENDING",
       lockedCurrencyAmount: 5_000,
@@ -230,10 +230,10 @@ describe.each(databases)("UMA on %s", (kind) => {
           `$success.${currency.toLowerCase()}@${HOST}`,
           currency,
         );
-        expect(quote?.receivingCurrency).toBe(currency);
+        expect(quote?.receivingCurrency.code).toBe(currency);
         const { data } = await executeQuote(sandbox.client, quote!.id);
         expect(data?.status).toBe("COMPLETED");
-        expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
+        expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.totalSendingAmount);
       });
     }
 
@@ -252,7 +252,7 @@ describe.each(databases)("UMA on %s", (kind) => {
         params: { path: { quoteId: quote!.id } },
       });
       expect(later.data?.status).toBe("PROCESSING");
-      expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
+      expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.totalSendingAmount);
     });
 
     it("fails a payment to $fail.compliance.usd and refunds the source", async () => {
@@ -274,13 +274,14 @@ describe.each(databases)("UMA on %s", (kind) => {
     it("refuses unknown, malformed and wrong-currency receivers", async () => {
       const source = await payer();
       const unknown = await quoteToUma(sandbox.client, source.id, `$nobody@${HOST}`, "USD");
-      expect(unknown.error).toMatchObject({ status: 404, code: "UMA_NOT_FOUND" });
+      // A quote names its receiver in the body: an unknown one is 400, not 404.
+      expect(unknown.error).toMatchObject({ status: 400, code: "INVALID_RECEIVER" });
       const malformed = await quoteToUma(sandbox.client, source.id, `success.usd@${HOST}`, "USD");
       expect(malformed.error).toMatchObject({ status: 400, code: "INVALID_UMA_ADDRESS" });
       const currency = await quoteToUma(sandbox.client, source.id, `$success.eur@${HOST}`, "USD");
       expect(currency.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
       const stranger = await quoteToUma(sandbox.client, source.id, "$nobody@bank.example", "USD");
-      expect(stranger.error).toMatchObject({ status: 404, code: "UMA_NOT_FOUND" });
+      expect(stranger.error).toMatchObject({ status: 400, code: "INVALID_RECEIVER" });
     });
 
     it("pays one of the platform's own customers at their UMA address", async () => {
@@ -289,15 +290,15 @@ describe.each(databases)("UMA on %s", (kind) => {
       const { data: quote } = await quoteToUma(sandbox.client, source.id, address, "EUR");
       const { data } = await executeQuote(sandbox.client, quote!.id);
       expect(data?.status).toBe("COMPLETED");
-      expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.sendingAmount);
-      expect(await balanceOf(sandbox.client, accounts.EUR.id)).toBe(quote!.receivingAmount);
+      expect(await balanceOf(sandbox.client, source.id)).toBe(50_000 - quote!.totalSendingAmount);
+      expect(await balanceOf(sandbox.client, accounts.EUR.id)).toBe(quote!.totalReceivingAmount);
       const received = await sandbox.client.GET("/transactions", {
         params: { query: { customerId: customer.id, type: "INCOMING" } },
       });
       expect(received.data?.data).toEqual([
         expect.objectContaining({
           status: "COMPLETED",
-          receivedAmount: expect.objectContaining({ amount: quote!.receivingAmount }),
+          receivedAmount: expect.objectContaining({ amount: quote!.totalReceivingAmount }),
           quoteId: quote!.id,
         }),
       ]);

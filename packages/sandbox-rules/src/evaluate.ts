@@ -10,6 +10,7 @@ import type {
   LegacyShortcutOutcome,
   OidcTokenOutcome,
   OtpOutcome,
+  ScaCodeOutcome,
   QuoteDestinationOutcome,
   TransferOutcome,
   UmaReceiverOutcome,
@@ -25,6 +26,7 @@ import {
   INDIVIDUAL_KYC_TABLE,
   OIDC_TOKEN_TABLE,
   OTP_TABLE,
+  SCA_CODE_TABLE,
   PASSKEY_SIGNATURE_TABLE,
   QUOTE_DESTINATION_TABLE,
   TRANSFER_TABLE,
@@ -100,6 +102,11 @@ export function quoteDestinationOutcome(
 /** The decrypted OTP code of an EMAIL_OTP or SMS_OTP login. */
 export function otpOutcome(code: string | null | undefined): Evaluation<OtpOutcome> {
   return evaluate(OTP_TABLE, code);
+}
+
+/** The `code` answering a strong customer authentication challenge. */
+export function scaCodeOutcome(code: string | null | undefined): Evaluation<ScaCodeOutcome> {
+  return evaluate(SCA_CODE_TABLE, code);
 }
 
 /** The `oidcToken` of an OAUTH registration or verify, before its claims are read. */

@@ -111,6 +111,9 @@ export interface UmaNotSandboxHost {
 export type UmaReceiverOutcome =
   UmaSandboxReceiverOutcome | Rejection<400, "INVALID_UMA_ADDRESS"> | UmaNotSandboxHost;
 
+/** The code answering a strong customer authentication challenge. */
+export type ScaCodeOutcome = { readonly kind: "ACCEPT" } | Rejection<400, "INVALID_INPUT">;
+
 export type OtpOutcome =
   | { readonly kind: "ACCEPT" }
   | (Rejection<401, "UNAUTHORIZED"> & { readonly reason: "Invalid OTP code" });

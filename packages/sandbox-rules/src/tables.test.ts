@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  scaCodeOutcome,
   beneficiaryVerificationOutcome,
   cardAuthorizationOutcome,
   cardFundingSourceOutcome,
@@ -16,7 +17,13 @@ import {
   transferOutcome,
   walletSignatureOutcome,
 } from "./evaluate.js";
-import { MAGIC_TABLES, QUOTE_DESTINATION_TABLE, SANDBOX_OTP_CODE } from "./tables.js";
+import {
+  MAGIC_TABLES,
+  QUOTE_DESTINATION_TABLE,
+  SANDBOX_OTP_CODE,
+  SANDBOX_SCA_CODE,
+  SCA_REGIONS,
+} from "./tables.js";
 
 describe("every table", () => {
   it("has a distinct id", () => {
@@ -436,5 +443,24 @@ describe("card authorization", () => {
     ["COFFEE SHOP 004", { kind: "APPROVE", pull: { afterSeconds: 0, pullStatus: "CONFIRMED" } }],
   ])("%j → %o", (descriptor, outcome) => {
     expect(cardAuthorizationOutcome(descriptor).outcome).toEqual(outcome);
+  });
+});
+
+describe("SCA code", () => {
+  it("accepts the sandbox code only", () => {
+    expect(scaCodeOutcome(SANDBOX_SCA_CODE).outcome).toEqual({ kind: "ACCEPT" });
+    expect(scaCodeOutcome("123457").outcome).toMatchObject({
+      kind: "REJECT",
+      status: 400,
+      errorCode: "INVALID_INPUT",
+    });
+    expect(scaCodeOutcome(undefined).outcome).toMatchObject({ kind: "REJECT" });
+  });
+
+  it("challenges the European Economic Area only", () => {
+    expect(SCA_REGIONS.has("DE")).toBe(true);
+    expect(SCA_REGIONS.has("NO")).toBe(true);
+    expect(SCA_REGIONS.has("US")).toBe(false);
+    expect(SCA_REGIONS.has("GB")).toBe(false);
   });
 });

@@ -14,6 +14,7 @@ import type {
   LegacyShortcutOutcome,
   OidcTokenOutcome,
   OtpOutcome,
+  ScaCodeOutcome,
   QuoteDestinationOutcome,
   TransferOutcome,
   UmaSandboxReceiverOutcome,
@@ -23,6 +24,22 @@ import { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH } from "./uma.js";
 
 /** The one OTP code the sandbox accepts for EMAIL_OTP and SMS_OTP. */
 export const SANDBOX_OTP_CODE = "000000";
+
+/** The code of every strong customer authentication challenge (SMS) in the sandbox. */
+export const SANDBOX_SCA_CODE = "123456";
+/** How long an SCA challenge can be answered. */
+export const SCA_CHALLENGE_SECONDS = 300;
+/** Wrong codes after which a challenge is spent. */
+export const SCA_MAX_ATTEMPTS = 5;
+/**
+ * The regions (ISO 3166-1 alpha-2) whose customers must pass strong customer
+ * authentication: the European Economic Area.
+ */
+export const SCA_REGIONS: ReadonlySet<string> = new Set(
+  "AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE IS LI NO".split(
+    " ",
+  ),
+);
 
 /** An OIDC token's `iat` may be at most this many seconds before the request. */
 export const OIDC_TOKEN_MAX_AGE_SECONDS = 60;
@@ -457,6 +474,32 @@ export const OTP_TABLE: MagicTable<OtpOutcome> = {
   examples: [SANDBOX_OTP_CODE, "123456"],
 };
 
+export const SCA_CODE_TABLE: MagicTable<ScaCodeOutcome> = {
+  id: "scaCode",
+  title: "SCA code",
+  description: `The code that answers a strong customer authentication challenge. Only customers whose \`region\` is in the European Economic Area get challenges (${[...SCA_REGIONS].join(", ")}); no SMS is sent. A challenge can be answered for ${SCA_CHALLENGE_SECONDS / 60} minutes, and ${SCA_MAX_ATTEMPTS} wrong codes spend it.`,
+  appliesTo: "`POST /quotes/{quoteId}/authorize`",
+  field: "`code`",
+  key: { kind: "exact" },
+  rows: [
+    {
+      match: SANDBOX_SCA_CODE,
+      outcome: { kind: "ACCEPT" },
+      description: "The challenge is answered",
+    },
+  ],
+  other: {
+    outcome: {
+      kind: "REJECT",
+      status: 400,
+      errorCode: "INVALID_INPUT",
+      message: "The SCA code is not the one sent",
+    },
+    description: "400 `INVALID_INPUT`; the attempt counts",
+  },
+  examples: [SANDBOX_SCA_CODE, "000000"],
+};
+
 const LEGACY_SHORTCUT_NOTE =
   "Legacy shortcuts are on by default; a server started with `SANDBOX_LEGACY_SHORTCUTS=false` refuses them and checks the value like any other.";
 
@@ -665,6 +708,7 @@ export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
   QUOTE_DESTINATION_TABLE,
   UMA_RECEIVER_TABLE,
   OTP_TABLE,
+  SCA_CODE_TABLE,
   OIDC_TOKEN_TABLE,
   PASSKEY_SIGNATURE_TABLE,
   WALLET_SIGNATURE_TABLE,

@@ -41,6 +41,7 @@ export type MagicTableId =
   | "quoteDestination"
   | "umaReceiver"
   | "otp"
+  | "scaCode"
   | "oidcToken"
   | "passkeySignature"
   | "walletSignature"

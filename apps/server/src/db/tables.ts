@@ -219,6 +219,7 @@ export interface Transaction {
   receivedCurrency: string | null;
   exchangeRate: string | null;
   reference: string | null;
+  description: string | null;
   refundStatus: string | null;
   refundReason: string | null;
   refundedAt: Date | null;
@@ -249,6 +250,10 @@ export interface Quote {
   paymentReference: string | null;
   expiresAt: Date;
   transactionId: string | null;
+  scaChallengeId: string | null;
+  scaFactor: string | null;
+  scaExpiresAt: Date | null;
+  scaAttempts: Generated<number>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -476,6 +481,8 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   replayCount: "int",
   responseStatus: "int",
   revokedAt: "date",
+  scaAttempts: "int",
+  scaExpiresAt: "date",
   sendingAmount: "bigint",
   seq: "bigint",
   settledAmount: "bigint",

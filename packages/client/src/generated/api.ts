@@ -797,7 +797,7 @@ export interface paths {
         put?: never;
         /**
          * Create a quote
-         * @description Locks an exchange rate and fees for one cross-currency payment. Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`). Execute an `INTERNAL_ACCOUNT`-sourced quote with `POST /quotes/{quoteId}/execute` before `expiresAt`; a `REALTIME_FUNDING` quote carries `paymentInstructions` instead (sandbox: `POST /sandbox/send`).
+         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely.
          */
         post: operations["createQuote"];
         delete?: never;
@@ -813,7 +813,7 @@ export interface paths {
             path: {
                 /**
                  * @description Identifier of the quote.
-                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 * @example Quote:7226be10-44f1-4a92-a3f4-9b20dffb037f
                  */
                 quoteId: string;
             };
@@ -821,7 +821,7 @@ export interface paths {
         };
         /**
          * Get a quote
-         * @description Returns one quote with its current status.
+         * @description The quote, with its status (PENDING until executed or funded, then PROCESSING, COMPLETED or FAILED as its payment goes; EXPIRED when not executed in time).
          */
         get: operations["getQuoteById"];
         put?: never;
@@ -841,7 +841,7 @@ export interface paths {
                  * @description Identifier of the quote.
                  * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
                  */
-                quoteId: components["schemas"]["QuoteId"];
+                quoteId: string;
             };
             cookie?: never;
         };
@@ -849,9 +849,61 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source and starts the payment. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `QUOTE.STATUS_CHANGE` and `TRANSACTION.STATUS_CHANGE`. An agent executing above its `approvalRequiredAbove` gets a PROCESSING quote whose transaction waits in AWAITING_APPROVAL; nothing is debited until `POST /transactions/{transactionId}/approve`.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. An agent executing above its `approvalRequiredAbove` gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`.
          */
         post: operations["executeQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/quotes/{quoteId}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the quote.
+                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorize a quote's SCA challenge
+         * @description Answers the strong customer authentication challenge (`scaChallenge`) of a quote in PENDING_AUTHORIZATION. Only customers whose region requires SCA (the EEA) get such challenges; for any other quote, or one with no pending challenge, 409 `INVALID_STATE_TRANSITION`. In the sandbox the SMS code is always `123456`; another code is 400 `INVALID_INPUT`, and after 5 wrong codes the challenge is spent (409). A real-time-funded quote then becomes PENDING with its `paymentInstructions`; a quote from an internal account, challenged by its execution, is executed.
+         */
+        post: operations["authorizeQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/quotes/{quoteId}/authorize/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the quote.
+                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a quote's SCA code
+         * @description Sends the SMS code of a quote's pending `SMS_OTP` challenge again (the sandbox sends nothing; the code stays `123456`). The challenge and its `expiresAt` stay the same. Without such a challenge: 409 `INVALID_STATE_TRANSITION`.
+         */
+        post: operations["resendQuoteScaCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1870,26 +1922,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "QUOTE.STATUS_CHANGE": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Quote status changed
-         * @description Sent when a quote changes status. `data` is the quote. The body is a `WebhookEnvelope` whose `type` is `QUOTE.STATUS_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onQuoteStatusChange"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "test-webhook": {
         parameters: {
             query?: never;
@@ -1929,11 +1961,6 @@ export interface components {
          */
         InternalAccountId: string;
         /**
-         * @description Identifier of an external account, in the form `ExternalAccount:<uuid>`.
-         * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
-         */
-        ExternalAccountId: string;
-        /**
          * @description Identifier of an authentication credential, in the form `AuthMethod:<uuid>`.
          * @example AuthMethod:09b2f9f8-e00e-4121-bd88-33f111fc0002
          */
@@ -1953,11 +1980,6 @@ export interface components {
          * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
          */
         QuoteId: string;
-        /**
-         * @description Identifier of a transaction, in the form `Transaction:<uuid>`.
-         * @example Transaction:95785e57-1581-460b-b008-d0f38e54c842
-         */
-        TransactionId: string;
         /**
          * @description Identifier of a card, in the form `Card:<uuid>`.
          * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
@@ -3149,114 +3171,6 @@ export interface components {
          * @enum {string}
          */
         TransactionDirection: "CREDIT" | "DEBIT";
-        /** @description Pay from the balance of an internal account. */
-        InternalAccountQuoteSource: {
-            /**
-             * @description Always `INTERNAL_ACCOUNT`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            sourceType: "INTERNAL_ACCOUNT";
-            /** @description Account debited when the quote is executed. */
-            internalAccountId: components["schemas"]["InternalAccountId"];
-        };
-        /** @description Fund the payment in real time by following `paymentInstructions` (sandbox: `POST /sandbox/send`). */
-        RealtimeFundingQuoteSource: {
-            /**
-             * @description Always `REALTIME_FUNDING`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            sourceType: "REALTIME_FUNDING";
-            /** @description Currency the sender will pay in. */
-            currency: components["schemas"]["CurrencyCode"];
-        };
-        /** @description Where the money comes from, discriminated by `sourceType`. */
-        QuoteSource: components["schemas"]["InternalAccountQuoteSource"] | components["schemas"]["RealtimeFundingQuoteSource"];
-        /** @description Pay an external account. */
-        ExternalAccountQuoteDestination: {
-            /**
-             * @description Always `EXTERNAL_ACCOUNT`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            destinationType: "EXTERNAL_ACCOUNT";
-            /** @description Account paid. Sandbox: the suffix of its primary identifier (account number, IBAN, CLABE, address) selects the outcome. */
-            externalAccountId: components["schemas"]["ExternalAccountId"];
-        };
-        /** @description Pay a UMA address. */
-        UmaAddressQuoteDestination: {
-            /**
-             * @description Always `UMA_ADDRESS`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            destinationType: "UMA_ADDRESS";
-            /** @description UMA address of the receiver (`$user@domain`). On `sandbox.uma.money` a simulated receiver (`$success.usd`, `$pending.long.usd`, ...; `currency` must be the one it receives). On any other host, the platform's customer whose `umaAddress` it is: the payment is credited to their oldest active internal account in `currency` (with a UMA_RECEIVE transaction). Malformed: 400 `INVALID_UMA_ADDRESS`; no receiver: 404 `UMA_NOT_FOUND`. */
-            umaAddress: string;
-            /** @description Currency the receiver gets. */
-            currency: components["schemas"]["CurrencyCode"];
-        };
-        /** @description Where the money goes, discriminated by `destinationType`. */
-        QuoteDestination: components["schemas"]["ExternalAccountQuoteDestination"] | components["schemas"]["UmaAddressQuoteDestination"];
-        /**
-         * @description `SENDING`: `lockedCurrencyAmount` is what the sender pays. `RECEIVING`: it is what the receiver gets.
-         * @enum {string}
-         */
-        LockedCurrencySide: "SENDING" | "RECEIVING";
-        /** @description Request for a cross-currency quote. */
-        QuoteCreate: {
-            source: components["schemas"]["QuoteSource"];
-            destination: components["schemas"]["QuoteDestination"];
-            lockedCurrencySide: components["schemas"]["LockedCurrencySide"];
-            /** @description Fixed amount, in minor units of the currency on the locked side. */
-            lockedCurrencyAmount: components["schemas"]["PositiveAmount"];
-        };
-        /**
-         * @description `PENDING`: created, not yet executed or funded. `PROCESSING`: payment in flight. `EXPIRED`: not executed before `expiresAt`.
-         * @enum {string}
-         */
-        QuoteStatus: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
-        /** @description How to fund a real-time-funded quote. In the sandbox, call `POST /sandbox/send` instead of paying. */
-        QuotePaymentInstructions: {
-            /** @description Currency to pay in. */
-            currency: components["schemas"]["CurrencyCode"];
-            /** @description Exact amount to pay, in minor units. */
-            amount: components["schemas"]["PositiveAmount"];
-            /** @description Reference to quote with the payment so it is matched to this quote. */
-            reference: string;
-            /** @description Human-readable instructions. */
-            description?: string;
-        };
-        /** @description A locked cross-currency price for one payment. */
-        Quote: {
-            /** @description Identifier of the quote. */
-            id: components["schemas"]["QuoteId"];
-            status: components["schemas"]["QuoteStatus"];
-            source: components["schemas"]["QuoteSource"];
-            destination: components["schemas"]["QuoteDestination"];
-            /** @description Currency the sender pays. */
-            sendingCurrency: components["schemas"]["CurrencyCode"];
-            /** @description Currency the receiver gets. */
-            receivingCurrency: components["schemas"]["CurrencyCode"];
-            /** @description Total debited from the sender, fees included, in minor units of `sendingCurrency`. */
-            sendingAmount: components["schemas"]["Amount"];
-            /** @description Amount delivered, in minor units of `receivingCurrency`. */
-            receivingAmount: components["schemas"]["Amount"];
-            /** @description Locked rate: units of `receivingCurrency` per unit of `sendingCurrency` (major units). */
-            exchangeRate: number;
-            /** @description Fees included in `sendingAmount`, in minor units of `sendingCurrency`. */
-            feeAmount: components["schemas"]["Amount"];
-            /**
-             * Format: date-time
-             * @description The quote must be executed or funded before this time.
-             */
-            expiresAt: string;
-            paymentInstructions?: components["schemas"]["QuotePaymentInstructions"];
-            /** @description The transaction created when the quote was executed or funded. */
-            transactionId?: components["schemas"]["TransactionId"];
-            /**
-             * Format: date-time
-             * @description When the quote was created.
-             */
-            createdAt: string;
-        };
         /** @description Spending rules applied to every request the agent makes. Amounts are in minor units of the account currency. */
         AgentPolicy: {
             /** @description Largest amount the agent may move in one transaction; larger requests are rejected. */
@@ -3882,7 +3796,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "QUOTE.STATUS_CHANGE" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -6617,6 +6531,123 @@ export interface components {
         CryptoNetwork: "BITCOIN" | "ETHEREUM" | "SOLANA" | "BASE" | "POLYGON" | "TRON" | "PLASMA" | "SPARK";
         /** @enum {string} */
         TransactionSourceType: "ACCOUNT" | "UMA_ADDRESS" | "REALTIME_FUNDING";
+        QuoteRequest: {
+            lookupId?: string;
+            source: components["schemas"]["QuoteSourceOneOf"];
+            destination: components["schemas"]["QuoteDestinationOneOf"];
+            lockedCurrencySide: components["schemas"]["QuoteLockSide"];
+            /** Format: int64 */
+            lockedCurrencyAmount: number;
+            immediatelyExecute?: boolean;
+            description?: string;
+            remittanceInformation?: string;
+            purposeOfPayment?: components["schemas"]["PurposeOfPayment"];
+            platformFeeOverride?: components["schemas"]["PlatformFeeOverride"];
+            scaFactor?: components["schemas"]["ScaFactor"];
+            senderCustomerInfo?: {
+                [key: string]: unknown;
+            };
+        };
+        Quote: {
+            id: string;
+            /** @enum {string} */
+            status: "PENDING" | "PENDING_AUTHORIZATION" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            source: components["schemas"]["QuoteSourceOneOf"];
+            destination: components["schemas"]["QuoteDestinationOneOf"];
+            sendingCurrency: components["schemas"]["Currency"];
+            receivingCurrency: components["schemas"]["Currency"];
+            /** Format: int64 */
+            totalSendingAmount: number;
+            /** Format: int64 */
+            totalReceivingAmount: number;
+            exchangeRate: number;
+            /** Format: int64 */
+            feesIncluded: number;
+            /** Format: int64 */
+            platformFeesIncluded?: number;
+            paymentInstructions?: components["schemas"]["PaymentInstructions"][];
+            transactionId: string;
+            counterpartyInformation?: components["schemas"]["CounterpartyInformation"];
+            rateDetails?: components["schemas"]["OutgoingRateDetails"];
+            readonly scaChallenge?: components["schemas"]["ScaChallenge"];
+        };
+        ExecuteQuoteRequest: {
+            scaFactor?: components["schemas"]["ScaFactor"];
+        };
+        ScaAuthorization: {
+            code?: string | null;
+            passkeyAssertion?: {
+                [key: string]: unknown;
+            } | null;
+            origin?: string | null;
+            endUserIpAddress?: string | null;
+        };
+        QuoteSourceOneOf: components["schemas"]["AccountQuoteSource"] | components["schemas"]["RealtimeFundingQuoteSource"];
+        QuoteDestinationOneOf: components["schemas"]["AccountDestination"] | components["schemas"]["UmaAddressDestination"];
+        /** @enum {string} */
+        QuoteLockSide: "SENDING" | "RECEIVING";
+        PlatformFeeOverride: {
+            platformFixedFee: components["schemas"]["FixedFee"];
+            platformVariableFeeBps: number;
+        };
+        /** @enum {string} */
+        ScaFactor: "SMS_OTP" | "TOTP" | "PASSKEY";
+        ScaChallenge: {
+            id: string;
+            /** Format: date-time */
+            expiresAt: string;
+            factor: components["schemas"]["ScaFactor"];
+            availableFactors: components["schemas"]["ScaFactor"][];
+            purpose?: string | null;
+            passkeyAssertionOptions?: {
+                [key: string]: unknown;
+            } | null;
+            passkeyAllowedOrigins?: string[] | null;
+        };
+        AccountQuoteSource: {
+            /** @enum {string} */
+            sourceType: "ACCOUNT";
+            accountId: string;
+            customerId?: string;
+        };
+        RealtimeFundingQuoteSource: {
+            /** @enum {string} */
+            sourceType: "REALTIME_FUNDING";
+            customerId?: string;
+            currency: string;
+            cryptoNetwork?: string;
+        };
+        AccountDestination: {
+            /** @enum {string} */
+            destinationType: "ACCOUNT";
+            accountId: string;
+            paymentRail?: components["schemas"]["PaymentRail"];
+        };
+        UmaAddressDestination: {
+            /** @enum {string} */
+            destinationType: "UMA_ADDRESS";
+            umaAddress: string;
+            currency?: string;
+        };
+        Error423: {
+            /** @enum {integer} */
+            status: 423;
+            /** @enum {string} */
+            code: "ACCOUNT_LOCKED";
+            message: string;
+            details?: {
+                suspended?: boolean;
+                /** Format: date-time */
+                lockedUntil?: string | null;
+                failedAttempts?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        };
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -6653,6 +6684,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error409"];
+            };
+        };
+        /** @description The customer is locked out of authorizing for a while. Production answers this after too many failed attempts; the sandbox spends the challenge instead (409 on the next attempt) and never locks. */
+        Locked: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error423"];
             };
         };
         /** @description The transaction does not wait for the platform's decision. */
@@ -9049,18 +9089,67 @@ export interface operations {
     createQuote: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["QuoteCreate"];
+                "application/json": components["schemas"]["QuoteRequest"];
             };
         };
         responses: {
-            /** @description The quote. */
+            /** @description The quote (already executed when `immediatelyExecute` was set). */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "Quote:7226be10-44f1-4a92-a3f4-9b20dffb037f",
+                     *       "status": "PENDING",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "expiresAt": "2025-10-13T09:35:00Z",
+                     *       "source": {
+                     *         "sourceType": "ACCOUNT",
+                     *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
+                     *       },
+                     *       "destination": {
+                     *         "destinationType": "ACCOUNT",
+                     *         "accountId": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859"
+                     *       },
+                     *       "sendingCurrency": {
+                     *         "code": "USD",
+                     *         "name": "US Dollar",
+                     *         "symbol": "$",
+                     *         "decimals": 2
+                     *       },
+                     *       "receivingCurrency": {
+                     *         "code": "EUR",
+                     *         "name": "Euro",
+                     *         "symbol": "€",
+                     *         "decimals": 2
+                     *       },
+                     *       "totalSendingAmount": 10077,
+                     *       "totalReceivingAmount": 8600,
+                     *       "exchangeRate": 0.8577,
+                     *       "feesIncluded": 100,
+                     *       "platformFeesIncluded": 0,
+                     *       "transactionId": "Transaction:67abe29c-7b77-4295-84bc-554194cd1e49"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            /** @description The quote waits for strong customer authentication (a real-time-funded quote of a customer whose region requires it); its `paymentInstructions` come once `POST /quotes/{quoteId}/authorize` succeeds. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9068,7 +9157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            /** @description The request is invalid or no quote could be obtained. */
+            /** @description The request is invalid. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9078,8 +9167,21 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["Forbidden"];
+            /** @description A request with the same `Idempotency-Key` is still in progress. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            412: components["responses"]["PreconditionFailed"];
+            424: components["responses"]["FailedDependency"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getQuoteById: {
@@ -9089,7 +9191,7 @@ export interface operations {
             path: {
                 /**
                  * @description Identifier of the quote.
-                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 * @example Quote:7226be10-44f1-4a92-a3f4-9b20dffb037f
                  */
                 quoteId: string;
             };
@@ -9103,29 +9205,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d",
-                     *       "status": "PROCESSING",
-                     *       "source": {
-                     *         "sourceType": "INTERNAL_ACCOUNT",
-                     *         "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
-                     *       },
-                     *       "destination": {
-                     *         "destinationType": "EXTERNAL_ACCOUNT",
-                     *         "externalAccountId": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859"
-                     *       },
-                     *       "sendingCurrency": "USD",
-                     *       "receivingCurrency": "EUR",
-                     *       "sendingAmount": 10150,
-                     *       "receivingAmount": 8600,
-                     *       "exchangeRate": 0.86,
-                     *       "feeAmount": 150,
-                     *       "expiresAt": "2025-10-13T09:35:00Z",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "transactionId": "Transaction:67abe29c-7b77-4295-84bc-554194cd1e49"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Quote"];
                 };
             };
@@ -9159,11 +9238,15 @@ export interface operations {
                  * @description Identifier of the quote.
                  * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
                  */
-                quoteId: components["schemas"]["QuoteId"];
+                quoteId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExecuteQuoteRequest"];
+            };
+        };
         responses: {
             /** @description The quote is being executed. */
             200: {
@@ -9175,22 +9258,33 @@ export interface operations {
                      * @example {
                      *       "id": "Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d",
                      *       "status": "PROCESSING",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "expiresAt": "2025-10-13T09:35:00Z",
                      *       "source": {
-                     *         "sourceType": "INTERNAL_ACCOUNT",
-                     *         "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
+                     *         "sourceType": "ACCOUNT",
+                     *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
                      *       },
                      *       "destination": {
-                     *         "destinationType": "EXTERNAL_ACCOUNT",
-                     *         "externalAccountId": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859"
+                     *         "destinationType": "ACCOUNT",
+                     *         "accountId": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859"
                      *       },
-                     *       "sendingCurrency": "USD",
-                     *       "receivingCurrency": "EUR",
-                     *       "sendingAmount": 10150,
-                     *       "receivingAmount": 8600,
-                     *       "exchangeRate": 0.86,
-                     *       "feeAmount": 150,
-                     *       "expiresAt": "2025-10-13T09:35:00Z",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "sendingCurrency": {
+                     *         "code": "USD",
+                     *         "name": "US Dollar",
+                     *         "symbol": "$",
+                     *         "decimals": 2
+                     *       },
+                     *       "receivingCurrency": {
+                     *         "code": "EUR",
+                     *         "name": "Euro",
+                     *         "symbol": "€",
+                     *         "decimals": 2
+                     *       },
+                     *       "totalSendingAmount": 10077,
+                     *       "totalReceivingAmount": 8600,
+                     *       "exchangeRate": 0.8577,
+                     *       "feesIncluded": 100,
+                     *       "platformFeesIncluded": 0,
                      *       "transactionId": "Transaction:67abe29c-7b77-4295-84bc-554194cd1e49"
                      *     }
                      */
@@ -9231,6 +9325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The quote is already executed, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -9241,6 +9336,78 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authorizeQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the quote.
+                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScaAuthorization"];
+            };
+        };
+        responses: {
+            /** @description The challenge is answered; the updated quote is returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            423: components["responses"]["Locked"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resendQuoteScaCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the quote.
+                 * @example Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d
+                 */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code was sent again. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12559,74 +12726,6 @@ export interface operations {
                     /** @enum {string} */
                     type?: "EXTERNAL_ACCOUNT.STATUS_UPDATED";
                     data?: components["schemas"]["ExternalAccount"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onQuoteStatusChange: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "QUOTE.STATUS_CHANGE",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "id": "Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d",
-                 *         "status": "COMPLETED",
-                 *         "source": {
-                 *           "sourceType": "INTERNAL_ACCOUNT",
-                 *           "internalAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
-                 *         },
-                 *         "destination": {
-                 *           "destinationType": "EXTERNAL_ACCOUNT",
-                 *           "externalAccountId": "ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859"
-                 *         },
-                 *         "sendingCurrency": "USD",
-                 *         "receivingCurrency": "EUR",
-                 *         "sendingAmount": 10150,
-                 *         "receivingAmount": 8600,
-                 *         "exchangeRate": 0.86,
-                 *         "feeAmount": 150,
-                 *         "expiresAt": "2025-10-13T09:35:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "transactionId": "Transaction:67abe29c-7b77-4295-84bc-554194cd1e49"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "QUOTE.STATUS_CHANGE";
-                    data?: components["schemas"]["Quote"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

@@ -35,19 +35,37 @@ function iban(country: string, bban: string): string {
 
 export function fundingInstructionsFor(account: Account): PaymentInstructions[] {
   if (account.type !== "INTERNAL_FIAT") return [];
-  const common = {
-    instructionsNotes: "Include the reference so the payment reaches this account.",
+  return payToInstructions({
+    key: account.id,
+    currency: account.currency,
+    reference: referenceOf(account.id),
     isPlatformAccount: account.customerId === null,
-  };
-  const reference = referenceOf(account.id);
-  switch (account.currency) {
+    notes: "Include the reference so the payment reaches this account.",
+  });
+}
+
+/**
+ * Coordinates to pay `currency` to, derived from `key` (an account or a
+ * quote id), with the reference that tells the payment apart. USD and EUR
+ * only: the sandbox has no coordinates for other currencies.
+ */
+export function payToInstructions(payee: {
+  key: string;
+  currency: string;
+  reference: string;
+  isPlatformAccount: boolean;
+  notes: string;
+}): PaymentInstructions[] {
+  const common = { instructionsNotes: payee.notes, isPlatformAccount: payee.isPlatformAccount };
+  const { key, reference } = payee;
+  switch (payee.currency) {
     case "USD":
       return [
         {
           ...common,
           accountOrWalletInfo: {
             accountType: "USD_ACCOUNT",
-            accountNumber: `4${digitsOf(account.id, 10)}`,
+            accountNumber: `4${digitsOf(key, 10)}`,
             routingNumber: SANDBOX_ROUTING_NUMBER,
             bankName: SANDBOX_BANK_NAME,
             paymentRails: ["ACH", "WIRE"],
@@ -61,7 +79,7 @@ export function fundingInstructionsFor(account: Account): PaymentInstructions[] 
           ...common,
           accountOrWalletInfo: {
             accountType: "EUR_ACCOUNT",
-            iban: iban("DE", `${SANDBOX_BANK_CODE}${digitsOf(account.id, 10)}`),
+            iban: iban("DE", `${SANDBOX_BANK_CODE}${digitsOf(key, 10)}`),
             paymentRails: ["SEPA", "SEPA_INSTANT"],
             reference,
           },

@@ -11,16 +11,20 @@ import { credit } from "../ledger/ledger.js";
 import {
   createTransaction,
   moveTransaction,
+  type TransactionChange,
   type TransactionRow,
 } from "../transactions/records.js";
 import type { ChangeTimes } from "../transactions/service.js";
-import { moveQuote, type QuoteRow } from "./records.js";
+import { moveQuote, type QuoteRow, type ScaChange } from "./records.js";
 import {
   applyLaterStep,
   scheduleLaterSteps,
   type StepPayload,
 } from "../transactions/later-step.js";
 import { planSteps, type StepPlan } from "../transactions/step-plan.js";
+
+/** A challenge that no longer holds the quote. */
+const SPENT: ScaChange = { scaChallengeId: null, scaFactor: null, scaExpiresAt: null };
 
 /** A delayed step of a quote payment (sandbox suffixes 003 and 005). */
 export const QUOTE_PAYMENT_STEP_JOB = "quote.payment-step";
@@ -67,82 +71,116 @@ export class QuotePayments {
   }
 
   /**
-   * Executes a PENDING quote: its payment transaction is created in the
-   * status the immediate steps lead to, the quote moves (conditionally on
-   * PENDING and unexpired, so of two executions one wins), the source is
-   * debited (400 INSUFFICIENT_BALANCE rolls it all back) and later steps
-   * are scheduled. `awaitingApproval` stops after recording the request.
+   * The quote's outgoing transaction, made with the quote (PENDING, or
+   * PENDING_AUTHORIZATION while a challenge holds it): it carries the
+   * payment through execution.
+   */
+  *open(
+    quote: QuoteRow,
+    extra: { description: string | null; reference: string | null },
+    at: Date,
+  ): SqlProgram<TransactionRow> {
+    const { umaAddress } = JSON.parse(quote.destination) as { umaAddress?: string };
+    return yield* createTransaction(
+      {
+        id: quote.transactionId ?? undefined,
+        platformId: quote.platformId,
+        type: "QUOTE_PAYMENT",
+        status: quote.status === "PENDING_AUTHORIZATION" ? "PENDING_AUTHORIZATION" : "PENDING",
+        amount: quote.sendingAmount,
+        currency: quote.sendingCurrency,
+        receivedAmount: quote.receivingAmount,
+        receivedCurrency: quote.receivingCurrency,
+        exchangeRate: quote.exchangeRate,
+        internalAccountId: quote.sourceAccountId,
+        externalAccountId: quote.destinationExternalAccountId,
+        umaAddress: umaAddress ?? null,
+        quoteId: quote.id,
+        customerId: quote.customerId,
+        agentId: quote.agentId,
+        description: extra.description,
+        reference: extra.reference,
+      },
+      at,
+    );
+  }
+
+  /**
+   * Executes a PENDING quote: its transaction moves to the status the
+   * immediate steps lead to, the quote moves (conditionally on its status
+   * and unexpired, so of two executions one wins), the source is debited
+   * (400 INSUFFICIENT_BALANCE rolls it all back) and later steps are
+   * scheduled. `awaitingApproval` stops after recording the request.
    */
   *execute(
     quote: QuoteRow,
-    opening: { agentId: string | null; awaitingApproval: boolean },
+    opening: { awaitingApproval: boolean },
     times: ChangeTimes,
   ): SqlProgram<QuoteRow> {
-    const { umaAddress } = JSON.parse(quote.destination) as { umaAddress?: string };
-    const base = {
-      platformId: quote.platformId,
-      type: "QUOTE_PAYMENT" as const,
-      amount: quote.sendingAmount,
-      currency: quote.sendingCurrency,
-      receivedAmount: quote.receivingAmount,
-      receivedCurrency: quote.receivingCurrency,
-      exchangeRate: quote.exchangeRate,
-      internalAccountId: quote.sourceAccountId,
-      externalAccountId: quote.destinationExternalAccountId,
-      umaAddress: umaAddress ?? null,
-      quoteId: quote.id,
-      customerId: quote.customerId,
-      agentId: opening.agentId,
-    };
+    const transaction = yield* this.transactionOf(quote);
     if (opening.awaitingApproval) {
-      const transaction = yield* createTransaction(
-        { ...base, status: "PENDING_AUTHORIZATION" },
-        times.at,
-      );
-      return yield* moveQuote(quote, "PROCESSING", times.at, {
-        transactionId: transaction.id,
-        notExpiredAt: times.at,
-      });
+      yield* moveTransaction(transaction, { status: "PENDING_AUTHORIZATION" }, times.at);
+      return yield* moveQuote(quote, "PROCESSING", times.at, { notExpiredAt: times.at });
     }
     const plan = yield* this.plan(quote);
-    const transaction = yield* createTransaction(
-      {
-        ...base,
-        status: plan.state.status,
-        stepsApplied: plan.state.stepsApplied,
-        completedAt: plan.state.completed ? times.at : null,
-        ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
-        ...(plan.state.refund && quote.sourceAccountId !== null
-          ? { refund: plan.state.refund }
-          : {}),
-      },
-      times.at,
-    );
-    const moved = yield* moveQuote(quote, plan.state.status, times.at, {
-      transactionId: transaction.id,
+    const moved = yield* moveTransaction(transaction, this.changeOf(quote, plan), times.at);
+    const movedQuote = yield* moveQuote(quote, plan.state.status, times.at, {
       notExpiredAt: times.at,
+      sca: SPENT,
     });
-    yield* this.begin(moved, transaction, plan, times);
-    return moved;
+    yield* this.begin(movedQuote, moved, plan, times);
+    return movedQuote;
+  }
+
+  /** A challenge holds the payment: the transaction waits in PENDING_AUTHORIZATION. */
+  *holdForAuthorization(quote: QuoteRow, at: Date): SqlProgram<void> {
+    yield* moveTransaction(
+      yield* this.transactionOf(quote),
+      { status: "PENDING_AUTHORIZATION" },
+      at,
+    );
+  }
+
+  /** A real-time-funded quote's challenge answered: its transaction waits for the funds. */
+  *release(quote: QuoteRow, at: Date): SqlProgram<void> {
+    yield* moveTransaction(yield* this.transactionOf(quote), { status: "PENDING" }, at);
+  }
+
+  /** A quote past its expiry: it and its transaction are EXPIRED. */
+  *expire(quote: QuoteRow, at: Date): SqlProgram<QuoteRow> {
+    const transaction = yield* this.transactionOf(quote);
+    yield* moveTransaction(transaction, { status: "EXPIRED" }, at);
+    return yield* moveQuote(quote, "EXPIRED", at);
+  }
+
+  /** Where the payment stands once the plan's immediate steps are applied. */
+  private changeOf(quote: QuoteRow, plan: QuotePlan): TransactionChange {
+    return {
+      status: plan.state.status,
+      stepsApplied: plan.state.stepsApplied,
+      completed: plan.state.completed,
+      ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
+      // Only money taken from an internal account goes back to it.
+      ...(plan.state.refund && quote.sourceAccountId !== null ? { refund: plan.state.refund } : {}),
+    };
+  }
+
+  private transactionOf(quote: QuoteRow): SqlProgram<TransactionRow> {
+    return found(
+      q
+        .selectFrom("Transaction")
+        .selectAll()
+        .where("id", "=", quote.transactionId ?? "")
+        .where("platformId", "=", quote.platformId),
+      `transaction of quote ${quote.id}`,
+    );
   }
 
   /** An agent's PENDING_AUTHORIZATION payment, approved: it proceeds like a direct execution. */
   *approve(transaction: TransactionRow, times: ChangeTimes): SqlProgram<TransactionRow> {
     const quote = yield* this.quoteOf(transaction);
     const plan = yield* this.plan(quote);
-    const moved = yield* moveTransaction(
-      transaction,
-      {
-        status: plan.state.status,
-        stepsApplied: plan.state.stepsApplied,
-        completed: plan.state.completed,
-        ...(plan.state.failureReason ? { failureReason: plan.state.failureReason } : {}),
-        ...(plan.state.refund && quote.sourceAccountId !== null
-          ? { refund: plan.state.refund }
-          : {}),
-      },
-      times.at,
-    );
+    const moved = yield* moveTransaction(transaction, this.changeOf(quote, plan), times.at);
     const movedQuote =
       plan.state.status === quote.status
         ? quote
@@ -215,7 +253,7 @@ export class QuotePayments {
     }
   }
 
-  /** A payment to a UMA address of the platform's own customer credits their account. */
+  /** A payment to one of the platform's internal accounts (at a customer's UMA address, or named) credits it. */
   private *deliverToReceiver(quote: QuoteRow, at: Date): SqlProgram<void> {
     const account = yield* found(
       q
@@ -225,10 +263,13 @@ export class QuotePayments {
         .where("platformId", "=", quote.platformId),
       `receiving account of quote ${quote.id}`,
     );
+    const { umaAddress } = JSON.parse(quote.destination) as { umaAddress?: string };
     const received = yield* createTransaction(
       {
         platformId: quote.platformId,
-        type: "UMA_RECEIVE",
+        // A UMA payment to the platform's own customer, or a conversion into
+        // one of the platform's internal accounts.
+        type: umaAddress ? "UMA_RECEIVE" : "QUOTE_RECEIVE",
         status: "COMPLETED",
         amount: quote.receivingAmount,
         currency: quote.receivingCurrency,
@@ -263,16 +304,19 @@ export class QuotePayments {
   private async expireLater(job: DueJob, tools: JobTools): Promise<void> {
     const { quoteId } = job.payload as { quoteId: string };
     const at = tools.clock.now();
-    await tools.data.transaction(function* () {
-      const quote = yield* one(
-        q
-          .selectFrom("Quote")
-          .selectAll()
-          .where("id", "=", quoteId)
-          .where("platformId", "=", job.platformId),
-      );
-      if (!quote || quote.status !== "PENDING") return;
-      yield* moveQuote(quote, "EXPIRED", at);
-    });
+    await tools.data.transaction(() => this.expireDue(job.platformId, quoteId, at));
+  }
+
+  private *expireDue(platformId: string, quoteId: string, at: Date): SqlProgram<void> {
+    const quote = yield* one(
+      q
+        .selectFrom("Quote")
+        .selectAll()
+        .where("id", "=", quoteId)
+        .where("platformId", "=", platformId),
+    );
+    // Executed, funded or already expired: nothing to do.
+    if (!quote || (quote.status !== "PENDING" && quote.status !== "PENDING_AUTHORIZATION")) return;
+    yield* this.expire(quote, at);
   }
 }

@@ -1,10 +1,19 @@
 import type { Schemas } from "@sandbox/client";
 import { one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { emitEvent } from "../../events/outbox.js";
+import { payToInstructions } from "../internal-accounts/funding-instructions.js";
+import { currencyInfo } from "./exchange-rates.js";
+
+/** A challenge issued, spent or answered with a quote's move. */
+export interface ScaChange {
+  scaChallengeId?: string | null;
+  scaFactor?: string | null;
+  scaExpiresAt?: Date | null;
+  scaAttempts?: number;
+}
 
 export type Quote = Schemas["Quote"];
-export type QuoteStatus = Schemas["QuoteStatus"];
+export type QuoteStatus = Quote["status"];
 export type QuoteRow = Row<"Quote">;
 
 function majorUnits(amount: bigint): string {
@@ -13,33 +22,49 @@ function majorUnits(amount: bigint): string {
   return `${amount / 100n}.${cents.toString().padStart(2, "0")}`;
 }
 
+/** Where the sender of a real-time-funded quote pays, once nothing withholds it. */
+function instructionsOf(row: QuoteRow): Pick<Quote, "paymentInstructions"> {
+  if (row.paymentReference === null || row.status === "PENDING_AUTHORIZATION") return {};
+  return {
+    paymentInstructions: payToInstructions({
+      key: row.id,
+      currency: row.sendingCurrency,
+      reference: row.paymentReference,
+      isPlatformAccount: false,
+      notes: `Pay exactly ${majorUnits(row.sendingAmount)} ${row.sendingCurrency} quoting reference ${row.paymentReference} before ${row.expiresAt.toISOString()}.`,
+    }),
+  };
+}
+
 export function toQuote(row: QuoteRow): Quote {
-  const instructions: Pick<Quote, "paymentInstructions"> =
-    row.paymentReference !== null
-      ? {
-          paymentInstructions: {
-            currency: row.sendingCurrency,
-            amount: Number(row.sendingAmount),
-            reference: row.paymentReference,
-            description: `Pay exactly ${majorUnits(row.sendingAmount)} ${row.sendingCurrency} quoting reference ${row.paymentReference} before ${row.expiresAt.toISOString()}.`,
-          },
-        }
-      : {};
   return {
     id: row.id,
     status: row.status as QuoteStatus,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt.toISOString(),
     source: JSON.parse(row.source) as Quote["source"],
     destination: JSON.parse(row.destination) as Quote["destination"],
-    sendingCurrency: row.sendingCurrency,
-    receivingCurrency: row.receivingCurrency,
-    sendingAmount: Number(row.sendingAmount),
-    receivingAmount: Number(row.receivingAmount),
+    sendingCurrency: currencyInfo(row.sendingCurrency) ?? { code: row.sendingCurrency },
+    receivingCurrency: currencyInfo(row.receivingCurrency) ?? { code: row.receivingCurrency },
+    totalSendingAmount: Number(row.sendingAmount),
+    totalReceivingAmount: Number(row.receivingAmount),
     exchangeRate: Number(row.exchangeRate),
-    feeAmount: Number(row.feeAmount),
-    expiresAt: row.expiresAt.toISOString(),
-    ...instructions,
-    ...(row.transactionId !== null ? { transactionId: row.transactionId } : {}),
-    createdAt: row.createdAt.toISOString(),
+    feesIncluded: Number(row.feeAmount),
+    // The sandbox's platforms configure no fees of their own.
+    platformFeesIncluded: 0,
+    ...instructionsOf(row),
+    transactionId: row.transactionId ?? "",
+    ...(row.scaChallengeId !== null && row.status === "PENDING_AUTHORIZATION"
+      ? {
+          scaChallenge: {
+            id: row.scaChallengeId,
+            expiresAt: (row.scaExpiresAt ?? row.expiresAt).toISOString(),
+            factor: (row.scaFactor ?? "SMS_OTP") as NonNullable<Quote["scaChallenge"]>["factor"],
+            availableFactors: ["SMS_OTP"],
+            purpose: "PAYMENT",
+          },
+        }
+      : {}),
   };
 }
 
@@ -52,34 +77,25 @@ export class StaleQuoteError extends Error {
 
 /**
  * Moves a quote on from the status `row` shows (a conditional update, so two
- * movers cannot both apply) and emits QUOTE.STATUS_CHANGE with it.
+ * movers cannot both apply). Its transaction's events tell the partner.
  */
 export function* moveQuote(
   row: QuoteRow,
   status: QuoteStatus,
   at: Date,
-  extra: { transactionId?: string; notExpiredAt?: Date } = {},
+  extra: { notExpiredAt?: Date; sca?: ScaChange } = {},
 ): SqlProgram<QuoteRow> {
   let update = q
     .updateTable("Quote")
     .set({
       status,
       updatedAt: at,
-      ...(extra.transactionId ? { transactionId: extra.transactionId } : {}),
+      ...(extra.sca ?? {}),
     })
     .where("id", "=", row.id)
     .where("status", "=", row.status);
   if (extra.notExpiredAt) update = update.where("expiresAt", ">", extra.notExpiredAt);
   const updated = yield* one(update.returningAll());
   if (!updated) throw new StaleQuoteError(row.id);
-  if (updated.status !== row.status) {
-    yield* emitEvent({
-      platformId: updated.platformId,
-      type: "QUOTE.STATUS_CHANGE",
-      objectId: updated.id,
-      data: toQuote(updated),
-      at,
-    });
-  }
   return updated;
 }

@@ -9,24 +9,36 @@ export function quoteRoutes(
   quotes: QuoteService,
   idempotency: IdempotencyStore,
   platform: PlatformService,
-): Handlers<"getExchangeRates" | "createQuote" | "getQuoteById" | "executeQuote"> {
+): Handlers<
+  | "getExchangeRates"
+  | "createQuote"
+  | "getQuoteById"
+  | "executeQuote"
+  | "authorizeQuote"
+  | "resendQuoteScaCode"
+> {
   return {
     getExchangeRates: async ({ query }, ctx) => ({
       status: 200,
       body: exchangeRates(ctx.clock.now(), query, await platform.currencies(ctx), railsOfCurrency),
     }),
-    createQuote: async ({ body }, ctx) => ({ status: 201, body: await quotes.create(ctx, body) }),
+    createQuote: idempotent(idempotency, async ({ body }, ctx) => {
+      const { quote, challenged } = await quotes.create(ctx, body);
+      return challenged ? { status: 202, body: quote } : { status: 201, body: quote };
+    }),
     getQuoteById: async ({ params }, ctx) => ({
       status: 200,
       body: await quotes.get(ctx, params.quoteId),
     }),
     executeQuote: idempotent(
       idempotency,
-      async ({ params, headers }, ctx) => {
-        const result = await quotes.execute(ctx, params.quoteId, {
-          signature: headers["Service-Wallet-Signature"],
-          requestId: headers["Request-Id"],
-        });
+      async ({ params, headers, body }, ctx) => {
+        const result = await quotes.execute(
+          ctx,
+          params.quoteId,
+          { signature: headers["Service-Wallet-Signature"], requestId: headers["Request-Id"] },
+          body,
+        );
         return result.kind === "CHALLENGE"
           ? { status: 202, body: result.challenge }
           : { status: 200, body: result.quote };
@@ -34,5 +46,13 @@ export function quoteRoutes(
       // A signed-retry challenge is not the operation's result: the key stays free for the retry.
       { notFinal: [202] },
     ),
+    authorizeQuote: async ({ params, body }, ctx) => ({
+      status: 200,
+      body: await quotes.authorize(ctx, params.quoteId, body),
+    }),
+    resendQuoteScaCode: async ({ params }, ctx) => {
+      await quotes.resend(ctx, params.quoteId);
+      return { status: 204 };
+    },
   };
 }

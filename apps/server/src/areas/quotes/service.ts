@@ -1,6 +1,12 @@
 import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
-import { ApiError, invalidInput, notFound } from "../../errors.js";
+import {
+  SCA_CHALLENGE_SECONDS,
+  SCA_MAX_ATTEMPTS,
+  SCA_REGIONS,
+  scaCodeOutcome,
+} from "@sandbox/sandbox-rules";
+import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import { insert, q } from "../../db/query.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
@@ -9,19 +15,27 @@ import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
-import type { Transaction } from "../transactions/records.js";
+import { currenciesOf } from "../customers/service.js";
+import { StaleTransactionError, type Transaction } from "../transactions/records.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
 import type { UmaDirectory } from "../uma/directory.js";
 import { quoteAmounts, rateAsNumber, rateFor, SUPPORTED_CURRENCIES } from "./exchange-rates.js";
 import { QUOTE_EXPIRY_JOB, type QuotePayments } from "./payment.js";
-import { moveQuote, StaleQuoteError, toQuote, type Quote, type QuoteRow } from "./records.js";
+import {
+  moveQuote,
+  StaleQuoteError,
+  toQuote,
+  type Quote,
+  type QuoteRow,
+  type ScaChange,
+} from "./records.js";
 import {
   EXECUTE_QUOTE_ACTION,
   type SignedRequestGuard,
   type SignedRequestHeaders,
 } from "./signed-request-guard.js";
 
-export type QuoteCreate = Schemas["QuoteCreate"];
+export type QuoteRequest = Schemas["QuoteRequest"];
 export type SandboxSendRequest = Schemas["SandboxSendRequest"];
 export type ExecuteResult =
   | { kind: "EXECUTED"; quote: Quote }
@@ -52,6 +66,14 @@ interface ResolvedDestination {
   receiverAccountId: string | null;
 }
 
+interface ResolvedSource {
+  sendingCurrency: string;
+  sourceAccountId: string | null;
+  /** The internal account's type (EMBEDDED_WALLET sources need a signed execution). */
+  accountType: string | null;
+  customerId: string | null;
+}
+
 /** Cross-currency quotes: a locked price, then execution (or real-time funding) and payment. */
 export class QuoteService {
   constructor(
@@ -72,34 +94,37 @@ export class QuoteService {
     });
   }
 
-  async create(ctx: RequestContext, input: QuoteCreate): Promise<Quote> {
-    let sendingCurrency: string;
-    let sourceAccountId: string | null = null;
-    let sourceCustomerId: string | null = null;
-    if (input.source.sourceType === "INTERNAL_ACCOUNT") {
-      const account = await this.accounts.getRow(ctx, input.source.internalAccountId);
-      sendingCurrency = account.currency;
-      sourceAccountId = account.id;
-      sourceCustomerId = account.customerId;
-    } else {
-      if (ctx.agent) {
-        throw invalidInput("An agent pays from its customer's internal accounts only", {
-          field: "source.sourceType",
-        });
-      }
-      sendingCurrency = input.source.currency;
-    }
-    const destination = await this.resolveDestination(ctx, input.destination);
-    if (sourceAccountId !== null && sourceAccountId === destination.receiverAccountId) {
+  /** A new quote and its transaction; `challenged` when it waits for strong customer authentication. */
+  async create(
+    ctx: RequestContext,
+    input: QuoteRequest,
+  ): Promise<{ quote: Quote; challenged: boolean }> {
+    const source = await this.resolveSource(ctx, input.source).catch(inBody("source"));
+    const destination = await this.resolveDestination(ctx, input.destination).catch(
+      inBody("destination"),
+    );
+    if (
+      source.sourceAccountId !== null &&
+      source.sourceAccountId === destination.receiverAccountId
+    ) {
       throw new ApiError(400, "SELF_PAYMENT", "The source account and the receiver are the same");
     }
+    if (
+      input.immediatelyExecute === true &&
+      (source.sourceAccountId === null || source.accountType === "EMBEDDED_WALLET")
+    ) {
+      throw invalidInput(
+        "immediatelyExecute needs an internal account source that is not an EMBEDDED_WALLET (whose execution is a signed retry: create the quote, then execute it)",
+        { field: "immediatelyExecute" },
+      );
+    }
 
-    const rate = rateFor(sendingCurrency, destination.receivingCurrency);
+    const rate = rateFor(source.sendingCurrency, destination.receivingCurrency);
     if (!rate) {
       throw new ApiError(
         400,
         "INVALID_CURRENCY",
-        `The sandbox has no rate from ${sendingCurrency} to ${destination.receivingCurrency}; supported currencies: ${SUPPORTED_CURRENCIES.join(", ")}`,
+        `The sandbox has no rate from ${source.sendingCurrency} to ${destination.receivingCurrency}; supported currencies: ${SUPPORTED_CURRENCIES.join(", ")}`,
       );
     }
     const amounts = quoteAmounts(
@@ -111,7 +136,7 @@ export class QuoteService {
       throw new ApiError(
         400,
         "AMOUNT_OUT_OF_RANGE",
-        `The amount does not cover the fee of ${rate.feeAmount} ${sendingCurrency}`,
+        `The amount does not cover the fee of ${rate.feeAmount} ${source.sendingCurrency}`,
       );
     }
     // A conversion can take the other side past what the API carries.
@@ -122,33 +147,53 @@ export class QuoteService {
     }
     enforceAgentLimit(ctx, amounts.sendingAmount);
 
+    const customerId = source.customerId ?? destination.customerId;
+    const realtime = input.source.sourceType === "REALTIME_FUNDING";
+    // A real-time-funded quote of an SCA customer withholds its instructions until authorized.
+    const challenge =
+      realtime && (await this.requiresSca(ctx, customerId))
+        ? newChallenge(ctx.clock.now(), input.scaFactor)
+        : null;
     const now = ctx.clock.now();
     const realNow = this.services.clock.now();
     const row: QuoteRow = {
       id: newId("Quote"),
       platformId: ctx.platformId,
-      customerId: sourceCustomerId ?? destination.customerId,
+      customerId,
       agentId: ctx.agent?.agentId ?? null,
-      status: "PENDING",
+      status: challenge ? "PENDING_AUTHORIZATION" : "PENDING",
       source: JSON.stringify(input.source),
       destination: JSON.stringify(input.destination),
-      sourceAccountId,
+      sourceAccountId: source.sourceAccountId,
       destinationExternalAccountId: destination.destinationExternalAccountId,
       receiverAccountId: destination.receiverAccountId,
-      sendingCurrency,
+      sendingCurrency: source.sendingCurrency,
       receivingCurrency: destination.receivingCurrency,
       sendingAmount: amounts.sendingAmount,
       receivingAmount: amounts.receivingAmount,
       exchangeRate: String(rateAsNumber(rate.rateMicros)),
       feeAmount: rate.feeAmount,
-      paymentReference: input.source.sourceType === "REALTIME_FUNDING" ? paymentReference() : null,
+      paymentReference: realtime ? paymentReference() : null,
       expiresAt: new Date(now.getTime() + QUOTE_LOCK_SECONDS * 1000),
-      transactionId: null,
+      transactionId: newId("Transaction"),
+      scaChallengeId: challenge?.scaChallengeId ?? null,
+      scaFactor: challenge?.scaFactor ?? null,
+      scaExpiresAt: challenge?.scaExpiresAt ?? null,
+      scaAttempts: 0,
       createdAt: now,
       updatedAt: now,
     };
+    const payments = this.payments;
     await this.services.data.transaction(function* () {
       yield* insert("Quote", row);
+      yield* payments.open(
+        row,
+        {
+          description: input.description ?? null,
+          reference: input.remittanceInformation ?? null,
+        },
+        now,
+      );
       yield* scheduleJob({
         platformId: ctx.platformId,
         kind: QUOTE_EXPIRY_JOB,
@@ -157,15 +202,68 @@ export class QuoteService {
         now: realNow,
       });
     });
-    return toQuote(row);
+    if (input.immediatelyExecute === true) {
+      const executed = await this.execute(ctx, row.id, {}, {});
+      // Wallet sources, whose execution is a signed retry, are refused above.
+      if (executed.kind === "EXECUTED") return { quote: executed.quote, challenged: false };
+    }
+    return { quote: toQuote(row), challenged: challenge !== null };
+  }
+
+  private async resolveSource(
+    ctx: RequestContext,
+    source: QuoteRequest["source"],
+  ): Promise<ResolvedSource> {
+    if (source.sourceType === "ACCOUNT") {
+      if (source.accountId.startsWith("ExternalAccount:")) {
+        throw invalidInput(
+          "The sandbox quotes from internal accounts only; pull from an external account with POST /transfer-in first",
+          { field: "source.accountId" },
+        );
+      }
+      const account = await this.accounts.getRow(ctx, source.accountId);
+      if (source.customerId !== undefined && source.customerId !== account.customerId) {
+        throw invalidInput(`Account ${account.id} does not belong to ${source.customerId}`, {
+          field: "source.customerId",
+        });
+      }
+      return {
+        sendingCurrency: account.currency,
+        sourceAccountId: account.id,
+        accountType: account.type,
+        customerId: account.customerId,
+      };
+    }
+    if (ctx.agent) {
+      throw invalidInput("An agent pays from its customer's internal accounts only", {
+        field: "source.sourceType",
+      });
+    }
+    if (source.customerId !== undefined) await this.customerRegion(ctx, source.customerId);
+    return {
+      sendingCurrency: source.currency,
+      sourceAccountId: null,
+      accountType: null,
+      customerId: source.customerId ?? null,
+    };
   }
 
   private async resolveDestination(
     ctx: RequestContext,
-    destination: QuoteCreate["destination"],
+    destination: QuoteRequest["destination"],
   ): Promise<ResolvedDestination> {
-    if (destination.destinationType === "EXTERNAL_ACCOUNT") {
-      const external = await this.externalAccounts.getRow(ctx, destination.externalAccountId);
+    if (destination.destinationType === "ACCOUNT") {
+      if (destination.accountId.startsWith("InternalAccount:")) {
+        // A conversion into one of the platform's internal accounts.
+        const account = await this.accounts.getRow(ctx, destination.accountId);
+        return {
+          receivingCurrency: account.currency,
+          customerId: account.customerId,
+          destinationExternalAccountId: null,
+          receiverAccountId: account.id,
+        };
+      }
+      const external = await this.externalAccounts.getRow(ctx, destination.accountId);
       return {
         receivingCurrency: external.currency,
         customerId: external.customerId,
@@ -175,7 +273,8 @@ export class QuoteService {
     }
     const receiver = await this.uma.receiver(ctx, destination.umaAddress);
     if (receiver.kind === "SIMULATED") {
-      if (receiver.currency !== destination.currency) {
+      const currency = destination.currency ?? receiver.currency;
+      if (receiver.currency !== currency) {
         throw new ApiError(
           400,
           "INVALID_CURRENCY",
@@ -183,7 +282,7 @@ export class QuoteService {
         );
       }
       return {
-        receivingCurrency: destination.currency,
+        receivingCurrency: currency,
         customerId: null,
         destinationExternalAccountId: null,
         receiverAccountId: null,
@@ -191,13 +290,37 @@ export class QuoteService {
     }
     // Not the sandbox UMA host: one of the platform's own customers.
     const { customer, address } = receiver;
-    const account = await this.uma.accountOf(ctx, customer, address, destination.currency);
+    const currency = destination.currency ?? currenciesOf(customer)[0];
+    if (currency === undefined) {
+      throw new ApiError(400, "INVALID_CURRENCY", `${address.address} receives no currency`);
+    }
+    const account = await this.uma.accountOf(ctx, customer, address, currency);
     return {
-      receivingCurrency: destination.currency,
+      receivingCurrency: currency,
       customerId: customer.id,
       destinationExternalAccountId: null,
       receiverAccountId: account.id,
     };
+  }
+
+  /** The region of one of the platform's customers (404 for another platform's). */
+  private async customerRegion(ctx: RequestContext, customerId: string): Promise<string | null> {
+    const customer = await this.services.data.one(
+      q
+        .selectFrom("Customer")
+        .select("region")
+        .where("id", "=", customerId)
+        .where("platformId", "=", ctx.platformId),
+    );
+    if (!customer) throw notFound("USER_NOT_FOUND", `Customer ${customerId} not found`);
+    return customer.region;
+  }
+
+  /** Whether the customer's region requires strong customer authentication. */
+  private async requiresSca(ctx: RequestContext, customerId: string | null): Promise<boolean> {
+    if (customerId === null) return false;
+    const region = await this.customerRegion(ctx, customerId);
+    return region !== null && SCA_REGIONS.has(region);
   }
 
   private async getRow(ctx: RequestContext, id: string): Promise<QuoteRow> {
@@ -212,7 +335,7 @@ export class QuoteService {
     return toQuote(await this.getRow(ctx, id));
   }
 
-  /** Checks that a quote can still be paid; an expired PENDING quote becomes EXPIRED. */
+  /** Checks that a quote can still be paid; an expired one becomes EXPIRED, with its transaction. */
   private async assertPayable(ctx: RequestContext, quote: QuoteRow): Promise<void> {
     if (quote.status !== "PENDING") {
       throw new ApiError(
@@ -224,9 +347,11 @@ export class QuoteService {
     const now = ctx.clock.now();
     if (now >= quote.expiresAt) {
       await this.services.data
-        .transaction(() => moveQuote(quote, "EXPIRED", now))
+        .transaction(() => this.payments.expire(quote, now))
         .catch((err: unknown) => {
-          if (!(err instanceof StaleQuoteError)) throw err;
+          if (!(err instanceof StaleQuoteError) && !(err instanceof StaleTransactionError)) {
+            throw err;
+          }
         });
       throw invalidInput(`The quote expired at ${quote.expiresAt.toISOString()}`, {
         expiresAt: quote.expiresAt.toISOString(),
@@ -238,12 +363,14 @@ export class QuoteService {
    * Executes a quote funded from an internal account: debits the sending
    * amount (never more than the balance) and starts the payment. From an
    * EMBEDDED_WALLET account the request must be a signed retry when a
-   * SignedRequestGuard is configured.
+   * SignedRequestGuard is configured. For an SCA customer the first call
+   * issues a challenge instead, and authorizing it executes.
    */
   async execute(
     ctx: RequestContext,
     id: string,
     walletHeaders: SignedRequestHeaders,
+    input: Schemas["ExecuteQuoteRequest"] | undefined,
   ): Promise<ExecuteResult> {
     const quote = await this.getRow(ctx, id);
     if (quote.sourceAccountId === null) {
@@ -266,18 +393,121 @@ export class QuoteService {
         return { kind: "CHALLENGE", challenge: decision.challenge };
     }
     enforceAgentLimit(ctx, quote.sendingAmount);
+    if (await this.requiresSca(ctx, quote.customerId)) {
+      const challenged = await this.challenge(ctx, quote, input?.scaFactor);
+      return { kind: "EXECUTED", quote: toQuote(challenged) };
+    }
     const awaiting = needsApproval(ctx, quote.sendingAmount);
     const updated = await this.pay(ctx, quote, awaiting);
     return { kind: "EXECUTED", quote: toQuote(updated) };
   }
 
-  /** POST /sandbox/send: the sender pays a REALTIME_FUNDING quote's instructions. */
+  /** Holds a quote (and its transaction) in PENDING_AUTHORIZATION behind a new challenge. */
+  private async challenge(
+    ctx: RequestContext,
+    quote: QuoteRow,
+    factor: Schemas["ScaFactor"] | undefined,
+  ): Promise<QuoteRow> {
+    const at = ctx.clock.now();
+    const sca = newChallenge(at, factor);
+    const payments = this.payments;
+    return this.settle(() =>
+      this.services.data.transaction(function* () {
+        yield* payments.holdForAuthorization(quote, at);
+        return yield* moveQuote(quote, "PENDING_AUTHORIZATION", at, {
+          notExpiredAt: at,
+          sca: { ...sca, scaAttempts: 0 },
+        });
+      }),
+    );
+  }
+
+  /**
+   * POST /quotes/{quoteId}/authorize: the code answers the quote's pending
+   * challenge. A real-time-funded quote becomes PENDING (its instructions
+   * appear); one from an internal account is executed.
+   */
+  async authorize(
+    ctx: RequestContext,
+    id: string,
+    input: Schemas["ScaAuthorization"],
+  ): Promise<Quote> {
+    const quote = await this.pendingChallenge(ctx, id);
+    const at = ctx.clock.now();
+    if (at >= (quote.scaExpiresAt ?? quote.expiresAt)) {
+      throw invalidInput("The SCA challenge expired; execute the quote again for a new one", {
+        field: "code",
+      });
+    }
+    const { outcome } = scaCodeOutcome(input.code);
+    if (outcome.kind === "REJECT") {
+      const attempts = quote.scaAttempts + 1;
+      await this.services.data.execute(
+        q
+          .updateTable("Quote")
+          .set(
+            attempts >= SCA_MAX_ATTEMPTS
+              ? { scaAttempts: attempts, scaChallengeId: null, scaExpiresAt: null }
+              : { scaAttempts: attempts },
+          )
+          .where("id", "=", quote.id)
+          .where("scaChallengeId", "=", quote.scaChallengeId),
+      );
+      throw new ApiError(outcome.status, outcome.errorCode, outcome.message, {
+        details: { attemptsLeft: Math.max(0, SCA_MAX_ATTEMPTS - attempts) },
+      });
+    }
+    if (quote.sourceAccountId === null) {
+      const payments = this.payments;
+      const released = await this.settle(() =>
+        this.services.data.transaction(function* () {
+          yield* payments.release(quote, at);
+          return yield* moveQuote(quote, "PENDING", at, { sca: ANSWERED });
+        }),
+      );
+      return toQuote(released);
+    }
+    // The challenge was the execution's: answered, the execution goes on.
+    const executing = await this.settle(() =>
+      this.services.data.transaction(function* () {
+        return yield* moveQuote(quote, "PENDING", at, { sca: ANSWERED });
+      }),
+    );
+    return toQuote(await this.pay(ctx, executing, needsApproval(ctx, executing.sendingAmount)));
+  }
+
+  /** POST /quotes/{quoteId}/authorize/resend: the sandbox sends no SMS; the challenge stays. */
+  async resend(ctx: RequestContext, id: string): Promise<void> {
+    const quote = await this.pendingChallenge(ctx, id);
+    if (quote.scaFactor !== "SMS_OTP") {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        `The challenge of ${id} is answered with ${quote.scaFactor}, which has no code to send`,
+      );
+    }
+  }
+
+  private async pendingChallenge(ctx: RequestContext, id: string): Promise<QuoteRow> {
+    const quote = await this.getRow(ctx, id);
+    if (quote.status !== "PENDING_AUTHORIZATION" || quote.scaChallengeId === null) {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        (await this.requiresSca(ctx, quote.customerId))
+          ? `Quote ${id} has no pending SCA challenge (it is ${quote.status})`
+          : `Quote ${id} needs no strong customer authentication: its customer's region does not require it`,
+      );
+    }
+    return quote;
+  }
+
   /** POST /sandbox/send: the money of a real-time-funded quote arrives; its payment starts. */
   async fundRealtime(ctx: RequestContext, input: SandboxSendRequest): Promise<Transaction> {
     const quote = await this.getRow(ctx, input.quoteId);
     if (quote.paymentReference === null) {
       throw invalidInput(
-        "Only REALTIME_FUNDING quotes are funded this way; execute INTERNAL_ACCOUNT quotes with POST /quotes/{quoteId}/execute",
+        "Only REALTIME_FUNDING quotes are funded this way; execute a quote from an internal account with POST /quotes/{quoteId}/execute",
         { field: "quoteId" },
       );
     }
@@ -306,33 +536,71 @@ export class QuoteService {
   }
 
   /** Moves the quote on with its payment transaction, and starts the payment. */
-  private async pay(
-    ctx: RequestContext,
-    quote: QuoteRow,
-    awaitingApproval: boolean,
-  ): Promise<QuoteRow> {
+  private pay(ctx: RequestContext, quote: QuoteRow, awaitingApproval: boolean): Promise<QuoteRow> {
     const times: ChangeTimes = {
       platformId: ctx.platformId,
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
     };
+    return this.settle(() =>
+      this.services.data.transaction(() =>
+        this.payments.execute(quote, { awaitingApproval }, times),
+      ),
+    );
+  }
+
+  /** Runs a change of a quote; losing a race to another request is 409. */
+  private async settle(change: () => Promise<QuoteRow>): Promise<QuoteRow> {
     try {
-      return await this.services.data.transaction(() =>
-        this.payments.execute(
-          quote,
-          { agentId: ctx.agent?.agentId ?? null, awaitingApproval },
-          times,
-        ),
-      );
+      return await change();
     } catch (err) {
-      if (err instanceof StaleQuoteError) {
+      if (err instanceof StaleQuoteError || err instanceof StaleTransactionError) {
         throw new ApiError(
           409,
           "INVALID_STATE_TRANSITION",
-          "This quote was executed, funded or expired by another request",
+          "This quote was executed, funded, authorized or expired by another request",
         );
       }
       throw err;
     }
   }
+}
+
+/**
+ * What a request body names and is not there: the live contract answers 400
+ * (an unknown UMA receiver is INVALID_RECEIVER), not 404.
+ */
+function inBody(field: string) {
+  return (err: unknown): never => {
+    if (!isNotFound(err)) throw err;
+    if (err.code === "UMA_NOT_FOUND") {
+      throw new ApiError(400, "INVALID_RECEIVER", err.message, { details: { field } });
+    }
+    throw invalidInput(err.message, { errors: [fieldError(`body.${field}`, "not found")] });
+  };
+}
+
+/** An answered (or spent) challenge no longer holds the quote. */
+const ANSWERED: ScaChange = { scaChallengeId: null, scaExpiresAt: null };
+
+/** A new SCA challenge; the sandbox answers SMS codes only (TOTP and PASSKEY need enrolment). */
+function newChallenge(
+  at: Date,
+  factor: Schemas["ScaFactor"] | undefined,
+): ScaChange & {
+  scaChallengeId: string;
+  scaFactor: string;
+  scaExpiresAt: Date;
+} {
+  if (factor !== undefined && factor !== "SMS_OTP") {
+    throw invalidInput(
+      `scaFactor ${factor} needs an enrolled factor; the sandbox challenges with SMS_OTP`,
+      { field: "scaFactor" },
+    );
+  }
+  return {
+    scaChallengeId: newId("ScaChallenge"),
+    scaFactor: "SMS_OTP",
+    scaExpiresAt: new Date(at.getTime() + SCA_CHALLENGE_SECONDS * 1000),
+  };
 }

@@ -24,12 +24,15 @@ export type TransactionRow = Row<"Transaction">;
  * direction. FUNDING is a sandbox top-up of an internal account.
  */
 export type TransactionKind =
-  "TRANSFER_IN" | "TRANSFER_OUT" | "QUOTE_PAYMENT" | "UMA_RECEIVE" | "FUNDING";
+  "TRANSFER_IN" | "TRANSFER_OUT" | "QUOTE_PAYMENT" | "UMA_RECEIVE" | "QUOTE_RECEIVE" | "FUNDING";
 
-const INCOMING_KINDS: ReadonlySet<string> = new Set(["TRANSFER_IN", "UMA_RECEIVE", "FUNDING"]);
+/** The kinds that bring money in (QUOTE_RECEIVE: a quote paid into an internal account). */
+export const INCOMING_KINDS = ["TRANSFER_IN", "UMA_RECEIVE", "QUOTE_RECEIVE", "FUNDING"] as const;
+export const OUTGOING_KINDS = ["TRANSFER_OUT", "QUOTE_PAYMENT"] as const;
+const INCOMING_KIND_SET: ReadonlySet<string> = new Set(INCOMING_KINDS);
 
 export function isIncoming(row: Pick<TransactionRow, "type">): boolean {
-  return INCOMING_KINDS.has(row.type);
+  return INCOMING_KIND_SET.has(row.type);
 }
 
 /** Who the transaction belongs to: its customer, or (for the platform's own accounts) the platform. */
@@ -101,6 +104,7 @@ export function toTransaction(row: TransactionRow, owner: Owner): Transaction {
     ...(row.quoteId !== null ? { quoteId: row.quoteId } : {}),
     ...(row.exchangeRate !== null ? { exchangeRate: Number(row.exchangeRate) } : {}),
     ...(row.reference !== null ? { reconciliationInstructions: { reference: row.reference } } : {}),
+    ...(row.description !== null ? { description: row.description } : {}),
     ...(refund ? { refund } : {}),
   };
   if (isIncoming(row)) {
@@ -174,6 +178,8 @@ export function toTransaction(row: TransactionRow, owner: Owner): Transaction {
 }
 
 export interface NewTransaction {
+  /** Chosen by the caller when another record names it first (a quote's transactionId). */
+  id?: string | undefined;
   platformId: string;
   type: TransactionKind;
   status: TransactionStatus;
@@ -186,6 +192,7 @@ export interface NewTransaction {
   receivedCurrency?: string | null;
   exchangeRate?: string | null;
   reference?: string | null;
+  description?: string | null;
   quoteId?: string | null;
   customerId?: string | null;
   agentId?: string | null;
@@ -200,11 +207,11 @@ export interface NewTransaction {
 
 export function* createTransaction(input: NewTransaction, at: Date): SqlProgram<TransactionRow> {
   const row: TransactionRow = {
-    id: newId("Transaction"),
+    id: input.id ?? newId("Transaction"),
     platformId: input.platformId,
     type: input.type,
     status: input.status,
-    direction: INCOMING_KINDS.has(input.type) ? "CREDIT" : "DEBIT",
+    direction: INCOMING_KIND_SET.has(input.type) ? "CREDIT" : "DEBIT",
     amount: input.amount,
     currency: input.currency,
     internalAccountId: input.internalAccountId ?? null,
@@ -214,6 +221,7 @@ export function* createTransaction(input: NewTransaction, at: Date): SqlProgram<
     receivedCurrency: input.receivedCurrency ?? null,
     exchangeRate: input.exchangeRate ?? null,
     reference: input.reference ?? null,
+    description: input.description ?? null,
     refundStatus: input.refund?.status ?? null,
     refundReason: input.refund?.reason ?? null,
     refundedAt: input.refund ? at : null,

@@ -9,6 +9,8 @@ import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pa
 import { toCardTransaction } from "../card-transactions/view.js";
 import {
   confirmReceipt,
+  INCOMING_KINDS,
+  OUTGOING_KINDS,
   ownersOf,
   ownersQuery,
   StaleTransactionError,
@@ -46,9 +48,6 @@ export interface TransactionActions {
   /** A bank transfer that has not settled yet is called back. */
   cancel?: TransactionAction;
 }
-
-const INCOMING = ["TRANSFER_IN", "UMA_RECEIVE", "FUNDING"] as const;
-const OUTGOING = ["TRANSFER_OUT", "QUOTE_PAYMENT"] as const;
 
 export class TransactionService {
   private readonly actions = new Map<string, TransactionActions>();
@@ -167,10 +166,10 @@ export class TransactionService {
       query = query.where((eb) =>
         eb.or([
           eb.and([
-            eb("type", "in", INCOMING),
+            eb("type", "in", INCOMING_KINDS),
             eb.or([eb("externalAccountId", "=", sender), eb("umaAddress", "=", sender)]),
           ]),
-          eb.and([eb("type", "in", OUTGOING), eb("internalAccountId", "=", sender)]),
+          eb.and([eb("type", "in", OUTGOING_KINDS), eb("internalAccountId", "=", sender)]),
         ]),
       );
     }
@@ -178,16 +177,20 @@ export class TransactionService {
     if (receiver) {
       query = query.where((eb) =>
         eb.or([
-          eb.and([eb("type", "in", INCOMING), eb("internalAccountId", "=", receiver)]),
+          eb.and([eb("type", "in", INCOMING_KINDS), eb("internalAccountId", "=", receiver)]),
           eb.and([
-            eb("type", "in", OUTGOING),
+            eb("type", "in", OUTGOING_KINDS),
             eb.or([eb("externalAccountId", "=", receiver), eb("umaAddress", "=", receiver)]),
           ]),
         ]),
       );
     }
     if (filter.type) {
-      query = query.where("type", "in", filter.type === "INCOMING" ? INCOMING : OUTGOING);
+      query = query.where(
+        "type",
+        "in",
+        filter.type === "INCOMING" ? INCOMING_KINDS : OUTGOING_KINDS,
+      );
     }
     if (filter.status) query = query.where("status", "=", filter.status);
     if (filter.reference) query = query.where("reference", "=", filter.reference);
