@@ -10,7 +10,7 @@ export interface AgentPrincipal {
   customerId: string;
   /** Largest amount (minor units) one request may move. */
   maxTransactionAmount: bigint;
-  /** Amounts above this wait in AWAITING_APPROVAL. */
+  /** Amounts above this wait in PENDING_AUTHORIZATION. */
   approvalRequiredAbove: bigint;
 }
 

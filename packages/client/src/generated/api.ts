@@ -3175,7 +3175,7 @@ export interface components {
         AgentPolicy: {
             /** @description Largest amount the agent may move in one transaction; larger requests are rejected. */
             maxTransactionAmount: components["schemas"]["PositiveAmount"];
-            /** @description Transactions above this amount wait in AWAITING_APPROVAL until approved with `POST /transactions/{transactionId}/approve`. */
+            /** @description Transactions above this amount wait in PENDING_AUTHORIZATION until approved with `POST /transactions/{transactionId}/approve`. */
             approvalRequiredAbove: components["schemas"]["Amount"];
         };
         /** @description Creates an agent for a customer. */

@@ -16,7 +16,7 @@ export function enforceAgentLimit(ctx: RequestContext, amount: bigint): void {
   }
 }
 
-/** Whether the amount must wait in AWAITING_APPROVAL for the platform to approve it. */
+/** Whether the amount must wait in PENDING_AUTHORIZATION for the platform to approve it. */
 export function needsApproval(ctx: RequestContext, amount: bigint): boolean {
   return ctx.agent !== undefined && amount > ctx.agent.approvalRequiredAbove;
 }

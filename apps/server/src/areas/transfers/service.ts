@@ -39,6 +39,17 @@ interface SettlePayload {
   outcome: TransferOutcome;
 }
 
+/** A ledger posting of a transfer's whole amount on its internal account. */
+function postingOf(row: TransactionRow, at: Date) {
+  return {
+    platformId: row.platformId,
+    accountId: row.internalAccountId ?? "",
+    amount: row.amount,
+    reference: row.id,
+    at,
+  };
+}
+
 /** The money of a failed transfer out goes back to its internal account. */
 const REFUNDED: RefundOutcome = { status: "COMPLETED", reason: "TRANSACTION_FAILED" };
 
@@ -205,16 +216,7 @@ export class TransferService {
       },
       times.at,
     );
-    if (debited) {
-      yield* credit({
-        platformId: row.platformId,
-        accountId: row.internalAccountId ?? "",
-        amount: row.amount,
-        kind: "TRANSFER_OUT_REVERSAL",
-        reference: row.id,
-        at: times.at,
-      });
-    }
+    if (debited) yield* credit({ ...postingOf(row, times.at), kind: "TRANSFER_OUT_REVERSAL" });
     return moved;
   }
 
@@ -229,14 +231,7 @@ export class TransferService {
     times: ChangeTimes,
   ): SqlProgram<void> {
     if (row.type === "TRANSFER_OUT") {
-      yield* debitOrRefuse({
-        platformId: row.platformId,
-        accountId: row.internalAccountId ?? "",
-        amount: row.amount,
-        kind: "TRANSFER_OUT",
-        reference: row.id,
-        at: times.at,
-      });
+      yield* debitOrRefuse({ ...postingOf(row, times.at), kind: "TRANSFER_OUT" });
     }
     if (outcome.delaySeconds === 0) {
       yield* this.settleMoney(row, outcome, times.at);
@@ -254,13 +249,7 @@ export class TransferService {
 
   /** Transfer in credits on success; a failed transfer out gets its money back. */
   private *settleMoney(row: TransactionRow, outcome: TransferOutcome, at: Date): SqlProgram<void> {
-    const posting = {
-      platformId: row.platformId,
-      accountId: row.internalAccountId ?? "",
-      amount: row.amount,
-      reference: row.id,
-      at,
-    };
+    const posting = postingOf(row, at);
     if (outcome.kind === "SUCCEED" && row.type === "TRANSFER_IN") {
       yield* credit({ ...posting, kind: "TRANSFER_IN" });
     }
