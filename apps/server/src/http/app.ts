@@ -14,7 +14,11 @@ import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
 import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
-import { operationRouter, type ApiDocument } from "./operation-router.js";
+import {
+  operationRouter,
+  type ApiDocument,
+  type OperationRouterOptions,
+} from "./operation-router.js";
 import { refuseUnstorableUrl } from "./storable-strings.js";
 
 export interface AppOptions {
@@ -87,21 +91,7 @@ export function createApp(options: AppOptions): Express {
       // Servers of one process with the same document and options share
       // their compiled validators (the security handlers are module-level).
       shareKey: `${createHash("sha256").update(apiText).digest("hex")}:${options.validateResponses}`,
-      validator: {
-        // Bodies are JSON and keep their types: `"name": false` is an error,
-        // not "false". Path and query parameters, strings on the wire, are
-        // coerced by the validator whatever this option says.
-        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-        validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-        // Credentials are checked by the authenticator above, before
-        // validation; these handlers only apply each operation's `security`
-        // (BasicAuth and/or AgentAuth) to the kind of caller it found.
-        validateSecurity: { handlers: securityHandlers },
-        validateFormats: true,
-        // The one upload, a customers CSV: a single file of at most 1 MB,
-        // kept in memory for the handler.
-        fileUploader: { limits: { fileSize: 1024 * 1024, files: 1 } },
-      },
+      validator: apiValidatorOptions(options.validateResponses),
     }),
   );
   api.use(operationDispatcher(options.operations));
@@ -128,6 +118,27 @@ export function createApp(options: AppOptions): Express {
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
   app.use(errorHandler(log, logPath));
   return app;
+}
+
+/** express-openapi-validator's options for the API (all but the document). */
+export function apiValidatorOptions(
+  validateResponses: boolean,
+): OperationRouterOptions["validator"] {
+  return {
+    // Bodies are JSON and keep their types: `"name": false` is an error,
+    // not "false". Path and query parameters, strings on the wire, are
+    // coerced by the validator whatever this option says.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+    validateResponses: validateResponses ? { removeAdditional: false } : false,
+    // Credentials are checked by the authenticator above, before
+    // validation; these handlers only apply each operation's `security`
+    // (BasicAuth and/or AgentAuth) to the kind of caller it found.
+    validateSecurity: { handlers: securityHandlers },
+    validateFormats: true,
+    // The one upload, a customers CSV: a single file of at most 1 MB,
+    // kept in memory for the handler.
+    fileUploader: { limits: { fileSize: 1024 * 1024, files: 1 } },
+  };
 }
 
 function messageOf(err: unknown): string {

@@ -1,8 +1,14 @@
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import express, { type NextFunction, type Request, type Response } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
+import { API_BASE_PATH } from "../config.js";
 import { openApiPath } from "../paths.js";
-import { onePathDocument, PathTree, type ApiDocument } from "./operation-router.js";
+import { apiValidatorOptions } from "./app.js";
+import { onePathDocument, PathTree, servedPaths, type ApiDocument } from "./operation-router.js";
 
 const doc = parse(readFileSync(openApiPath, "utf8")) as ApiDocument;
 
@@ -48,14 +54,64 @@ describe("PathTree", () => {
 });
 
 describe("onePathDocument", () => {
-  it("keeps one path and every component, so each reference resolves inside the copy", () => {
-    const one = onePathDocument(doc, "/customers");
-    expect(Object.keys(one.paths)).toEqual(["/customers"]);
-    const text = JSON.stringify(one);
-    for (const [, kind, name] of text.matchAll(/"#\/components\/([^/"]+)\/([^"]+)"/g)) {
-      expect(one.components?.[kind!]?.[name!], `${kind}/${name}`).toBeDefined();
+  it("keeps one path and the components it reaches, so each reference resolves inside the copy", () => {
+    for (const path of Object.keys(doc.paths)) {
+      const one = onePathDocument(doc, path);
+      expect(Object.keys(one.paths)).toEqual([path]);
+      const text = JSON.stringify(one);
+      for (const [, kind, name] of text.matchAll(/"#\/components\/([^/"]+)\/([^"/]+)"/g)) {
+        expect(one.components?.[kind!]?.[name!], `${path}: ${kind}/${name}`).toBeDefined();
+      }
+      // Each component kept whole, in document order; every security scheme.
+      for (const [kind, entries] of Object.entries(one.components ?? {})) {
+        const names = Object.keys(doc.components?.[kind] ?? {});
+        expect(
+          names.filter((name) => name in entries),
+          `${path}: ${kind}`,
+        ).toEqual(Object.keys(entries));
+        for (const [name, value] of Object.entries(entries)) {
+          expect(value).toEqual(doc.components?.[kind]?.[name]);
+        }
+      }
+      expect(one.components?.securitySchemes).toEqual(doc.components?.securitySchemes);
     }
-    expect(one.components).toEqual(doc.components);
+  });
+
+  it("follows references from component to component and through discriminator mappings", () => {
+    const small: ApiDocument = {
+      openapi: "3.1.0",
+      paths: { "/a": { get: { responses: { "200": { $ref: "#/components/responses/A" } } } } },
+      components: {
+        responses: {
+          A: { content: { "application/json": { schema: { $ref: "#/components/schemas/A" } } } },
+          Unused: { description: "unused" },
+        },
+        schemas: {
+          Unused: { type: "string" },
+          A: {
+            oneOf: [{ $ref: "#/components/schemas/B" }],
+            discriminator: {
+              propertyName: "kind",
+              mapping: { b: "#/components/schemas/B", c: "C" },
+            },
+          },
+          B: { properties: { c: { $ref: "#/components/schemas/C" } } },
+          C: { type: "object" },
+        },
+      },
+    };
+    expect(onePathDocument(small, "/a").components).toEqual({
+      responses: { A: small.components!.responses!.A },
+      schemas: {
+        A: small.components!.schemas!.A,
+        B: small.components!.schemas!.B,
+        C: { type: "object" },
+      },
+    });
+    small.components!.schemas!.B = { $ref: "#/components/schemas/Missing" };
+    expect(() => onePathDocument(small, "/a")).toThrow(
+      /cannot follow #\/components\/schemas\/Missing/,
+    );
   });
 
   it("is a copy: changing it leaves the document as it was", () => {
@@ -63,4 +119,129 @@ describe("onePathDocument", () => {
     (one.paths["/customers"] as Record<string, unknown>).get = null;
     expect(doc.paths["/customers"]?.get).not.toBeNull();
   });
+
+  // As it loads a document, the validator annotates a discriminated oneOf
+  // with a validator for each branch, and reads those annotations back on a
+  // request body alone. Which schemas it annotates depends on every
+  // component it walks, in document order, so a one-path document must give
+  // each request body the annotations it has in the whole document (as the
+  // validators of one path with every component, before, gave it). The rest
+  // of what the validator prepares does not depend on the other components.
+  it(
+    "prepares every request body as the whole document does",
+    async () => {
+      const served = servedPaths(doc);
+      const withBodies = served.flatMap((path) =>
+        Object.entries(doc.paths[path]!)
+          .filter(([, operation]) => isRecord(operation) && operation.requestBody !== undefined)
+          .map(([method]) => ({ method: method.toUpperCase(), path })),
+      );
+      const whole = await prepared(
+        { ...doc, paths: Object.fromEntries(served.map((path) => [path, doc.paths[path]!])) },
+        withBodies,
+      );
+      // Not vacuous: customers are created through a discriminated oneOf.
+      expect(whole.get("POST /customers")?.bodies["application/json"]).toMatchObject({
+        property: "customerType",
+      });
+      for (const path of new Set(withBodies.map((r) => r.path))) {
+        const requests = withBodies.filter((r) => r.path === path);
+        const one = await prepared(onePathDocument(doc, path), requests);
+        for (const { method } of requests) {
+          const key = `${method} ${path}`;
+          expect(one.get(key), key).toEqual(whole.get(key));
+        }
+      }
+    },
+    5 * 60_000,
+  );
 });
+
+/** What the validator prepared for one operation, as its middleware exposes it on the request. */
+interface Prepared {
+  route: string | undefined;
+  /** The operation, its request body and responses resolved. */
+  operation: string;
+  /** By content type: the body's discriminator annotation, if any. */
+  bodies: Record<string, Json>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+interface DiscriminatorAnnotation {
+  property: string;
+  options: Json;
+  validators: Record<string, { schema: Json }>;
+}
+
+interface OperationLike {
+  requestBody?: {
+    content?: Record<string, { schema?: { _discriminator?: DiscriminatorAnnotation } }>;
+  };
+}
+
+/**
+ * Loads the validator (with the API's options) over `apiSpec`, sends it each
+ * request (with no body or credentials: refused, but the operation is found
+ * first) and reads what it prepared.
+ */
+async function prepared(
+  apiSpec: ApiDocument,
+  requests: { method: string; path: string }[],
+): Promise<Map<string, Prepared>> {
+  const found = new Map<string, Prepared>();
+  const record = (req: Request, res: Response): void => {
+    const openapi = (req as Request & { openapi?: { openApiRoute: string; schema: OperationLike } })
+      .openapi;
+    const operation = openapi?.schema ?? {};
+    const bodies = Object.entries(operation.requestBody?.content ?? {}).map(
+      ([type, media]): [string, Json] => {
+        const annotation = media.schema?._discriminator;
+        return [
+          type,
+          annotation === undefined
+            ? null
+            : {
+                property: annotation.property,
+                options: annotation.options,
+                branches: Object.fromEntries(
+                  Object.entries(annotation.validators).map(([option, v]) => [option, v.schema]),
+                ),
+              },
+        ];
+      },
+    );
+    found.set(`${req.method} ${req.get("x-path")}`, {
+      route: openapi?.openApiRoute,
+      operation: JSON.stringify(operation),
+      bodies: Object.fromEntries(bodies),
+    });
+    res.status(204).end();
+  };
+  const app = express();
+  app.use(
+    OpenApiValidator.middleware({
+      ...apiValidatorOptions(true),
+      apiSpec: apiSpec as unknown as Parameters<typeof OpenApiValidator.middleware>[0]["apiSpec"],
+    }),
+  );
+  app.use(record);
+  app.use((_err: unknown, req: Request, res: Response, _next: NextFunction) => record(req, res));
+  const server = app.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  try {
+    const { port } = server.address() as AddressInfo;
+    for (const { method, path } of requests) {
+      const url = `http://127.0.0.1:${port}${API_BASE_PATH}${path.replace(/\{[^}]+\}/g, "Sample:1")}`;
+      await fetch(url, { method, headers: { "x-path": path } });
+    }
+  } finally {
+    server.close();
+    server.closeAllConnections();
+  }
+  return found;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}

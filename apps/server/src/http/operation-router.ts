@@ -12,7 +12,7 @@ import { ApiError } from "../errors.js";
 // operations) and answers 404 and 405 itself. express-openapi-validator then
 // validates the request against that one path: each path has a validator of
 // its own, made on first use from a copy of the document that holds only that
-// path (and all the components). The validator's own route lookup
+// path and the components it reaches. The validator's own route lookup
 // tries every documented path in turn, compiling each pattern again on every
 // request; over a one-path document that lookup is a single step, through
 // the validator's public options alone.
@@ -73,15 +73,72 @@ function find(node: Node, segments: string[], index: number): string | undefined
 }
 
 /**
- * The document with only `path` (and every component: a validator given a
- * pruned set of components was seen to pick the wrong branch of a
- * discriminated oneOf). A deep copy: validators may annotate the document
- * they are given.
+ * The document with only `path` and the components it reaches (through
+ * `$ref`s and discriminator mappings, transitively), kept in document order.
+ * As it loads a document, the validator walks every component it is given
+ * and compiles the branches of each discriminated oneOf: given every
+ * component, that walk was most of each path's first request (1.5 s and
+ * more). A deep copy: validators may annotate the document they are given.
+ *
+ * That walk also annotates schemas it meets after a discriminated oneOf, in
+ * order, so which components are given, and their order, can change the
+ * annotations of the ones the path reaches (in another order, a branch was
+ * given another branch's properties). The validator reads those annotations
+ * only on a request body: operation-router.test.ts checks that every body
+ * comes out as in the whole document.
  */
 export function onePathDocument(doc: ApiDocument, path: string): ApiDocument {
   const item = doc.paths[path];
   if (!item) throw new Error(`no path ${path}`);
-  return structuredClone({ ...doc, paths: { [path]: item }, webhooks: undefined });
+  const components = doc.components ?? {};
+  const reached = new Set<string>();
+  const follow = (ref: string): void => {
+    const [kind, name] = ref.startsWith("#/components/") ? ref.split("/").slice(2) : [];
+    const target = kind === undefined || name === undefined ? undefined : components[kind]?.[name];
+    if (target === undefined) throw new Error(`${path}: cannot follow ${ref}`);
+    const key = `${kind}/${name}`;
+    if (reached.has(key)) return;
+    reached.add(key);
+    visit(target);
+  };
+  const visit = (value: Json): void => {
+    if (Array.isArray(value)) {
+      for (const entry of value) visit(entry);
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, entry] of Object.entries(value)) {
+        if (key === "$ref" && typeof entry === "string") follow(entry);
+        else visit(entry);
+      }
+      // A discriminator's mapping names schemas too (by reference or by name).
+      const mapping = isObject(value.discriminator) ? value.discriminator.mapping : undefined;
+      if (isObject(mapping)) {
+        for (const target of Object.values(mapping)) {
+          if (typeof target === "string") {
+            follow(target.startsWith("#") ? target : `#/components/schemas/${target}`);
+          }
+        }
+      }
+    }
+  };
+  visit(item);
+  const kept: Record<string, Record<string, Json>> = {};
+  for (const [kind, entries] of Object.entries(components)) {
+    // Security schemes are named by `security` requirements, not by $refs.
+    const names = Object.keys(entries).filter(
+      (name) => kind === "securitySchemes" || reached.has(`${kind}/${name}`),
+    );
+    if (names.length > 0) kept[kind] = Object.fromEntries(names.map((n) => [n, entries[n]!]));
+  }
+  return structuredClone({
+    ...doc,
+    paths: { [path]: item },
+    components: kept,
+    webhooks: undefined,
+  });
+}
+
+function isObject(value: Json | undefined): value is { [key: string]: Json } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
@@ -103,6 +160,11 @@ export interface OperationRouterOptions {
 /** Validators of every router made with a shareKey, by key and path. */
 const sharedValidators = new Map<string, RequestHandler>();
 
+/** The paths of the versioned API: those without servers of their own. */
+export function servedPaths(doc: ApiDocument): string[] {
+  return Object.keys(doc.paths).filter((path) => doc.paths[path]!.servers === undefined);
+}
+
 /**
  * Middleware for the versioned API's router (mounted at the base path): finds
  * the operation's path, refuses unknown paths (404) and methods (405 with
@@ -111,7 +173,7 @@ const sharedValidators = new Map<string, RequestHandler>();
  */
 export function operationRouter(options: OperationRouterOptions): RequestHandler {
   const { doc } = options;
-  const served = Object.keys(doc.paths).filter((path) => doc.paths[path]!.servers === undefined);
+  const served = servedPaths(doc);
   const tree = new PathTree(served);
   const allowed = new Map(
     served.map((path) => [
