@@ -531,8 +531,7 @@ export class QuoteService {
     await this.assertPayable(ctx, quote);
     const paid = await this.pay(ctx, quote, false);
     const row = await this.transactions.getRow(ctx, paid.transactionId ?? "");
-    const [view] = await this.transactions.view([row]);
-    return view!;
+    return this.transactions.viewOne(row);
   }
 
   /** Moves the quote on with its payment transaction, and starts the payment. */

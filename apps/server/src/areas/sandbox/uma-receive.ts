@@ -139,8 +139,7 @@ export class UmaReceiveService {
         realNow,
       ),
     );
-    const [view] = await this.transactions.view([row]);
-    return view as IncomingTransaction;
+    return (await this.transactions.viewOne(row)) as IncomingTransaction;
   }
 
   /** The receiver: its UMA address, or the address of the customer named instead. */

@@ -65,10 +65,6 @@ export function ownersOf(
   );
 }
 
-function iso(date: Date | null): string | undefined {
-  return date === null ? undefined : date.toISOString();
-}
-
 function refundOf(row: TransactionRow): Schemas["Refund"] | undefined {
   if (row.refundStatus === null || row.refundedAt === null) return undefined;
   return {
@@ -98,7 +94,7 @@ export function toTransaction(row: TransactionRow, owner: Owner): Transaction {
     updatedAt: row.updatedAt.toISOString(),
     ...(row.completedAt !== null ? { settledAt: row.completedAt.toISOString() } : {}),
     ...(row.receiptDeliveryConfirmedAt !== null
-      ? { receiptDeliveryConfirmedAt: iso(row.receiptDeliveryConfirmedAt) }
+      ? { receiptDeliveryConfirmedAt: row.receiptDeliveryConfirmedAt.toISOString() }
       : {}),
     ...(row.agentId !== null ? { agentId: row.agentId } : {}),
     ...(row.quoteId !== null ? { quoteId: row.quoteId } : {}),

@@ -75,6 +75,12 @@ export class TransactionService {
     return rows.map((row) => toTransaction(row, owners.get(row.id)!));
   }
 
+  /** The API view of one row. */
+  async viewOne(row: TransactionRow): Promise<Transaction> {
+    const [view] = await this.view([row]);
+    return view!;
+  }
+
   /** One transaction, a card transaction included (their ids tell them apart). */
   async get(ctx: RequestContext, id: string): Promise<AnyTransaction> {
     if (id.startsWith("CardTransaction:")) {
@@ -84,8 +90,7 @@ export class TransactionService {
       if (!row) throw notFound("TRANSACTION_NOT_FOUND", `Transaction ${id} not found`);
       return toCardTransaction(row);
     }
-    const [view] = await this.view([await this.getRow(ctx, id)]);
-    return view!;
+    return this.viewOne(await this.getRow(ctx, id));
   }
 
   /**
@@ -252,8 +257,7 @@ export class TransactionService {
     const updated = await this.services.data.transaction(() =>
       confirmReceipt(row, confirmedAt, at),
     );
-    const [view] = await this.view([updated]);
-    return view!;
+    return this.viewOne(updated);
   }
 
   private async decide(
@@ -288,8 +292,7 @@ export class TransactionService {
     };
     try {
       const moved = await this.services.data.transaction(() => action.run(row, times));
-      const [view] = await this.view([moved]);
-      return view!;
+      return await this.viewOne(moved);
     } catch (err) {
       // Decided (or otherwise moved) by a concurrent request or job first.
       if (err instanceof StaleTransactionError) throw refused();

@@ -130,8 +130,7 @@ export class TransferService {
     };
     const outcome = awaiting ? undefined : transferOutcome(external.identifier).outcome;
     const row = await this.services.data.transaction(() => this.start(opening, outcome, times));
-    const [view] = await this.transactions.view([row]);
-    return view!;
+    return this.transactions.viewOne(row);
   }
 
   /**
