@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
-import { countRows } from "./money-helpers.js";
+import { balanceEvents, countRows } from "./money-helpers.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   activeCard,
@@ -96,6 +96,15 @@ describe.each(databases)("card transactions on %s", (kind) => {
       expect(await balanceOf(sandbox, accountId)).toBe(7500);
       expect(await getTransaction(txn.id)).toEqual(txn);
       await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED"]);
+      // The hold is a balance change: the funding source is announced as it now reads.
+      const { data: accounts } = await sandbox.client.GET("/customers/internal-accounts", {
+        params: { query: { customerId } },
+      });
+      const [held, funded] = await balanceEvents(sandbox.client, accountId);
+      expect(held).toEqual(accounts!.data.find((a) => a.id === accountId));
+      expect(held!.balance.amount).toBe(7500);
+      expect(held!.updatedAt).toBe(txn.createdAt);
+      expect(funded!.balance.amount).toBe(10_000);
     });
 
     it("declines what the funding source cannot cover, and pulls nothing", async () => {
@@ -109,6 +118,8 @@ describe.each(databases)("card transactions on %s", (kind) => {
       });
       expect(await balanceOf(sandbox, accountId)).toBe(1000);
       await expectEvents(txn, ["CARD_TRANSACTION.DECLINED"]);
+      // Only the funding moved the balance.
+      expect(await balanceEvents(sandbox.client, accountId)).toHaveLength(1);
       expect((await authorize(sandbox, card.id, 1000)).status).toBe("AUTHORIZED");
       expect(await balanceOf(sandbox, accountId)).toBe(0);
     });
@@ -590,6 +601,13 @@ describe.each(databases)("card transactions on %s", (kind) => {
           .where("kind", "=", "CARD_AUTHORIZATION"),
       );
       expect(pulls).toBe(100);
+      // Each approval's event carries the balance its own debit left: 69,300 down to 0.
+      const balances = (await balanceEvents(sandbox.client, accountId))
+        .map((a) => a.balance.amount)
+        .filter((amount) => amount < 100 * 700);
+      expect(balances.sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 100 }, (_, i) => 700 * i),
+      );
     });
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { withId } from "./money-helpers.js";
+import { balanceEvents, withId } from "./money-helpers.js";
 
 type Account = Schemas["InternalAccount"];
 
@@ -168,6 +168,23 @@ describe.each(databases)("internal accounts on %s", (kind) => {
     expect(await ledgerSum(account!.id)).toBe(13_000n);
   });
 
+  it("announces each balance change with INTERNAL_ACCOUNT.BALANCE_UPDATED, carrying the account after it", async () => {
+    const [account] = await accountsOf(await newCustomer(["GBP"]));
+    expect(await balanceEvents(sandbox.client, account!.id)).toEqual([]);
+    const path = { accountId: account!.id };
+    const answers = [];
+    for (const amount of [500, 250]) {
+      const { data } = await sandbox.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
+        params: { path },
+        body: { amount },
+      });
+      answers.push(data!);
+    }
+    // Newest first: each event is the account exactly as that funding answered it.
+    expect(await balanceEvents(sandbox.client, account!.id)).toEqual(answers.reverse());
+    expect(answers.map((a) => a.balance.amount)).toEqual([750, 500]);
+  });
+
   it("keeps the balance equal to the ledger under concurrent funding", async () => {
     const [account] = await accountsOf(await newCustomer(["MXN"]));
     const path = { accountId: account!.id };
@@ -182,6 +199,13 @@ describe.each(databases)("internal accounts on %s", (kind) => {
     const [read] = await accountsOf(account!.customerId!);
     expect(read!.balance.amount).toBe(2_000);
     expect(await ledgerSum(account!.id)).toBe(2_000n);
+    // One event per funding, each with the balance that funding left.
+    const balances = (await balanceEvents(sandbox.client, account!.id)).map(
+      (a) => a.balance.amount,
+    );
+    expect(balances.sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => 100 * (i + 1)),
+    );
   });
 
   it("rejects a non-positive or fractional amount", async () => {

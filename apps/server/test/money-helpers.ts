@@ -241,6 +241,20 @@ export async function countRows<TB extends keyof Tables>(
   return countOf(await db.one(from.select((eb) => eb.fn.countAll().as("count"))));
 }
 
+/**
+ * The accounts that INTERNAL_ACCOUNT.BALANCE_UPDATED events carried about one
+ * account (at most 100), read from the event log, newest first.
+ */
+export async function balanceEvents(client: SandboxClient, accountId: string): Promise<Account[]> {
+  const { data, error } = await client.GET("/sandbox/webhooks/events", {
+    params: {
+      query: { type: "INTERNAL_ACCOUNT.BALANCE_UPDATED", objectId: accountId, limit: 100 },
+    },
+  });
+  if (!data) throw new Error(`event log: ${JSON.stringify(error)}`);
+  return data.data.map((event) => event.payload.data as Account);
+}
+
 /** Types and data of the webhook events recorded about one object, oldest first. */
 export async function eventsAbout(
   db: Database,

@@ -58,6 +58,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "REJECTED",
       '{"status":"COMPLETED","progress":{"total":1,"processed":1,"successful":1,"failed":0}}',
       '{"amount":100000,"currency":{"code":"USD","name":"US Dollar","symbol":"$","decimals":2}}',
+      "100000",
       "MATCHED",
       "INVALID_BANK_ACCOUNT",
       '{"type":"OUTGOING","status":"COMPLETED","sent":25000}',
@@ -80,7 +81,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "COMPLETED",
     ]);
     // The idempotent transfer printed one transaction twice.
-    expect(lines[13]).toBe(lines[14]);
+    expect(lines[14]).toBe(lines[15]);
     await expectLedgersBalanced(sandbox.server.data);
     // A fresh sandbox compiles each operation's response check on first use,
     // and the walkthrough uses many operations once each.

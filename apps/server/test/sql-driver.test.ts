@@ -23,20 +23,17 @@ describe.each(databases)("direct SQL transactions on %s", (kind) => {
   });
 
   const at = new Date("2025-10-13T09:30:00.000Z");
+  const platformRow = (id: string) => ({
+    id,
+    name: id,
+    webhookPrivateKey: "k",
+    otpSigningPrivateKey: "k",
+    clockOffsetSeconds: 0,
+    createdAt: at,
+    updatedAt: at,
+  });
   function* insertPlatform(id: string, fail = false): SqlProgram<string> {
-    yield {
-      kind: "insert",
-      table: "Platform",
-      row: {
-        id,
-        name: id,
-        webhookPrivateKey: "k",
-        otpSigningPrivateKey: "k",
-        clockOffsetSeconds: 0,
-        createdAt: at,
-        updatedAt: at,
-      },
-    };
+    yield { kind: "insert", table: "Platform", row: platformRow(id) };
     if (fail) throw new Error(`program ${id} fails after its insert`);
     return id;
   }
@@ -86,6 +83,35 @@ describe.each(databases)("direct SQL transactions on %s", (kind) => {
       }) as unknown[];
     }
     expect(await sql.transaction(rename)).toHaveLength(2);
+  });
+
+  it("writes a guarded step's inserts only when the guard matched, filled from the row it returned", async () => {
+    function* guarded(min: number): SqlProgram<unknown> {
+      return yield {
+        kind: "guarded",
+        sql: `UPDATE "Platform" SET "clockOffsetSeconds" = "clockOffsetSeconds" + 1 WHERE "id" = ? AND "clockOffsetSeconds" >= ? RETURNING "clockOffsetSeconds"`,
+        params: ["p-c", min],
+        inserts: [
+          {
+            table: "Platform",
+            row: { ...platformRow(`p-fill-${min}`), name: "offset \u0001, twice \u0001" },
+            fromGuard: { clockOffsetSeconds: "clockOffsetSeconds" },
+            fillFromGuard: { column: "name", token: "\u0001", from: "clockOffsetSeconds" },
+          },
+        ],
+      };
+    }
+    expect(await sql.transaction(() => guarded(1))).toBeUndefined();
+    expect(
+      await sql.one(`SELECT "id" FROM "Platform" WHERE "id" = ?`, ["p-fill-1"]),
+    ).toBeUndefined();
+    expect(await sql.transaction(() => guarded(0))).toBeDefined();
+    const row = await sql.one(
+      `SELECT "name", "clockOffsetSeconds" FROM "Platform" WHERE "id" = ?`,
+      ["p-fill-0"],
+    );
+    expect(row?.name).toBe("offset 1, twice 1");
+    expect(Number(row?.clockOffsetSeconds)).toBe(1);
   });
 
   it("reads a stored time as the instant written, whatever the local time zone", async () => {

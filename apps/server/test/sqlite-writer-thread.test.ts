@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countRows } from "./money-helpers.js";
-import { q } from "../src/db/query.js";
+import { q, type Row } from "../src/db/query.js";
 import type { AuthorizationPlan } from "../src/areas/card-transactions/authorization.js";
 import { parseDatabaseUrl } from "../src/db/client.js";
 import { COMPLETE_CHECKPOINT_EVERY, SqliteWriterThread } from "../src/db/sql-runner.js";
@@ -22,6 +22,7 @@ describe("the SQLite writer thread", () => {
   let card: Card;
   let accountId: string;
   let platformId: string;
+  let account: Row<"InternalAccount">;
 
   beforeAll(async () => {
     sandbox = await startSandbox("sqlite");
@@ -32,6 +33,11 @@ describe("the SQLite writer thread", () => {
     );
     if (!row) throw new Error("the card was just created");
     platformId = row.platformId;
+    const accountRow = await sandbox.server.data.one(
+      q.selectFrom("InternalAccount").selectAll().where("id", "=", accountId),
+    );
+    if (!accountRow) throw new Error("the account was just opened");
+    account = accountRow;
   });
   afterAll(async () => {
     await writer?.close();
@@ -46,6 +52,7 @@ describe("the SQLite writer thread", () => {
       customerId: card.cardholderId,
       platformCustomerId: card.cardholderId,
       fundingSources: [accountId],
+      fundingAccounts: [account],
       amount: BigInt(amount),
       currency: "USD",
       merchant: { descriptor: "THREAD TEST", mcc: "5814", country: "US" },

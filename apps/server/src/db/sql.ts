@@ -29,6 +29,12 @@ export interface SqlInsert {
    * guard returned (column → returned column), e.g. a balance after a debit.
    */
   fromGuard?: Readonly<Record<string, string>>;
+  /**
+   * In a guarded step only: a text column written from a template whose
+   * `token` is replaced, everywhere, by a column of the guard's row as text;
+   * e.g. an event's payload that carries the balance after a debit.
+   */
+  fillFromGuard?: Readonly<{ column: string; token: string; from: string }>;
 }
 
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
@@ -212,11 +218,14 @@ class SqliteDriver implements SqlDriver {
 
   private insert(insert: SqlInsert, guard?: SqlRow): number {
     const columns = Object.keys(insert.row);
+    const fill = insert.fillFromGuard;
     const values = columns.map((c) => {
       const from = insert.fromGuard?.[c];
-      return from !== undefined && guard !== undefined
-        ? (guard[from] as SqlValue)
-        : sqliteValue(insert.row[c] ?? null);
+      if (from !== undefined && guard !== undefined) return guard[from] as SqlValue;
+      if (fill?.column === c && guard !== undefined) {
+        return String(insert.row[c]).replaceAll(fill.token, String(guard[fill.from]));
+      }
+      return sqliteValue(insert.row[c] ?? null);
     });
     return this.insertStatement(insert.table, columns).run(...values).changes;
   }
@@ -327,11 +336,14 @@ function guardedStatement(
   const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
   const selects = inserts.map((insert) => {
     const columns = Object.keys(insert.row);
+    const fill = insert.fillFromGuard;
     const expressions = columns.map((c) => {
       const from = insert.fromGuard?.[c];
       if (from !== undefined) return `"guard"."${from}"`;
       values.push(pgValue(insert.row[c] ?? null));
-      return "?";
+      if (fill?.column !== c || guardSql === undefined) return "?";
+      values.push(fill.token);
+      return `replace(?, ?, "guard"."${fill.from}"::text)`;
     });
     const names = columns.map((c) => `"${c}"`).join(", ");
     const source = guardSql === undefined ? "" : ` FROM "guard"`;

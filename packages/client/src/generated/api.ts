@@ -1902,6 +1902,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "internal-account-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Internal account changed
+         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["internalAccountStatusWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "external-account-status": {
         parameters: {
             query?: never;
@@ -3796,7 +3816,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -12667,6 +12687,81 @@ export interface operations {
                     /** @enum {string} */
                     type?: "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED";
                     data?: components["schemas"]["BulkCustomerImportJob"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    internalAccountStatusWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:5c2e8f14-7a3b-4d9e-b061-3f8a2c7d1e95",
+                 *       "type": "INTERNAL_ACCOUNT.BALANCE_UPDATED",
+                 *       "timestamp": "2025-10-13T09:41:12Z",
+                 *       "data": {
+                 *         "id": "InternalAccount:8d4f2b63-1e7a-4c5d-9b08-6a3e1f7c2d40",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "type": "EMBEDDED_WALLET",
+                 *         "status": "ACTIVE",
+                 *         "balance": {
+                 *           "amount": 4250,
+                 *           "currency": {
+                 *             "code": "USDB",
+                 *             "name": "USDB",
+                 *             "symbol": "USDB",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "totalBalance": {
+                 *           "amount": 4250,
+                 *           "currency": {
+                 *             "code": "USDB",
+                 *             "name": "USDB",
+                 *             "symbol": "USDB",
+                 *             "decimals": 2
+                 *           }
+                 *         },
+                 *         "fundingPaymentInstructions": [],
+                 *         "privateEnabled": false,
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "updatedAt": "2025-10-13T09:41:12Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type?: "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED";
+                    data?: components["schemas"]["InternalAccount"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

@@ -42,8 +42,15 @@ export interface AuthorizationPlan {
   customerId: string;
   /** The cardholder's platformCustomerId, kept on the transaction. */
   platformCustomerId: string;
-  /** Tried in order; the first that covers the amount is pulled from. */
+  /** The card's funding sources (ids), in the card's order. */
   fundingSources: readonly string[];
+  /**
+   * The funding sources as read before the authorization, in the same order
+   * (an id that names no account of the platform is left out): tried in
+   * order, the first that covers the amount is pulled from, and its balance
+   * event shows it as read, with the balance the debit returns.
+   */
+  fundingAccounts: readonly RowOf<"InternalAccount">[];
   amount: bigint;
   currency: string;
   merchant: { descriptor: string; mcc?: string | undefined; country?: string | undefined };
@@ -118,7 +125,8 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
 
   if (plan.declineReason === undefined) {
     const pullId = newId("CardTransactionEvent");
-    for (const source of plan.fundingSources) {
+    for (const account of plan.fundingAccounts) {
+      const source = account.id;
       const row = transaction(source, null);
       const records: SqlInsert[] = [
         { table: "CardTransaction", row },
@@ -154,7 +162,8 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
         records.push({ table: "Job", row: job });
       }
       const posting = { platformId, accountId: source, amount, at, reference: id };
-      const debited = yield guardedDebit({ ...posting, kind: "CARD_AUTHORIZATION" }, records);
+      const debit = { ...posting, kind: "CARD_AUTHORIZATION" };
+      const debited = yield guardedDebit(debit, account, records);
       if (balanceOf(debited) === null) continue;
       if (!failsAtOnce(pull)) return row;
       return yield* failPullAtOnce(row, pullId, pull, posting, announce);

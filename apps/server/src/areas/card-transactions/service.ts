@@ -169,6 +169,15 @@ const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
     .where("Card.platformId", "=", args.platformId),
 );
 
+/** A funding source as the authorization's balance event shows it: compiled once. */
+const fundingAccount = prepared((args: { id: string; platformId: string }) =>
+  q
+    .selectFrom("InternalAccount")
+    .selectAll()
+    .where("id", "=", args.id)
+    .where("platformId", "=", args.platformId),
+);
+
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
@@ -220,12 +229,16 @@ export class CardTransactionService {
             : rule.kind === "DECLINE"
               ? rule.declineReason
               : undefined;
+    const fundingSources = JSON.parse(card.fundingSources) as string[];
+    const fundingAccounts =
+      declineReason === undefined ? await this.fundingAccounts(ctx, fundingSources) : [];
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
       customerId: card.cardholderId,
       platformCustomerId: card.platformCustomerId,
-      fundingSources: JSON.parse(card.fundingSources) as string[],
+      fundingSources,
+      fundingAccounts,
       amount,
       currency: input.currency.code,
       merchant: input.merchant,
@@ -235,6 +248,15 @@ export class CardTransactionService {
       pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
     };
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
+  }
+
+  /** The card's funding sources that exist, in the card's order. */
+  private async fundingAccounts(ctx: RequestContext, ids: readonly string[]) {
+    const platformId = ctx.platformId;
+    const rows = await Promise.all(
+      ids.map((id) => this.services.data.one(fundingAccount({ id, platformId }))),
+    );
+    return rows.filter((row) => row !== undefined);
   }
 
   /** The card as the authorization needs it, in one read. */

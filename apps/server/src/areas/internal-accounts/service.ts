@@ -6,10 +6,8 @@ import { type RequestContext, type Services, scopedTo } from "../../http/context
 import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
 import { credit } from "../ledger/ledger.js";
 import { createTransaction } from "../transactions/records.js";
-import { currencyAmount } from "../quotes/exchange-rates.js";
-import { fundingInstructionsFor } from "./funding-instructions.js";
+import { toInternalAccount, type InternalAccount } from "./view.js";
 
-export type InternalAccount = Schemas["InternalAccount"];
 type AuthMethod = Schemas["AuthMethod"];
 type AccountRow = Row<"InternalAccount">;
 type AuthMethodRow = Row<"AuthMethod">;
@@ -17,23 +15,6 @@ type AuthMethodRow = Row<"AuthMethod">;
 /** The queries of the two lists, as validated. */
 export type CustomerAccountFilter = Query<"listCustomerInternalAccounts">;
 export type PlatformAccountFilter = Query<"listPlatformInternalAccounts">;
-
-export function toInternalAccount(row: AccountRow): InternalAccount {
-  // Money settles at once in the sandbox: nothing is held back from `balance`.
-  const balance = currencyAmount(row.balance, row.currency);
-  return {
-    id: row.id,
-    ...(row.customerId !== null ? { customerId: row.customerId } : {}),
-    type: row.type as InternalAccount["type"],
-    status: row.status as InternalAccount["status"],
-    balance,
-    totalBalance: balance,
-    fundingPaymentInstructions: fundingInstructionsFor(row),
-    ...(row.type === "EMBEDDED_WALLET" ? { privateEnabled: row.privacyEnabled } : {}),
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  };
-}
 
 export function toAuthMethod(row: AuthMethodRow): AuthMethod {
   return {

@@ -8,7 +8,8 @@ import { Activity } from "../../signing/activities.js";
 import type { WalletHeaders } from "../../signing/headers.js";
 import type { ChallengeBody, SignedRequests } from "../../signing/signed-requests.js";
 import { requireClientPublicKey } from "../auth/sessions.js";
-import { toInternalAccount, type InternalAccount, type InternalAccountService } from "./service.js";
+import type { InternalAccountService } from "./service.js";
+import { toInternalAccount, type InternalAccount } from "./view.js";
 
 export type WalletExport = Schemas["InternalAccountExportResponse"];
 type AccountRow = Row<"InternalAccount">;

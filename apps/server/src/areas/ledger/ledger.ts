@@ -1,13 +1,18 @@
-import { q, one, rowOf, statement } from "../../db/query.js";
+import { q, one, rowOf, statement, type Row } from "../../db/query.js";
 import type { SqlInsert, SqlProgram, SqlStep } from "../../db/sql.js";
+import { emitEvent, outboxRow, type EventInput } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
+import { toInternalAccount } from "../internal-accounts/view.js";
 import { amountOutOfRange, MAX_AMOUNT } from "./amount-range.js";
 
 // A balance changes only here, and only together with the ledger entry that
-// explains it, in the same transaction. Both directions are one conditional
-// UPDATE (no read-then-write): a debit never takes a balance below zero, a
-// credit never above MAX_AMOUNT (the API's range), and neither touches an
-// account of another platform.
+// explains it and its INTERNAL_ACCOUNT.BALANCE_UPDATED event, in the same
+// transaction. Both directions are one conditional UPDATE (no
+// read-then-write): a debit never takes a balance below zero, a credit never
+// above MAX_AMOUNT (the API's range), and neither touches an account of
+// another platform.
+
+type AccountRow = Row<"InternalAccount">;
 
 export interface Posting {
   platformId: string;
@@ -50,6 +55,34 @@ export function balanceOutOfRange(p: Posting) {
   );
 }
 
+/** The event of a balance change: the account as the API shows it after the change. */
+function balanceUpdated(account: AccountRow, at: Date): EventInput {
+  return {
+    platformId: account.platformId,
+    type: "INTERNAL_ACCOUNT.BALANCE_UPDATED",
+    objectId: account.id,
+    data: toInternalAccount(account),
+    at,
+  };
+}
+
+/**
+ * The balance event of a guarded debit, written before the debit returns the
+ * balance: its text holds a mark where the balance goes, and the debit's own
+ * statement fills it in. The mark is a control character, which JSON text
+ * never holds unescaped; the placeholder balance is negative, which no
+ * amount of an account's view ever is.
+ */
+function balanceEventOfDebit(p: Posting, account: AccountRow): SqlInsert {
+  const event = outboxRow(balanceUpdated({ ...account, balance: -1n, updatedAt: p.at }, p.at));
+  const payload = event.payload.replaceAll('"amount":-1', `"amount":${BALANCE_MARK}`);
+  return {
+    ...rowOf("WebhookEvent", { ...event, payload }),
+    fillFromGuard: { column: "payload", token: BALANCE_MARK, from: "balance" },
+  };
+}
+const BALANCE_MARK = "\u0001";
+
 const debitGuard = (p: Posting) =>
   q
     .updateTable("InternalAccount")
@@ -57,7 +90,7 @@ const debitGuard = (p: Posting) =>
     .where("id", "=", p.accountId)
     .where("platformId", "=", p.platformId)
     .where("balance", ">=", p.amount)
-    .returning("balance");
+    .returningAll();
 
 const creditGuard = (p: Posting) =>
   q
@@ -66,7 +99,7 @@ const creditGuard = (p: Posting) =>
     .where("id", "=", p.accountId)
     .where("platformId", "=", p.platformId)
     .where("balance", "<=", MAX_AMOUNT - p.amount)
-    .returning("balance");
+    .returningAll();
 
 /** The balance an UPDATE ... RETURNING "balance" returned, or null when it matched no row. */
 export function balanceOf(row: unknown): bigint | null {
@@ -75,27 +108,35 @@ export function balanceOf(row: unknown): bigint | null {
 }
 
 /**
- * A debit only if the balance covers it, with its ledger entry and whatever
- * else must be written with it (`rows`), as one guarded step: nothing is
- * written unless the account is the platform's and its balance covers the
- * amount. The step yields the balance after, or undefined.
+ * A debit only if the balance covers it, with its ledger entry, its balance
+ * event and whatever else must be written with it (`rows`), as one guarded
+ * step: nothing is written unless the account is the platform's and its
+ * balance covers the amount. `account` is the account as read before (the
+ * event shows it with the balance the debit returns). The step yields the
+ * account after, or undefined.
  */
-export function guardedDebit(p: Posting, rows: readonly SqlInsert[]): SqlStep {
+export function guardedDebit(p: Posting, account: AccountRow, rows: readonly SqlInsert[]): SqlStep {
   if (p.amount <= 0n) throw new Error("debit amount must be positive");
   // The entry's balanceAfter is the balance the debit returns.
   const entry = ledgerEntryRow(p, -p.amount, 0n);
   return {
     kind: "guarded",
     ...statement(debitGuard(p)),
-    inserts: [...rows, { ...entry, fromGuard: { balanceAfter: "balance" } }],
+    inserts: [
+      ...rows,
+      { ...entry, fromGuard: { balanceAfter: "balance" } },
+      balanceEventOfDebit(p, account),
+    ],
   };
 }
 
 /** Debits only if the balance covers it; throws InsufficientFundsError, writing nothing, if not. */
 export function* debit(p: Posting): SqlProgram<bigint> {
-  const after = balanceOf(yield guardedDebit(p, []));
-  if (after === null) throw new InsufficientFundsError(p.accountId);
-  return after;
+  if (p.amount <= 0n) throw new Error("debit amount must be positive");
+  const updated = yield* one(debitGuard(p));
+  if (updated === undefined) throw new InsufficientFundsError(p.accountId);
+  yield* posted(p, -p.amount, updated);
+  return updated.balance;
 }
 
 /** Credits only if the balance stays in range; the account must be the platform's. */
@@ -113,6 +154,12 @@ export function* credit(p: Posting): SqlProgram<bigint> {
     if (exists === undefined) throw new Error(`account ${p.accountId} not found`);
     throw balanceOutOfRange(p);
   }
-  yield { kind: "insert", ...ledgerEntryRow(p, p.amount, updated.balance) };
+  yield* posted(p, p.amount, updated);
   return updated.balance;
+}
+
+/** What follows a balance change: its ledger entry and its event. */
+function* posted(p: Posting, signed: bigint, account: AccountRow): SqlProgram<void> {
+  yield { kind: "insert", ...ledgerEntryRow(p, signed, account.balance) };
+  yield* emitEvent(balanceUpdated(account, p.at));
 }
