@@ -78,6 +78,8 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',
       "PENDING_AUTHORIZATION",
       "COMPLETED",
+      "VELOCITY_LIMIT_EXCEEDED",
+      "FORBIDDEN",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[13]).toBe(lines[14]);
