@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createAgentClient, type SandboxClient, type Schemas } from "@sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -12,7 +13,20 @@ import {
   transactionOf,
 } from "./money-helpers.js";
 
-const POLICY = { maxTransactionAmount: 100_000, approvalRequiredAbove: 50_000 };
+type AgentPolicy = Schemas["AgentPolicy"];
+
+/** Every permission agents can use today, AUTO, 1000.00 USD a movement, approval above 500.00 USD. */
+function policy(changes: Partial<AgentPolicy> = {}): AgentPolicy {
+  return {
+    permissions: ["VIEW_TRANSACTIONS", "CREATE_TRANSFERS", "CREATE_QUOTES", "EXECUTE_QUOTES"],
+    defaultExecutionMode: "AUTO",
+    spendingLimits: { currency: "USD", perTransactionLimit: 100_000 },
+    approvalThresholds: { currency: "USD", amount: 50_000 },
+    ...changes,
+  };
+}
+
+const DAY = 24 * 3600;
 
 describe.each(databases)("agents on %s", (kind) => {
   let sandbox: TestSandbox;
@@ -26,288 +40,837 @@ describe.each(databases)("agents on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  /** A customer with a funded USD account and a bank account, and an agent acting for them. */
-  async function agentSetup(balance = 200_000, bankSuffix = "789") {
-    const customer = await createCustomer(sandbox.client);
-    const account = await createAccount(sandbox.client, customer.id, "USD", balance);
-    const bank = await createBankAccount(sandbox.client, customer.id, bankSuffix);
-    const { data: agent, response } = await sandbox.client.POST("/agents", {
-      body: { customerId: customer.id, policy: POLICY },
+  /** Agent software before it has its token: no credentials at all. */
+  const anonymous = () => createAgentClient({ baseUrl: sandbox.server.baseUrl });
+
+  async function createAgent(customerId: string, agentPolicy: AgentPolicy, name = "Invoice payer") {
+    const { data, error, response } = await sandbox.client.POST("/agents", {
+      body: { name, customerId, policy: agentPolicy },
     });
+    if (!data) throw new Error(`agent not created: ${JSON.stringify(error)}`);
     expect(response.status).toBe(201);
-    const { data: token } = await sandbox.client.POST("/agents/device-codes/{code}/redeem", {
-      params: { path: { code: agent!.deviceCode } },
-    });
-    const bearer = `Bearer ${token!.accessToken}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await sandbox.rawFetch(path, {
-        method,
-        auth: bearer,
-        ...(body !== undefined
-          ? { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } }
-          : {}),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
-    return { customer, account, bank, agent: agent!, token: token!, call };
+    return data;
   }
 
-  it("creates an agent whose device code redeems once for a bearer token", async () => {
+  /** Redeems the code as the agent software does, and returns its typed client. */
+  async function connect(code: string): Promise<SandboxClient> {
+    const { data, error } = await anonymous().POST("/agents/device-codes/{code}/redeem", {
+      params: { path: { code } },
+    });
+    if (!data) throw new Error(`device code not redeemed: ${JSON.stringify(error)}`);
+    return createAgentClient({ baseUrl: sandbox.server.baseUrl, accessToken: data.accessToken });
+  }
+
+  /** A customer with a funded USD account and a bank account, and a connected agent acting for them. */
+  async function agentSetup(
+    options: { balance?: number; bankSuffix?: string; policy?: AgentPolicy } = {},
+  ) {
     const customer = await createCustomer(sandbox.client);
-    const { data: agent } = await sandbox.client.POST("/agents", {
-      body: { customerId: customer.id, policy: POLICY },
-    });
-    expect(agent).toMatchObject({ customerId: customer.id, policy: POLICY });
-    expect(agent?.id).toMatch(/^Agent:/);
-    const other = await sandbox.otherPlatformClient();
-    const foreign = await other.POST("/agents/device-codes/{code}/redeem", {
-      params: { path: { code: agent!.deviceCode } },
-    });
-    expect(foreign.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
-    const { data: token } = await sandbox.client.POST("/agents/device-codes/{code}/redeem", {
-      params: { path: { code: agent!.deviceCode } },
-    });
-    expect(token).toMatchObject({
-      tokenType: "Bearer",
-      agentId: agent!.id,
-      customerId: customer.id,
-      expiresIn: 3600,
-    });
-    const again = await sandbox.client.POST("/agents/device-codes/{code}/redeem", {
-      params: { path: { code: agent!.deviceCode } },
-    });
-    expect(again.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
-    // Only a hash of the token is kept.
-    const stored = await sandbox.server.data.all(
-      q.selectFrom("AgentAccessToken").selectAll().where("agentId", "=", agent!.id),
+    const account = await createAccount(
+      sandbox.client,
+      customer.id,
+      "USD",
+      options.balance ?? 200_000,
     );
-    expect(stored).toHaveLength(1);
-    expect(JSON.stringify(stored)).not.toContain(token!.accessToken);
+    const bank = await createBankAccount(sandbox.client, customer.id, options.bankSuffix ?? "789");
+    const created = await createAgent(customer.id, options.policy ?? policy());
+    const agent = await connect(created.deviceCode.code);
+    return { customer, account, bank, created, agent };
+  }
+
+  function transferOut(agent: SandboxClient, from: string, to: string, amount: number) {
+    return agent.POST("/transfer-out", {
+      body: { source: { accountId: from }, destination: { accountId: to }, amount },
+    });
+  }
+
+  describe("creating and connecting", () => {
+    it("answers the agent in the live shape with a device code that expires in a day", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const agentPolicy = policy({
+        spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: null },
+      });
+      const { agent, deviceCode } = await createAgent(customer.id, agentPolicy, "Payroll bot");
+      expect(agent).toMatchObject({
+        name: "Payroll bot",
+        customerId: customer.id,
+        isPaused: false,
+        isConnected: false,
+        policy: agentPolicy,
+        usage: { dailyTransactionCount: 0, dailySpend: 0, monthlySpend: 0 },
+      });
+      expect(agent.id).toMatch(/^Agent:/);
+      // The counters start again at the next UTC day and month of the sandbox clock.
+      const created = new Date(agent.createdAt);
+      const tomorrow = new Date(
+        Date.UTC(created.getUTCFullYear(), created.getUTCMonth(), created.getUTCDate() + 1),
+      );
+      const nextMonth = new Date(Date.UTC(created.getUTCFullYear(), created.getUTCMonth() + 1, 1));
+      expect(agent.usage.dailyResetDate).toBe(tomorrow.toISOString().slice(0, 10));
+      expect(agent.usage.monthlyResetMonth).toBe(nextMonth.toISOString().slice(0, 7));
+      expect(deviceCode).toMatchObject({ agentId: agent.id, redeemed: false });
+      expect(deviceCode.code).toMatch(/^[B-Z]{4}-[B-Z]{4}-[B-Z]{4}$/);
+      expect(Date.parse(deviceCode.expiresAt) - created.getTime()).toBe(DAY * 1000);
+    });
+
+    it("redeems a device code once, without platform credentials, for a working token", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const { agent, deviceCode } = await createAgent(customer.id, policy());
+      // Typed by a person: any case will do.
+      const { data: redeemed, response } = await anonymous().POST(
+        "/agents/device-codes/{code}/redeem",
+        { params: { path: { code: deviceCode.code.toLowerCase() } } },
+      );
+      expect(response.status).toBe(200);
+      expect(redeemed).toEqual({
+        agentId: agent.id,
+        agentName: "Invoice payer",
+        accessToken: expect.stringMatching(/^agt_/) as unknown as string,
+        policy: policy(),
+      });
+      const api = createAgentClient({
+        baseUrl: sandbox.server.baseUrl,
+        accessToken: redeemed!.accessToken,
+      });
+      expect((await api.GET("/transactions", {})).response.status).toBe(200);
+
+      const again = await anonymous().POST("/agents/device-codes/{code}/redeem", {
+        params: { path: { code: deviceCode.code } },
+      });
+      expect(again.response.status).toBe(400);
+      expect(again.error).toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringMatching(/redeemed/) as unknown,
+      });
+      // Only a hash of the token is kept.
+      const stored = await sandbox.server.data.all(
+        q.selectFrom("AgentAccessToken").selectAll().where("agentId", "=", agent.id),
+      );
+      expect(stored).toHaveLength(1);
+      expect(JSON.stringify(stored)).not.toContain(redeemed!.accessToken);
+    });
+
+    it("answers an unknown code 404 and reads no credentials sent with a code", async () => {
+      const unknown = await anonymous().POST("/agents/device-codes/{code}/redeem", {
+        params: { path: { code: "BCDF-GHJK-LMNP" } },
+      });
+      expect(unknown.response.status).toBe(404);
+      // Nothing about any platform or agent in the answer.
+      expect(unknown.error).toEqual({
+        status: 404,
+        code: "REFERENCE_NOT_FOUND",
+        message: "No agent has this device code",
+      });
+      // Another platform's credentials, or broken ones, change nothing: the code is the proof.
+      const customer = await createCustomer(sandbox.client);
+      const first = await createAgent(customer.id, policy());
+      const other = await sandbox.otherPlatformClient();
+      const byOther = await other.POST("/agents/device-codes/{code}/redeem", {
+        params: { path: { code: first.deviceCode.code } },
+      });
+      expect(byOther.data?.agentId).toBe(first.agent.id);
+      const second = await createAgent(customer.id, policy());
+      const broken = await sandbox.rawFetch(
+        `/agents/device-codes/${second.deviceCode.code}/redeem`,
+        { method: "POST", auth: "Bearer not-a-token" },
+      );
+      expect(broken.status).toBe(200);
+    });
+
+    it("expires a device code 24 hours after it was issued, on the sandbox clock", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const early = await createAgent(customer.id, policy());
+      const late = await createAgent(customer.id, policy());
+      await advanceClock(sandbox.client, DAY - 60);
+      const inTime = await anonymous().POST("/agents/device-codes/{code}/redeem", {
+        params: { path: { code: early.deviceCode.code } },
+      });
+      expect(inTime.response.status).toBe(200);
+      await advanceClock(sandbox.client, 61);
+      const expired = await anonymous().POST("/agents/device-codes/{code}/redeem", {
+        params: { path: { code: late.deviceCode.code } },
+      });
+      expect(expired.response.status).toBe(400);
+      expect(expired.error).toMatchObject({
+        code: "INVALID_INPUT",
+        details: { expiresAt: new Date(late.deviceCode.expiresAt).toISOString() },
+      });
+    });
+
+    it("keeps the access token valid as the sandbox clock moves on", async () => {
+      const { agent } = await agentSetup();
+      await advanceClock(sandbox.client, 40 * DAY);
+      expect((await agent.GET("/transactions", {})).response.status).toBe(200);
+    });
+
+    it("refuses a customer or a policy it cannot apply with 400", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const theirs = await createAccount(
+        sandbox.client,
+        (await createCustomer(sandbox.client, { lastName: "Other" })).id,
+      );
+      const attempt = (customerId: string, agentPolicy: AgentPolicy) =>
+        sandbox.client.POST("/agents", {
+          body: { name: "Agent", customerId, policy: agentPolicy },
+        });
+      const unknown = await attempt("Customer:00000000-0000-4000-8000-000000000000", policy());
+      expect(unknown.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        details: { errors: [{ field: "customerId" }] },
+      });
+      const foreignAccount = await attempt(
+        customer.id,
+        policy({ accountRestrictions: { allowedAccountIds: [theirs.id] } }),
+      );
+      expect(foreignAccount.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        details: { errors: [{ field: "policy.accountRestrictions.allowedAccountIds.0" }] },
+      });
+      const currency = await attempt(
+        customer.id,
+        policy({ spendingLimits: { currency: "XYZ", perTransactionLimit: 1 } }),
+      );
+      expect(currency.error).toMatchObject({ status: 400, code: "INVALID_CURRENCY" });
+      const threshold = await attempt(customer.id, policy({ approvalThresholds: { amount: 10 } }));
+      expect(threshold.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        details: { errors: [{ field: "policy.approvalThresholds.currency" }] },
+      });
+      const negative = await attempt(
+        customer.id,
+        policy({ spendingLimits: { currency: "USD", perTransactionLimit: -1 } }),
+      );
+      expect(negative.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+      const other = await sandbox.otherPlatformClient();
+      const foreignCustomer = await other.POST("/agents", {
+        body: { name: "Agent", customerId: customer.id, policy: policy() },
+      });
+      expect(foreignCustomer.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+      const agents = await sandbox.server.data.all(
+        q.selectFrom("Agent").select("id").where("customerId", "=", customer.id),
+      );
+      expect(agents).toEqual([]);
+    });
   });
 
-  it("lets an agent move money within its policy, on its own customer only", async () => {
-    const { account, bank, agent, call } = await agentSetup();
-    const done = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 20_000,
-    });
-    expect(done.status).toBe(201);
-    expect(done.body).toMatchObject({ status: "COMPLETED", agentId: agent.id });
-    expect(await balanceOf(sandbox.client, account.id)).toBe(180_000);
-    const read = await call("GET", `/transactions/${String(done.body.id)}`);
-    expect(read.status).toBe(200);
+  describe("acting for its customer", () => {
+    it("lets an agent move money within its policy, on its own customer only", async () => {
+      const { account, bank, created, agent } = await agentSetup();
+      const done = await transferOut(agent, account.id, bank.id, 20_000);
+      expect(done.response.status).toBe(201);
+      expect(done.data).toMatchObject({ status: "COMPLETED", agentId: created.agent.id });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(180_000);
+      const read = await agent.GET("/transactions/{transactionId}", {
+        params: { path: { transactionId: done.data!.id } },
+      });
+      expect(read.response.status).toBe(200);
 
-    const stranger = await createCustomer(sandbox.client, { lastName: "Stranger" });
-    const theirs = await createAccount(sandbox.client, stranger.id, "USD", 10_000);
-    const theirBank = await createBankAccount(sandbox.client, stranger.id, "789");
-    const hidden = await call("POST", "/transfer-out", {
-      source: { accountId: theirs.id },
-      destination: { accountId: bank.id },
-      amount: 1_000,
+      const stranger = await createCustomer(sandbox.client, { lastName: "Stranger" });
+      const theirs = await createAccount(sandbox.client, stranger.id, "USD", 10_000);
+      const theirBank = await createBankAccount(sandbox.client, stranger.id, "789");
+      const hidden = await transferOut(agent, theirs.id, bank.id, 1_000);
+      expect(hidden.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
+      const hiddenBank = await agent.POST("/transfer-in", {
+        body: {
+          source: { accountId: theirBank.id },
+          destination: { accountId: account.id },
+          amount: 1_000,
+        },
+      });
+      expect(hiddenBank.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
+      const { data: theirTransfer } = await sandbox.client.POST("/transfer-out", {
+        body: {
+          source: { accountId: theirs.id },
+          destination: { accountId: theirBank.id },
+          amount: 500,
+        },
+      });
+      const theirRead = await agent.GET("/transactions/{transactionId}", {
+        params: { path: { transactionId: theirTransfer!.id } },
+      });
+      expect(theirRead.error).toMatchObject({ status: 404, code: "TRANSACTION_NOT_FOUND" });
+      const listed = await agent.GET("/transactions", { params: { query: { limit: 100 } } });
+      const customers = (listed.data?.data ?? []).map((t) => t.customerId);
+      expect(customers.length).toBeGreaterThan(0);
+      expect(new Set(customers)).toEqual(new Set([created.agent.customerId]));
+      expect(await balanceOf(sandbox.client, theirs.id)).toBe(9_500);
     });
-    expect(hidden).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
-    const hiddenBank = await call("POST", "/transfer-in", {
-      source: { accountId: theirBank.id },
-      destination: { accountId: account.id },
-      amount: 1_000,
+
+    it("accepts the bearer token only on operations that list AgentAuth", async () => {
+      const { customer, account, agent } = await agentSetup();
+      expect((await agent.GET("/customers", {})).response.status).toBe(401);
+      const accounts = await agent.GET("/customers/internal-accounts", {
+        params: { query: { customerId: customer.id } },
+      });
+      expect(accounts.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+      const update = await agent.PATCH("/customers/{customerId}", {
+        params: { path: { customerId: customer.id } },
+        body: { customerType: "INDIVIDUAL", currencies: ["USD", "EUR"] },
+      });
+      expect(update.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+      const fund = await agent.POST("/sandbox/internal-accounts/{accountId}/fund", {
+        params: { path: { accountId: account.id } },
+        body: { amount: 1 },
+      });
+      expect(fund.response.status).toBe(401);
+      const created = await agent.POST("/agents", {
+        body: { name: "Mine", customerId: customer.id, policy: policy() },
+      });
+      expect(created.response.status).toBe(401);
+      const bogus = createAgentClient({ baseUrl: sandbox.server.baseUrl, accessToken: "agt_no" });
+      expect((await bogus.GET("/transactions", {})).response.status).toBe(401);
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
-    expect(hiddenBank).toMatchObject({ status: 404, body: { code: "REFERENCE_NOT_FOUND" } });
-    const { data: theirTransfer } = await sandbox.client.POST("/transfer-out", {
-      body: {
-        source: { accountId: theirs.id },
-        destination: { accountId: theirBank.id },
-        amount: 500,
-      },
-    });
-    const theirRead = await call("GET", `/transactions/${theirTransfer!.id}`);
-    expect(theirRead).toMatchObject({ status: 404, body: { code: "TRANSACTION_NOT_FOUND" } });
-    const listed = await call("GET", "/transactions?limit=100");
-    const data = listed.body.data as { customerId: string }[];
-    expect(data.length).toBeGreaterThan(0);
-    expect(new Set(data.map((t) => t.customerId))).toEqual(new Set([agent.customerId]));
-    expect(await balanceOf(sandbox.client, theirs.id)).toBe(9_500);
   });
 
-  it("accepts the bearer token only on operations that list AgentAuth", async () => {
-    const { customer, account, call } = await agentSetup();
-    expect((await call("GET", "/customers")).status).toBe(401);
-    const accounts = await call("GET", `/customers/internal-accounts?customerId=${customer.id}`);
-    expect(accounts).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
-    const update = await call("PATCH", `/customers/${customer.id}`, {
-      customerType: "INDIVIDUAL",
-      currencies: ["USD", "EUR"],
+  describe("permissions", () => {
+    it("refuses with 403 FORBIDDEN what the policy does not grant, and writes nothing", async () => {
+      const { customer, account, bank, agent } = await agentSetup({
+        policy: policy({ permissions: ["VIEW_TRANSACTIONS"] }),
+      });
+      const out = await transferOut(agent, account.id, bank.id, 1_000);
+      expect(out.response.status).toBe(403);
+      expect(out.error).toMatchObject({
+        code: "FORBIDDEN",
+        details: { permission: "CREATE_TRANSFERS" },
+      });
+      const pull = await agent.POST("/transfer-in", {
+        body: { source: { accountId: bank.id }, destination: { accountId: account.id }, amount: 1 },
+      });
+      expect(pull.error).toMatchObject({
+        status: 403,
+        details: { permission: "CREATE_TRANSFERS" },
+      });
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const quote = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: account.id },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 1_000,
+        },
+      });
+      expect(quote.error).toMatchObject({ status: 403, details: { permission: "CREATE_QUOTES" } });
+      expect((await agent.GET("/transactions", {})).response.status).toBe(200);
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const { data: listed } = await sandbox.client.GET("/transactions", {
+        params: { query: { customerId: customer.id, type: "OUTGOING" } },
+      });
+      expect(listed?.data).toEqual([]);
     });
-    expect(update).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
-    const fund = await call("POST", `/sandbox/internal-accounts/${account.id}/fund`, {
-      amount: 1,
+
+    it("separates reading transactions, quoting and executing", async () => {
+      const { customer, account, agent } = await agentSetup({
+        policy: policy({ permissions: ["CREATE_QUOTES"] }),
+      });
+      const listed = await agent.GET("/transactions", {});
+      expect(listed.error).toMatchObject({
+        status: 403,
+        code: "FORBIDDEN",
+        details: { permission: "VIEW_TRANSACTIONS" },
+      });
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const body = {
+        source: { sourceType: "ACCOUNT" as const, accountId: account.id },
+        destination: { destinationType: "ACCOUNT" as const, accountId: iban.id },
+        lockedCurrencySide: "SENDING" as const,
+        lockedCurrencyAmount: 1_000,
+      };
+      const immediate = await agent.POST("/quotes", {
+        body: { ...body, immediatelyExecute: true },
+      });
+      expect(immediate.error).toMatchObject({
+        status: 403,
+        details: { permission: "EXECUTE_QUOTES" },
+      });
+      const quote = await agent.POST("/quotes", { body });
+      expect(quote.response.status).toBe(201);
+      const quoteId = quote.data!.id;
+      const read = await agent.GET("/quotes/{quoteId}", { params: { path: { quoteId } } });
+      expect(read.data?.status).toBe("PENDING");
+      const executed = await agent.POST("/quotes/{quoteId}/execute", {
+        params: { path: { quoteId } },
+      });
+      expect(executed.error).toMatchObject({
+        status: 403,
+        details: { permission: "EXECUTE_QUOTES" },
+      });
+      const after = await sandbox.client.GET("/quotes/{quoteId}", {
+        params: { path: { quoteId } },
+      });
+      expect(after.data?.status).toBe("PENDING");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
-    expect(fund.status).toBe(401);
-    const bogus = await sandbox.rawFetch("/transactions", { auth: "Bearer agt_not-a-token" });
-    expect(bogus.status).toBe(401);
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
   });
 
-  it("refuses an amount above maxTransactionAmount with 400 AMOUNT_OUT_OF_RANGE", async () => {
-    const { account, bank, call } = await agentSetup();
-    const res = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 100_001,
+  describe("limits per movement", () => {
+    it("refuses an amount above spendingLimits.perTransactionLimit with 400 AMOUNT_OUT_OF_RANGE", async () => {
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({ approvalThresholds: {} }),
+      });
+      const above = await transferOut(agent, account.id, bank.id, 100_001);
+      expect(above.response.status).toBe(400);
+      expect(above.error).toMatchObject({
+        code: "AMOUNT_OUT_OF_RANGE",
+        details: {
+          limit: "spendingLimits.perTransactionLimit",
+          perTransactionLimit: 100_000,
+          currency: "USD",
+        },
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const at = await transferOut(agent, account.id, bank.id, 100_000);
+      expect(at.data?.status).toBe("COMPLETED");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(100_000);
     });
-    expect(res).toMatchObject({ status: 400, body: { code: "AMOUNT_OUT_OF_RANGE" } });
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+
+    it("compares an amount in another currency at its value in the policy's currency", async () => {
+      // 1 EUR is worth 1.16 USD in the sandbox's table: 100.00 EUR is the 116.00 USD limit.
+      const { customer, agent } = await agentSetup({
+        policy: policy({
+          spendingLimits: { currency: "USD", perTransactionLimit: 11_600 },
+          approvalThresholds: {},
+        }),
+      });
+      const euros = await createAccount(sandbox.client, customer.id, "EUR", 50_000);
+      const euroBank = await createBankAccount(sandbox.client, customer.id, "789", "EUR");
+      const above = await transferOut(agent, euros.id, euroBank.id, 10_001);
+      expect(above.error).toMatchObject({
+        status: 400,
+        code: "AMOUNT_OUT_OF_RANGE",
+        details: { perTransactionLimit: 11_600, currency: "USD" },
+      });
+      const at = await transferOut(agent, euros.id, euroBank.id, 10_000);
+      expect(at.data?.status).toBe("COMPLETED");
+      expect(await balanceOf(sandbox.client, euros.id)).toBe(40_000);
+    });
+
+    it("applies an account's rule instead of the policy's limit and mode", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const dollars = await createAccount(sandbox.client, customer.id, "USD", 200_000);
+      const euros = await createAccount(sandbox.client, customer.id, "EUR", 200_000);
+      const bank = await createBankAccount(sandbox.client, customer.id, "789");
+      const euroBank = await createBankAccount(sandbox.client, customer.id, "789", "EUR");
+      const { deviceCode } = await createAgent(
+        customer.id,
+        policy({
+          approvalThresholds: {},
+          accountRestrictions: {
+            accountRules: [
+              { accountId: dollars.id, perTransactionLimit: 10_000 },
+              {
+                accountId: euros.id,
+                executionMode: "APPROVAL_REQUIRED",
+                perTransactionLimit: null,
+              },
+            ],
+          },
+        }),
+      );
+      const agent = await connect(deviceCode.code);
+      const above = await transferOut(agent, dollars.id, bank.id, 10_001);
+      expect(above.error).toMatchObject({
+        status: 400,
+        code: "AMOUNT_OUT_OF_RANGE",
+        details: {
+          limit: "accountRestrictions.accountRules.perTransactionLimit",
+          perTransactionLimit: 10_000,
+          internalAccountId: dollars.id,
+        },
+      });
+      const within = await transferOut(agent, dollars.id, bank.id, 10_000);
+      expect(within.data?.status).toBe("COMPLETED");
+      // The euro account keeps the policy's limit, and holds every movement for approval.
+      const held = await transferOut(agent, euros.id, euroBank.id, 1_000);
+      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(await balanceOf(sandbox.client, euros.id)).toBe(200_000);
+      const tooBig = await transferOut(agent, euros.id, euroBank.id, 90_000);
+      expect(tooBig.error).toMatchObject({
+        status: 400,
+        details: { limit: "spendingLimits.perTransactionLimit" },
+      });
+    });
+
+    it("limits the agent to allowedAccountIds with 403 FORBIDDEN", async () => {
+      const customer = await createCustomer(sandbox.client);
+      const dollars = await createAccount(sandbox.client, customer.id, "USD", 100_000);
+      const euros = await createAccount(sandbox.client, customer.id, "EUR", 100_000);
+      const euroBank = await createBankAccount(sandbox.client, customer.id, "789", "EUR");
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const bank = await createBankAccount(sandbox.client, customer.id, "789");
+      const { deviceCode } = await createAgent(
+        customer.id,
+        policy({ accountRestrictions: { allowedAccountIds: [dollars.id] } }),
+      );
+      const agent = await connect(deviceCode.code);
+      const out = await transferOut(agent, euros.id, euroBank.id, 1_000);
+      expect(out.error).toMatchObject({
+        status: 403,
+        code: "FORBIDDEN",
+        details: { internalAccountId: euros.id },
+      });
+      const pull = await agent.POST("/transfer-in", {
+        body: {
+          source: { accountId: euroBank.id },
+          destination: { accountId: euros.id },
+          amount: 1_000,
+        },
+      });
+      expect(pull.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      const quote = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: euros.id },
+          destination: { destinationType: "ACCOUNT", accountId: bank.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 1_000,
+        },
+      });
+      expect(quote.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      expect(await balanceOf(sandbox.client, euros.id)).toBe(100_000);
+      const allowed = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: dollars.id },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 1_000,
+        },
+      });
+      expect(allowed.response.status).toBe(201);
+    });
   });
 
-  it("holds a transfer above approvalRequiredAbove until the platform approves it", async () => {
-    const { account, bank, call } = await agentSetup();
-    const held = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 75_000,
+  describe("daily and monthly limits", () => {
+    it("stops at spendingLimits.dailyLimit with 403 VELOCITY_LIMIT_EXCEEDED until the next day", async () => {
+      const { account, bank, agent, customer } = await agentSetup({
+        balance: 500_000,
+        policy: policy({
+          spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: 50_000 },
+          approvalThresholds: {},
+        }),
+      });
+      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.status).toBe(
+        "COMPLETED",
+      );
+      const over = await transferOut(agent, account.id, bank.id, 25_000);
+      expect(over.response.status).toBe(403);
+      expect(over.error).toMatchObject({
+        code: "VELOCITY_LIMIT_EXCEEDED",
+        details: { limit: "spendingLimits.dailyLimit", dailyLimit: 50_000, dailySpend: 30_000 },
+      });
+      // A movement that failed gives its amount back (suffix 002 fails at once).
+      const failing = await createBankAccount(sandbox.client, customer.id, "002");
+      const failed = await transferOut(agent, account.id, failing.id, 20_000);
+      expect(failed.data?.status).toBe("FAILED");
+      expect((await transferOut(agent, account.id, bank.id, 20_000)).data?.status).toBe(
+        "COMPLETED",
+      );
+      const full = await transferOut(agent, account.id, bank.id, 1);
+      expect(full.error).toMatchObject({ status: 403, details: { dailySpend: 50_000 } });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(450_000);
+      await advanceClock(sandbox.client, DAY);
+      expect((await transferOut(agent, account.id, bank.id, 50_000)).data?.status).toBe(
+        "COMPLETED",
+      );
     });
-    expect(held).toMatchObject({ status: 201, body: { status: "PENDING_AUTHORIZATION" } });
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-    const id = String(held.body.id);
-    // The agent cannot approve its own transaction.
-    expect((await call("POST", `/transactions/${id}/approve`)).status).toBe(401);
-    const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-      params: { path: { transactionId: id } },
+
+    it("gives back the amount of a movement the platform rejected", async () => {
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({
+          spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: 80_000 },
+        }),
+      });
+      const held = await transferOut(agent, account.id, bank.id, 60_000);
+      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      // Held, it counts: nothing more fits today.
+      const over = await transferOut(agent, account.id, bank.id, 30_000);
+      expect(over.error).toMatchObject({ status: 403, details: { dailySpend: 60_000 } });
+      await sandbox.client.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: held.data!.id } },
+        body: { reason: "not now" },
+      });
+      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.status).toBe(
+        "COMPLETED",
+      );
     });
-    expect(approved.response.status).toBe(200);
-    expect(approved.data).toMatchObject({ status: "COMPLETED" });
-    expect(await balanceOf(sandbox.client, account.id)).toBe(125_000);
-    const twice = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-      params: { path: { transactionId: id } },
+
+    it("counts every movement started towards dailyTransactionLimit", async () => {
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({
+          spendingLimits: {
+            currency: "USD",
+            perTransactionLimit: 100_000,
+            dailyTransactionLimit: 2,
+          },
+          approvalThresholds: {},
+        }),
+      });
+      expect((await transferOut(agent, account.id, bank.id, 100)).response.status).toBe(201);
+      const pulled = await agent.POST("/transfer-in", {
+        body: {
+          source: { accountId: bank.id },
+          destination: { accountId: account.id },
+          amount: 100,
+        },
+      });
+      expect(pulled.response.status).toBe(201);
+      const third = await transferOut(agent, account.id, bank.id, 100);
+      expect(third.error).toMatchObject({
+        status: 403,
+        code: "VELOCITY_LIMIT_EXCEEDED",
+        details: {
+          limit: "spendingLimits.dailyTransactionLimit",
+          dailyTransactionLimit: 2,
+          dailyTransactionCount: 2,
+        },
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
-    expect(twice.error).toMatchObject({
-      status: 409,
-      code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+
+    it("stops at spendingLimits.monthlyLimit", async () => {
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({
+          spendingLimits: { currency: "USD", perTransactionLimit: 100_000, monthlyLimit: 40_000 },
+          approvalThresholds: {},
+        }),
+      });
+      expect((await transferOut(agent, account.id, bank.id, 30_000)).response.status).toBe(201);
+      const over = await transferOut(agent, account.id, bank.id, 15_000);
+      expect(over.error).toMatchObject({
+        status: 403,
+        code: "VELOCITY_LIMIT_EXCEEDED",
+        details: {
+          limit: "spendingLimits.monthlyLimit",
+          monthlyLimit: 40_000,
+          monthlySpend: 30_000,
+        },
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(170_000);
     });
-    const events = await eventsAbout(sandbox.server.data, id);
-    expect(events.map((e) => e.type)).toEqual([
-      "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
-      "OUTGOING_PAYMENT.COMPLETED",
-    ]);
+
+    it("lets concurrent movements past the daily limit no further than it allows", async () => {
+      // Held for approval, they debit nothing: no balance guard orders them, only the policy's.
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({
+          defaultExecutionMode: "APPROVAL_REQUIRED",
+          spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: 50_000 },
+          approvalThresholds: {},
+        }),
+      });
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => transferOut(agent, account.id, bank.id, 10_000)),
+      );
+      const statuses = results.map((r) => r.response.status).sort();
+      expect(statuses).toEqual([201, 201, 201, 201, 201, 403, 403, 403]);
+      const { data: held } = await sandbox.client.GET("/transactions", {
+        params: { query: { customerId: account.customerId!, status: "PENDING_AUTHORIZATION" } },
+      });
+      expect(held?.data).toHaveLength(5);
+    });
   });
 
-  it("approves a held transfer with a delayed outcome, which then runs its course", async () => {
-    const { account, bank, call } = await agentSetup(200_000, "005");
-    const held = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 60_000,
+  describe("approvals", () => {
+    it("holds a transfer above approvalThresholds.amount until the platform approves it", async () => {
+      const { account, bank, agent } = await agentSetup();
+      const held = await transferOut(agent, account.id, bank.id, 75_000);
+      expect(held.response.status).toBe(201);
+      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const id = held.data!.id;
+      // The agent cannot approve its own transaction.
+      const own = await agent.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: id } },
+      });
+      expect(own.response.status).toBe(401);
+      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: id } },
+      });
+      expect(approved.response.status).toBe(200);
+      expect(approved.data).toMatchObject({ status: "COMPLETED" });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(125_000);
+      const twice = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: id } },
+      });
+      expect(twice.error).toMatchObject({
+        status: 409,
+        code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+      });
+      const events = await eventsAbout(sandbox.server.data, id);
+      expect(events.map((e) => e.type)).toEqual([
+        "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
+        "OUTGOING_PAYMENT.COMPLETED",
+      ]);
+      // At the threshold itself, it runs on its own.
+      const at = await transferOut(agent, account.id, bank.id, 50_000);
+      expect(at.data?.status).toBe("COMPLETED");
     });
-    const id = String(held.body.id);
-    const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-      params: { path: { transactionId: id } },
-    });
-    expect(approved.data?.status).toBe("PENDING");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(140_000);
-    await advanceClock(sandbox.client, 31);
-    expect(await transactionOf(sandbox.client, id)).toMatchObject({
-      status: "FAILED",
-      failureReason: "COUNTERPARTY_POST_TX_FAILED",
-    });
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-  });
 
-  it("rejects a held transfer: it fails and nothing moves", async () => {
-    const { account, bank, call } = await agentSetup(200_000);
-    const held = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 90_000,
+    it("holds every movement when defaultExecutionMode is APPROVAL_REQUIRED", async () => {
+      const { account, bank, agent } = await agentSetup({
+        policy: policy({ defaultExecutionMode: "APPROVAL_REQUIRED", approvalThresholds: {} }),
+      });
+      const small = await transferOut(agent, account.id, bank.id, 1);
+      expect(small.data?.status).toBe("PENDING_AUTHORIZATION");
+      const pull = await agent.POST("/transfer-in", {
+        body: { source: { accountId: bank.id }, destination: { accountId: account.id }, amount: 1 },
+      });
+      expect(pull.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
-    const id = String(held.body.id);
-    expect((await call("POST", `/transactions/${id}/reject`)).status).toBe(401);
-    const rejected = await sandbox.client.POST("/transactions/{transactionId}/reject", {
-      params: { path: { transactionId: id } },
-      body: { reason: "over budget" },
-    });
-    expect(rejected.response.status).toBe(200);
-    expect(rejected.data).toMatchObject({ status: "FAILED" });
-    expect(rejected.data).not.toHaveProperty("refund");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-    const events = await eventsAbout(sandbox.server.data, id);
-    expect(events.map((e) => e.type)).toEqual([
-      "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
-      "OUTGOING_PAYMENT.FAILED",
-    ]);
-  });
 
-  it("keeps a held transfer waiting when the balance cannot cover it at approval", async () => {
-    const { account, bank, call } = await agentSetup(60_000);
-    const held = await call("POST", "/transfer-out", {
-      source: { accountId: account.id },
-      destination: { accountId: bank.id },
-      amount: 55_000,
+    it("approves a held transfer with a delayed outcome, which then runs its course", async () => {
+      const { account, bank, agent } = await agentSetup({ bankSuffix: "005" });
+      const held = await transferOut(agent, account.id, bank.id, 60_000);
+      const id = held.data!.id;
+      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: id } },
+      });
+      expect(approved.data?.status).toBe("PENDING");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(140_000);
+      await advanceClock(sandbox.client, 31);
+      expect(await transactionOf(sandbox.client, id)).toMatchObject({
+        status: "FAILED",
+        failureReason: "COUNTERPARTY_POST_TX_FAILED",
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
-    const id = String(held.body.id);
-    await sandbox.client.POST("/transfer-out", {
-      body: {
-        source: { accountId: account.id },
-        destination: { accountId: bank.id },
-        amount: 10_000,
-      },
-    });
-    const refused = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-      params: { path: { transactionId: id } },
-    });
-    expect(refused.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
-    expect((await transactionOf(sandbox.client, id)).status).toBe("PENDING_AUTHORIZATION");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(50_000);
-  });
 
-  it("holds an agent's quote execution above the threshold until approved", async () => {
-    const { customer, account, call } = await agentSetup();
-    const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
-    const quote = await call("POST", "/quotes", {
-      source: { sourceType: "ACCOUNT", accountId: account.id },
-      destination: { destinationType: "ACCOUNT", accountId: iban.id },
-      lockedCurrencySide: "SENDING",
-      lockedCurrencyAmount: 80_000,
+    it("rejects a held transfer: it fails and nothing moves", async () => {
+      const { account, bank, agent } = await agentSetup();
+      const held = await transferOut(agent, account.id, bank.id, 90_000);
+      const id = held.data!.id;
+      const own = await agent.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: id } },
+        body: {},
+      });
+      expect(own.response.status).toBe(401);
+      const rejected = await sandbox.client.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: id } },
+        body: { reason: "over budget" },
+      });
+      expect(rejected.response.status).toBe(200);
+      expect(rejected.data).toMatchObject({ status: "FAILED" });
+      expect(rejected.data).not.toHaveProperty("refund");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const events = await eventsAbout(sandbox.server.data, id);
+      expect(events.map((e) => e.type)).toEqual([
+        "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
+        "OUTGOING_PAYMENT.FAILED",
+      ]);
     });
-    expect(quote.status).toBe(201);
-    const quoteId = String(quote.body.id);
-    expect((await call("GET", `/quotes/${quoteId}`)).status).toBe(200);
-    const executed = await call("POST", `/quotes/${quoteId}/execute`);
-    expect(executed).toMatchObject({ status: 200, body: { status: "PROCESSING" } });
-    const transactionId = String(executed.body.transactionId);
-    expect((await transactionOf(sandbox.client, transactionId)).status).toBe(
-      "PENDING_AUTHORIZATION",
-    );
-    expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-    const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-      params: { path: { transactionId } },
-    });
-    expect(approved.data?.status).toBe("COMPLETED");
-    const after = await sandbox.client.GET("/quotes/{quoteId}", {
-      params: { path: { quoteId } },
-    });
-    expect(after.data?.status).toBe("COMPLETED");
-    expect(await balanceOf(sandbox.client, account.id)).toBe(120_000);
 
-    const realtime = await call("POST", "/quotes", {
-      source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
-      destination: { destinationType: "ACCOUNT", accountId: iban.id },
-      lockedCurrencySide: "SENDING",
-      lockedCurrencyAmount: 1_000,
+    it("keeps a held transfer waiting when the balance cannot cover it at approval", async () => {
+      const { account, bank, agent } = await agentSetup({ balance: 60_000 });
+      const held = await transferOut(agent, account.id, bank.id, 55_000);
+      const id = held.data!.id;
+      await sandbox.client.POST("/transfer-out", {
+        body: {
+          source: { accountId: account.id },
+          destination: { accountId: bank.id },
+          amount: 10_000,
+        },
+      });
+      const refused = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId: id } },
+      });
+      expect(refused.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
+      expect((await transactionOf(sandbox.client, id)).status).toBe("PENDING_AUTHORIZATION");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(50_000);
     });
-    expect(realtime).toMatchObject({ status: 400, body: { code: "INVALID_INPUT" } });
-    const tooBig = await call("POST", "/quotes", {
-      source: { sourceType: "ACCOUNT", accountId: account.id },
-      destination: { destinationType: "ACCOUNT", accountId: iban.id },
-      lockedCurrencySide: "SENDING",
-      lockedCurrencyAmount: 150_000,
-    });
-    expect(tooBig).toMatchObject({ status: 400, body: { code: "AMOUNT_OUT_OF_RANGE" } });
-  });
 
-  it("expires the access token after an hour of sandbox time", async () => {
-    const { call } = await agentSetup();
-    expect((await call("GET", "/transactions")).status).toBe(200);
-    await advanceClock(sandbox.client, 3_601);
-    expect((await call("GET", "/transactions")).status).toBe(401);
+    it("holds an agent's quote execution above the threshold until approved", async () => {
+      const { customer, account, agent } = await agentSetup();
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const quote = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: account.id },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 80_000,
+        },
+      });
+      expect(quote.response.status).toBe(201);
+      const quoteId = quote.data!.id;
+      expect(
+        (await agent.GET("/quotes/{quoteId}", { params: { path: { quoteId } } })).response.status,
+      ).toBe(200);
+      const executed = await agent.POST("/quotes/{quoteId}/execute", {
+        params: { path: { quoteId } },
+      });
+      expect(executed.response.status).toBe(200);
+      const executedQuote = executed.data as Schemas["Quote"];
+      expect(executedQuote.status).toBe("PROCESSING");
+      const transactionId = executedQuote.transactionId!;
+      expect((await transactionOf(sandbox.client, transactionId)).status).toBe(
+        "PENDING_AUTHORIZATION",
+      );
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId } },
+      });
+      expect(approved.data?.status).toBe("COMPLETED");
+      const after = await sandbox.client.GET("/quotes/{quoteId}", {
+        params: { path: { quoteId } },
+      });
+      expect(after.data?.status).toBe("COMPLETED");
+      expect(await balanceOf(sandbox.client, account.id)).toBe(120_000);
+
+      const realtime = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 1_000,
+        },
+      });
+      expect(realtime.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+      const tooBig = await agent.POST("/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: account.id },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 150_000,
+        },
+      });
+      expect(tooBig.error).toMatchObject({ status: 400, code: "AMOUNT_OUT_OF_RANGE" });
+    });
+
+    it("counts a quote's execution, not its creation, towards the daily limit", async () => {
+      const { customer, account, agent } = await agentSetup({
+        policy: policy({
+          spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: 30_000 },
+          approvalThresholds: {},
+        }),
+      });
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const quoteOf = async (amount: number) => {
+        const { data } = await agent.POST("/quotes", {
+          body: {
+            source: { sourceType: "ACCOUNT", accountId: account.id },
+            destination: { destinationType: "ACCOUNT", accountId: iban.id },
+            lockedCurrencySide: "SENDING",
+            lockedCurrencyAmount: amount,
+          },
+        });
+        return data!.id;
+      };
+      const first = await quoteOf(20_000);
+      const second = await quoteOf(20_000);
+      const run = (quoteId: string) =>
+        agent.POST("/quotes/{quoteId}/execute", { params: { path: { quoteId } } });
+      expect((await run(first)).response.status).toBe(200);
+      const over = await run(second);
+      expect(over.error).toMatchObject({
+        status: 403,
+        code: "VELOCITY_LIMIT_EXCEEDED",
+        details: { limit: "spendingLimits.dailyLimit", dailySpend: 20_000 },
+      });
+      const still = await sandbox.client.GET("/quotes/{quoteId}", {
+        params: { path: { quoteId: second } },
+      });
+      expect(still.data?.status).toBe("PENDING");
+    });
   });
 });

@@ -101,4 +101,17 @@ export const notIdempotent: Handlers<"createCustomer"> = {
   createCustomer: idempotent(store, async () => ({ status: 201 as const, body: customer })),
 };
 
+// An operation without security has no caller: its handler cannot scope by a platform.
+declare const redeemed: Schemas["AgentDeviceCodeRedeemResponse"];
+export const open: Handler<"redeemAgentDeviceCode"> = (_input, publicCtx) => {
+  // @ts-expect-error a PublicContext has no platform
+  void publicCtx.platformId;
+  publicCtx.log.info("redeemed");
+  return { status: 200, body: redeemed };
+};
+export const scoped: Handler<"getCustomerById"> = (_input, caller) => ({
+  status: 200,
+  body: { ...customer, id: caller.platformId },
+});
+
 void ctx;

@@ -148,19 +148,27 @@ describe("request logs", () => {
         await call("/agents", {
           method: "POST",
           body: JSON.stringify({
+            name: "Logged agent",
             customerId: customer.id,
-            policy: { maxTransactionAmount: 1000, approvalRequiredAbove: 500 },
+            policy: {
+              permissions: ["VIEW_TRANSACTIONS"],
+              defaultExecutionMode: "AUTO",
+              spendingLimits: { currency: "USD", perTransactionLimit: 1000 },
+            },
           }),
         })
-      ).json()) as { deviceCode: string };
-      const redeem = `/agents/device-codes/${agent.deviceCode}/redeem`;
-      expect((await call(redeem, { method: "POST" })).status).toBe(200);
+      ).json()) as { deviceCode: { code: string } };
+      const code = agent.deviceCode.code;
+      const redeem = `/agents/device-codes/${code}/redeem`;
+      // Redeemed without credentials, as the agent software does.
+      expect((await call(redeem, { method: "POST" }, false)).status).toBe(200);
       // A second redemption fails; its code must not show either.
-      expect((await call(redeem, { method: "POST" })).status).toBe(404);
+      expect((await call(redeem, { method: "POST" }, false)).status).toBe(400);
       expect(await s.stop()).toBe(0);
 
       const output = s.output();
-      expect(output).not.toContain(agent.deviceCode);
+      expect(output).not.toContain(code);
+      expect(output).not.toContain(code.toLowerCase());
       expect(output).not.toContain(wrongCode);
       const requests = logLines(output).filter((l) => l.req !== undefined) as {
         req: { method: string; path: string };
@@ -173,6 +181,7 @@ describe("request logs", () => {
           ["POST", "/2025-10-13/customers", 400, "INVALID_INPUT"],
           ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 404, "REFERENCE_NOT_FOUND"],
           ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 200, undefined],
+          ["POST", "/2025-10-13/agents/device-codes/[code]/redeem", 400, "INVALID_INPUT"],
           ["POST", "/2025-10-13/customers", 201, undefined],
         ]),
       );

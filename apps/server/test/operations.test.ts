@@ -5,7 +5,11 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { apiHandlers, type ApiServices } from "../src/api-handlers.js";
 import { createApp } from "../src/http/app.js";
-import { DEFAULTED_QUERY_PARAMETERS, OUTSIDE_VERSIONED_API } from "../src/http/operation-types.js";
+import {
+  DEFAULTED_QUERY_PARAMETERS,
+  OUTSIDE_VERSIONED_API,
+  PUBLIC_OPERATIONS,
+} from "../src/http/operation-types.js";
 import { createLogger } from "../src/logger.js";
 import { openApiPath } from "../src/paths.js";
 
@@ -28,6 +32,8 @@ interface SpecOperation {
   operationId: string;
   method: string;
   path: string;
+  /** Its `security` is empty: no credentials. */
+  open: boolean;
   /** The path (or operation) has its own `servers`: it is not under the versioned base URL. */
   ownServers: boolean;
   parameters: Parameter[];
@@ -52,11 +58,13 @@ const specOperations: SpecOperation[] = Object.entries(spec.paths).flatMap(([pat
       operationId: string;
       servers?: unknown;
       parameters?: unknown[];
+      security?: unknown[];
     };
     return {
       operationId: operation.operationId,
       method,
       path,
+      open: operation.security?.length === 0,
       ownServers: item.servers !== undefined || operation.servers !== undefined,
       parameters: [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolve),
     };
@@ -82,6 +90,11 @@ describe("operation handlers", () => {
   it("leaves to app.ts exactly the operations whose path has its own servers", () => {
     const outside = specOperations.filter((op) => op.ownServers).map((op) => op.operationId);
     expect([...OUTSIDE_VERSIONED_API].sort()).toEqual(outside.sort());
+  });
+
+  it("gives a PublicContext to exactly the operations of the versioned API without security", () => {
+    const open = specOperations.filter((op) => op.open && !op.ownServers);
+    expect([...PUBLIC_OPERATIONS].sort()).toEqual(open.map((op) => op.operationId).sort());
   });
 
   it("serves the operations outside the versioned API from app.ts", async () => {

@@ -79,6 +79,8 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',
       "PENDING_AUTHORIZATION",
       "COMPLETED",
+      "VELOCITY_LIMIT_EXCEEDED",
+      "FORBIDDEN",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[14]).toBe(lines[15]);

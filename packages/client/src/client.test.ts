@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createClient } from "./index.js";
+import { createAgentClient, createClient } from "./index.js";
 
 function recordingFetch() {
   const requests: Request[] = [];
@@ -46,5 +46,34 @@ describe("createClient", () => {
     expect(requests[0]!.headers.get("authorization")).toBe(
       `Basic ${Buffer.from("t:s").toString("base64")}`,
     );
+  });
+});
+
+describe("createAgentClient", () => {
+  it("sends the agent's access token as a Bearer credential", async () => {
+    const { requests, fetch } = recordingFetch();
+    const agent = createAgentClient({
+      baseUrl: "http://sandbox.test/2025-10-13/",
+      accessToken: "agt_token",
+      options: { fetch },
+    });
+    await agent.GET("/transactions", {});
+    expect(requests[0]!.url).toBe("http://sandbox.test/2025-10-13/transactions");
+    expect(requests[0]!.headers.get("authorization")).toBe("Bearer agt_token");
+  });
+
+  it("sends no credentials without a token, to redeem a device code", async () => {
+    const { requests, fetch } = recordingFetch();
+    const agent = createAgentClient({
+      baseUrl: "http://sandbox.test/2025-10-13",
+      options: { fetch },
+    });
+    await agent.POST("/agents/device-codes/{code}/redeem", {
+      params: { path: { code: "BCDF-GHJK-LMNP" } },
+    });
+    expect(requests[0]!.url).toBe(
+      "http://sandbox.test/2025-10-13/agents/device-codes/BCDF-GHJK-LMNP/redeem",
+    );
+    expect(requests[0]!.headers.has("authorization")).toBe(false);
   });
 });

@@ -41,4 +41,33 @@ export function createClient({
   });
 }
 
+export interface CreateAgentClientOptions {
+  /** The base URL including the version segment, e.g. http://localhost:3000/2025-10-13 */
+  baseUrl: string;
+  /**
+   * The agent's `accessToken` from `POST /agents/device-codes/{code}/redeem`
+   * (AgentAuth). Without one the client sends no credentials, which is what
+   * redeeming the device code needs.
+   */
+  accessToken?: string;
+  /** Extra openapi-fetch options (custom fetch, headers). */
+  options?: Omit<ClientOptions, "baseUrl">;
+}
+
+/** A typed client for agent software: AgentAuth, or no credentials before it has its token. */
+export function createAgentClient({
+  baseUrl,
+  accessToken,
+  options,
+}: CreateAgentClientOptions): SandboxClient {
+  return createFetchClient<paths>({
+    ...options,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    headers: {
+      ...(options?.headers as Record<string, string> | undefined),
+      ...(accessToken !== undefined ? { Authorization: `Bearer ${accessToken}` } : {}),
+    },
+  });
+}
+
 export { WEBHOOK_SIGNATURE_HEADER, verifyWebhook, type WebhookEnvelope } from "./webhooks.js";

@@ -225,6 +225,8 @@ export interface Transaction {
   refundedAt: Date | null;
   receiptDeliveryConfirmedAt: Date | null;
   stepsApplied: Generated<number>;
+  agentUsageAmount: bigint | null;
+  agentUsageAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
@@ -272,9 +274,10 @@ export interface Agent {
   id: string;
   platformId: string;
   customerId: string;
-  maxTransactionAmount: bigint;
-  approvalRequiredAbove: bigint;
+  name: string;
+  policy: string;
   deviceCodeHash: string;
+  deviceCodeExpiresAt: Date;
   deviceCodeRedeemedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -284,7 +287,7 @@ export interface AgentAccessToken {
   tokenHash: string;
   agentId: string;
   platformId: string;
-  expiresAt: Date;
+  expiresAt: Date | null;
   createdAt: Date;
 }
 
@@ -430,8 +433,9 @@ export interface Tables {
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
 export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" | "date">> = {
+  agentUsageAmount: "bigint",
+  agentUsageAt: "date",
   amount: "bigint",
-  approvalRequiredAbove: "bigint",
   at: "date",
   attemptCount: "int",
   attemptedAt: "date",
@@ -447,6 +451,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   defaultUmaDepositAccount: "boolean",
   deletedAt: "date",
   deliveredAt: "date",
+  deviceCodeExpiresAt: "date",
   deviceCodeRedeemedAt: "date",
   dueAt: "date",
   expiresAt: "date",
@@ -461,7 +466,6 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   latencyMs: "int",
   lockedUntil: "date",
   maxSpendPerTransaction: "bigint",
-  maxTransactionAmount: "bigint",
   nextAttemptAt: "date",
   otpExpiresAt: "date",
   ownershipPercentage: "int",

@@ -16,9 +16,12 @@ import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
 import {
   operationRouter,
+  publicOperationIds,
+  publicOperationMatcher,
   type ApiDocument,
   type OperationRouterOptions,
 } from "./operation-router.js";
+import { PUBLIC_OPERATIONS } from "./operation-types.js";
 import { refuseUnstorableUrl } from "./storable-strings.js";
 
 export interface AppOptions {
@@ -82,12 +85,22 @@ export function createApp(options: AppOptions): Express {
 
   const api = express.Router();
   const apiText = readFileSync(openApiPath, "utf8");
+  const doc = parse(apiText) as ApiDocument;
+  assertPublicOperations(doc);
   api.use(jsonBody(1024 * 1024));
   api.use(refuseUnstorableUrl);
-  api.use(authenticator(options.tokens, options.agentTokens, options.clocks, log));
+  api.use(
+    authenticator(
+      options.tokens,
+      options.agentTokens,
+      options.clocks,
+      log,
+      publicOperationMatcher(doc),
+    ),
+  );
   api.use(
     operationRouter({
-      doc: parse(apiText) as ApiDocument,
+      doc,
       // Servers of one process with the same document and options share
       // their compiled validators (the security handlers are module-level).
       shareKey: `${createHash("sha256").update(apiText).digest("hex")}:${options.validateResponses}`,
@@ -139,6 +152,22 @@ export function apiValidatorOptions(
     // kept in memory for the handler.
     fileUploader: { limits: { fileSize: 1024 * 1024, files: 1 } },
   };
+}
+
+/**
+ * The authenticator lets requests to the spec's operations without security
+ * through with no caller, and the dispatcher gives exactly PUBLIC_OPERATIONS'
+ * handlers a PublicContext: the two lists must agree, or a request would
+ * reach a handler without the context it is typed for.
+ */
+function assertPublicOperations(doc: ApiDocument): void {
+  const inSpec = publicOperationIds(doc).sort();
+  const typed = [...PUBLIC_OPERATIONS].sort();
+  if (inSpec.join() !== typed.join()) {
+    throw new Error(
+      `operations without security in openapi.yaml (${inSpec.join(", ")}) differ from PUBLIC_OPERATIONS (${typed.join(", ")})`,
+    );
+  }
 }
 
 function messageOf(err: unknown): string {

@@ -4,7 +4,7 @@ import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import type { Clock } from "../clock.js";
-import type { AgentPrincipal, RequestContext } from "./context.js";
+import type { AgentPrincipal, PublicContext, RequestContext } from "./context.js";
 
 const challenge = {
   "WWW-Authenticate":
@@ -30,14 +30,27 @@ export interface AgentTokenVerifier {
  * operations accept which scheme is openapi.yaml's `security`, enforced after
  * the route is matched by {@link securityHandlers}. It leaves the handler's
  * RequestContext, with the platform's clock read in the same query as the token.
+ *
+ * An operation whose `security` is empty (`isPublic`) needs no credentials:
+ * its Authorization header, if any, is not read (its handler acts on
+ * nothing but its own input), and the handler gets a PublicContext.
  */
 export function authenticator(
   verifier: ApiTokenVerifier,
   agents: AgentTokenVerifier,
   clocks: PlatformClocks,
   log: Logger,
+  isPublic: (method: string, path: string) => boolean,
 ) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (isPublic(req.method, req.path)) {
+      const context: PublicContext = {
+        log: lazyChild(log, { traceId: res.locals.traceId }),
+      };
+      res.locals.publicContext = context;
+      next();
+      return;
+    }
     const header = req.headers.authorization;
     if (!header)
       throw rejected(

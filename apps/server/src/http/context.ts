@@ -3,15 +3,14 @@ import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
 import type { SelectQueryBuilder } from "kysely";
 import type { Database } from "../db/database.js";
+import type { Schemas } from "@sandbox/client";
 
 /** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */
 export interface AgentPrincipal {
   agentId: string;
   customerId: string;
-  /** Largest amount (minor units) one request may move. */
-  maxTransactionAmount: bigint;
-  /** Amounts above this wait in PENDING_AUTHORIZATION. */
-  approvalRequiredAbove: bigint;
+  /** As the platform set it; checked on every request (areas/agents/policy.ts). */
+  policy: Schemas["AgentPolicy"];
 }
 
 /** What a handler knows about the caller: always a platform, and an agent when one is acting. */
@@ -23,6 +22,14 @@ export interface RequestContext {
   agent?: AgentPrincipal;
   /** The platform's sandbox clock: read business time from here. */
   clock: Clock;
+  log: Logger;
+}
+
+/**
+ * What the handler of an operation with `security: []` knows: no caller at
+ * all, whatever Authorization header came (it is not read).
+ */
+export interface PublicContext {
   log: Logger;
 }
 
@@ -56,4 +63,11 @@ export function callerOf(res: Response): RequestContext {
   const caller = res.locals.caller as RequestContext | undefined;
   if (!caller) throw new Error("request reached a handler without authentication");
   return caller;
+}
+
+/** The context of a request to an operation without security, as the authenticator left it. */
+export function publicContextOf(res: Response): PublicContext {
+  const context = res.locals.publicContext as PublicContext | undefined;
+  if (!context) throw new Error("request reached a public handler on an authenticated route");
+  return context;
 }

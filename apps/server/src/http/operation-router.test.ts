@@ -8,7 +8,13 @@ import { describe, expect, it } from "vitest";
 import { API_BASE_PATH } from "../config.js";
 import { openApiPath } from "../paths.js";
 import { apiValidatorOptions } from "./app.js";
-import { onePathDocument, PathTree, servedPaths, type ApiDocument } from "./operation-router.js";
+import {
+  onePathDocument,
+  PathTree,
+  publicOperationMatcher,
+  servedPaths,
+  type ApiDocument,
+} from "./operation-router.js";
 
 const doc = parse(readFileSync(openApiPath, "utf8")) as ApiDocument;
 
@@ -50,6 +56,20 @@ describe("PathTree", () => {
       const sample = path.replace(/\{[^}]+\}/g, "Sample:1");
       expect(all.match(sample), path).toBe(path);
     }
+  });
+});
+
+describe("publicOperationMatcher", () => {
+  const isPublic = publicOperationMatcher(doc);
+
+  it("picks the method and path of an operation without security, and nothing beside it", () => {
+    expect(isPublic("POST", "/agents/device-codes/WDJB-MJHT-QRTX/redeem")).toBe(true);
+    expect(isPublic("GET", "/agents/device-codes/WDJB-MJHT-QRTX/redeem")).toBe(false);
+    expect(isPublic("POST", "/agents/device-codes/WDJB-MJHT-QRTX")).toBe(false);
+    expect(isPublic("POST", "/agents")).toBe(false);
+    expect(isPublic("GET", "/transactions")).toBe(false);
+    // Outside the versioned API: app.ts serves it without the authenticator.
+    expect(isPublic("GET", "/healthz")).toBe(false);
   });
 });
 

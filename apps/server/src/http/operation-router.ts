@@ -165,6 +165,47 @@ export function servedPaths(doc: ApiDocument): string[] {
   return Object.keys(doc.paths).filter((path) => doc.paths[path]!.servers === undefined);
 }
 
+/** An operation that asks for no credentials: its own `security` is empty. */
+function isPublic(op: Json | undefined): op is { [key: string]: Json } {
+  return isObject(op) && Array.isArray(op.security) && op.security.length === 0;
+}
+
+/** The operationIds of the versioned API whose `security` is empty (no credentials). */
+export function publicOperationIds(doc: ApiDocument): string[] {
+  return servedPaths(doc).flatMap((path) =>
+    METHODS.flatMap((method) => {
+      const op = doc.paths[path]![method];
+      return isPublic(op) && typeof op.operationId === "string" ? [op.operationId] : [];
+    }),
+  );
+}
+
+/**
+ * Whether a request (method, and path under the base path) is for an
+ * operation whose `security` is empty, found the way the router finds it.
+ */
+export function publicOperationMatcher(
+  doc: ApiDocument,
+): (method: string, path: string) => boolean {
+  const open = new Map<string, Set<string>>();
+  for (const path of servedPaths(doc)) {
+    for (const method of METHODS) {
+      if (isPublic(doc.paths[path]![method])) {
+        let methods = open.get(path);
+        if (!methods) open.set(path, (methods = new Set()));
+        methods.add(method.toUpperCase());
+      }
+    }
+  }
+  // Every served path, so that a request matches the path the router will
+  // give it (literal segments win over another path's parameter).
+  const tree = new PathTree(servedPaths(doc));
+  return (method, path) => {
+    const matched = tree.match(path);
+    return matched !== undefined && open.get(matched)?.has(method) === true;
+  };
+}
+
 /**
  * Middleware for the versioned API's router (mounted at the base path): finds
  * the operation's path, refuses unknown paths (404) and methods (405 with

@@ -24,6 +24,15 @@ export const OUTSIDE_VERSIONED_API = ["getSandboxHealth"] as const satisfies Pat
 /** Every operation the dispatcher serves: each needs exactly one handler. */
 export type OperationId = Exclude<PathOperationId, (typeof OUTSIDE_VERSIONED_API)[number]>;
 
+/**
+ * Operations of the versioned API whose `security` is empty: no credentials
+ * are read, and their handlers get a PublicContext, with no platform (a test,
+ * and app.ts at start-up, keep this list equal to the spec's).
+ */
+export const PUBLIC_OPERATIONS = ["redeemAgentDeviceCode"] as const satisfies OperationId[];
+
+export type PublicOperationId = (typeof PUBLIC_OPERATIONS)[number];
+
 type ParametersOf<Op extends OperationId> = operations[Op]["parameters"];
 
 /** A parameter group the operation does not declare is an empty object. */

@@ -1,13 +1,15 @@
 import type { NextFunction, Request, Response } from "express";
-import { callerOf, type RequestContext } from "./context.js";
+import { callerOf, publicContextOf, type PublicContext, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
-import type {
-  IdempotentOperationId,
-  Input,
-  OperationId,
-  Reply,
-  RequestHeaderName,
-  SuccessStatus,
+import {
+  PUBLIC_OPERATIONS,
+  type IdempotentOperationId,
+  type Input,
+  type OperationId,
+  type PublicOperationId,
+  type Reply,
+  type RequestHeaderName,
+  type SuccessStatus,
 } from "./operation-types.js";
 
 // Operations are the unit: each area exports a handler per operationId, typed
@@ -19,10 +21,15 @@ import type {
 // card-authorization hot path that walk cost as much as all of request
 // validation). Pages outside the API still use Express routers.
 
+/** Who calls: the authenticated caller, or nobody for an operation without security. */
+export type ContextOf<Op extends OperationId> = Op extends PublicOperationId
+  ? PublicContext
+  : RequestContext;
+
 /** Turns the operation's validated input into a service call and returns its typed reply. */
 export type Handler<Op extends OperationId> = (
   input: Input<Op>,
-  ctx: RequestContext,
+  ctx: ContextOf<Op>,
 ) => Promise<Reply<Op>> | Reply<Op>;
 
 /** A handler that honours `Idempotency-Key` (see idempotency.ts). */
@@ -79,10 +86,15 @@ interface SentReply {
   body?: unknown;
 }
 
-type ErasedHandler = (input: ValidatedInput, ctx: RequestContext) => Promise<SentReply> | SentReply;
+type ErasedHandler = (
+  input: ValidatedInput,
+  ctx: RequestContext | PublicContext,
+) => Promise<SentReply> | SentReply;
 
 interface Entry {
   handler: ErasedHandler;
+  /** An operation without security: its handler gets a PublicContext. */
+  public: boolean;
   idempotency?: { store: IdempotencyStore; notFinal: readonly number[] };
 }
 
@@ -90,16 +102,20 @@ type ErasedEntry =
   | ErasedHandler
   | { idempotency: IdempotencyStore; notFinal: readonly number[]; handler: ErasedHandler };
 
-function entryOf(operation: ApiHandlers[OperationId]): Entry {
+const PUBLIC: ReadonlySet<string> = new Set(PUBLIC_OPERATIONS);
+
+function entryOf(operationId: string, operation: ApiHandlers[OperationId]): Entry {
   // The trust boundary, and the only cast between validator and handlers:
   // express-openapi-validator has checked (and coerced, and filled the
   // defaults of) each request's parameters, headers and body against the
   // operation it matched, which is what the handler's Input<Op> describes;
   // the response validator checks the reply on the way out.
   const erased = operation as unknown as ErasedEntry;
-  if (typeof erased === "function") return { handler: erased };
+  const isPublic = PUBLIC.has(operationId);
+  if (typeof erased === "function") return { handler: erased, public: isPublic };
   return {
     handler: erased.handler,
+    public: isPublic,
     idempotency: { store: erased.idempotency, notFinal: erased.notFinal },
   };
 }
@@ -145,12 +161,13 @@ function send(res: Response, reply: SentReply): void {
  * Middleware, mounted after the validator, that runs the handler of the
  * operation it matched; requests with no handler go on to `next`. It gives
  * the handler its RequestContext: the caller as the authenticator found it,
- * with the platform's sandbox clock.
+ * with the platform's sandbox clock (or, for an operation without security,
+ * a PublicContext).
  */
 export function operationDispatcher(handlers: ApiHandlers) {
   const table = new Map<string, Entry>();
   for (const [operationId, operation] of Object.entries<ApiHandlers[OperationId]>(handlers)) {
-    table.set(operationId, entryOf(operation));
+    table.set(operationId, entryOf(operationId, operation));
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const matched = (req as { openapi?: MatchedOperation }).openapi;
@@ -166,6 +183,10 @@ export function operationDispatcher(handlers: ApiHandlers) {
       headers: requestHeaders(req),
       body: withFileParts(req),
     };
+    if (entry.public) {
+      send(res, await entry.handler(input, publicContextOf(res)));
+      return;
+    }
     const ctx = callerOf(res);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;

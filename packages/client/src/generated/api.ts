@@ -567,7 +567,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer in from an external account
-         * @description Pulls funds from an external account (`source`) into an internal account of the same currency (`destination`) and returns the resulting incoming transaction; the internal account is credited when it completes. `amount` is required for a pull. In the sandbox the outcome follows the external account's identifier suffix: `002`, `003` and `004` fail at once with `COLLECTION_FAILED`, `005` stays PENDING about 30 seconds and then fails, anything else completes. Progress is reported with `INCOMING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in PENDING_AUTHORIZATION.
+         * @description Pulls funds from an external account (`source`) into an internal account of the same currency (`destination`) and returns the resulting incoming transaction; the internal account is credited when it completes. `amount` is required for a pull. In the sandbox the outcome follows the external account's identifier suffix: `002`, `003` and `004` fail at once with `COLLECTION_FAILED`, `005` stays PENDING about 30 seconds and then fails, anything else completes. Progress is reported with `INCOMING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this with `CREATE_TRANSFERS`, within their policy (see Agents in the introduction): a movement the policy holds for approval waits in PENDING_AUTHORIZATION.
          */
         post: operations["createTransferIn"];
         delete?: never;
@@ -587,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer out to an external account
-         * @description Pushes funds from an internal account (`source`) to an external account of the same currency (`destination`) and returns the resulting outgoing transaction. Without `amount` the whole balance moves. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails (the transaction's `refund`). `remittanceInformation` is kept as the transaction's `reconciliationInstructions.reference`. In the sandbox the outcome follows the external account's identifier suffix: `002` (`LIMIT_EXCEEDED`), `003` (`ACCOUNT_INVALID`) and `004` (`ACCOUNT_CANNOT_RECEIVE`) fail at once, `005` stays PENDING about 30 seconds and then fails (`COUNTERPARTY_POST_TX_FAILED`), anything else completes. Progress is reported with `OUTGOING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this within their policy; above `approvalRequiredAbove` the transaction waits in PENDING_AUTHORIZATION, and nothing is debited until it is approved.
+         * @description Pushes funds from an internal account (`source`) to an external account of the same currency (`destination`) and returns the resulting outgoing transaction. Without `amount` the whole balance moves. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails (the transaction's `refund`). `remittanceInformation` is kept as the transaction's `reconciliationInstructions.reference`. In the sandbox the outcome follows the external account's identifier suffix: `002` (`LIMIT_EXCEEDED`), `003` (`ACCOUNT_INVALID`) and `004` (`ACCOUNT_CANNOT_RECEIVE`) fail at once, `005` stays PENDING about 30 seconds and then fails (`COUNTERPARTY_POST_TX_FAILED`), anything else completes. Progress is reported with `OUTGOING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this with `CREATE_TRANSFERS`, within their policy (see Agents in the introduction): a movement the policy holds for approval waits in PENDING_AUTHORIZATION, and nothing is debited until it is approved.
          */
         post: operations["createTransferOut"];
         delete?: never;
@@ -605,7 +605,7 @@ export interface paths {
         };
         /**
          * List transactions
-         * @description Incoming and outgoing transactions of the platform's internal accounts, newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Filters combine. `customerId` set to the platform's id lists the platform's own transactions. `accountIdentifier` matches either side; `senderAccountIdentifier` and `receiverAccountIdentifier` match the side named (an internal or external account id, or a UMA address). `reference` matches `reconciliationInstructions.reference`. `startDate` and `endDate` bound `createdAt`, both inclusive.
+         * @description Incoming and outgoing transactions of the platform's internal accounts, newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Filters combine. `customerId` set to the platform's id lists the platform's own transactions. `accountIdentifier` matches either side; `senderAccountIdentifier` and `receiverAccountIdentifier` match the side named (an internal or external account id, or a UMA address). `reference` matches `reconciliationInstructions.reference`. `startDate` and `endDate` bound `createdAt`, both inclusive. An agent needs `VIEW_TRANSACTIONS` (403 `FORBIDDEN` otherwise) and sees its own customer's transactions only.
          */
         get: operations["listTransactions"];
         put?: never;
@@ -631,7 +631,7 @@ export interface paths {
         };
         /**
          * Get a transaction
-         * @description One transaction: incoming (`type` INCOMING) or outgoing (OUTGOING), with its source, destination, amounts in both currencies and, after a failure that gave money back, its `refund`.
+         * @description One transaction: incoming (`type` INCOMING) or outgoing (OUTGOING), with its source, destination, amounts in both currencies and, after a failure that gave money back, its `refund`. An agent needs `VIEW_TRANSACTIONS` (403 `FORBIDDEN` otherwise) and sees its own customer's transactions only.
          */
         get: operations["getTransactionById"];
         put?: never;
@@ -659,7 +659,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending transaction
-         * @description Approves a transaction that waits for the platform: one an agent initiated above its policy's `approvalRequiredAbove` (PENDING_AUTHORIZATION), which then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting), or an incoming payment still PENDING (in the sandbox, from a sender whose payments stay pending), which completes and is credited. Otherwise 409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL`. Agents cannot call this operation.
+         * @description Approves a transaction that waits for the platform: one an agent initiated that its policy holds for approval (PENDING_AUTHORIZATION), which then proceeds like any other (a transfer out or quote payment is debited now: 400 `INSUFFICIENT_BALANCE` if the balance cannot cover it, and the transaction keeps waiting), or an incoming payment still PENDING (in the sandbox, from a sender whose payments stay pending), which completes and is credited. Otherwise 409 `TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL`. Agents cannot call this operation.
          */
         post: operations["approvePendingPayment"];
         delete?: never;
@@ -797,7 +797,7 @@ export interface paths {
         put?: never;
         /**
          * Create a quote
-         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely.
+         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely. Agents need `CREATE_QUOTES` (and `EXECUTE_QUOTES` with `immediatelyExecute`), quote from their customer's internal accounts only, and their policy's account and amount rules apply (see Agents in the introduction).
          */
         post: operations["createQuote"];
         delete?: never;
@@ -821,7 +821,7 @@ export interface paths {
         };
         /**
          * Get a quote
-         * @description The quote, with its status (PENDING until executed or funded, then PROCESSING, COMPLETED or FAILED as its payment goes; EXPIRED when not executed in time).
+         * @description The quote, with its status (PENDING until executed or funded, then PROCESSING, COMPLETED or FAILED as its payment goes; EXPIRED when not executed in time). An agent needs `CREATE_QUOTES` (403 `FORBIDDEN` otherwise) and sees its own customer's quotes only.
          */
         get: operations["getQuoteById"];
         put?: never;
@@ -849,7 +849,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. An agent executing above its `approvalRequiredAbove` gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents need `EXECUTE_QUOTES`, and their policy applies (see Agents in the introduction): an execution the policy holds for approval gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -961,7 +961,7 @@ export interface paths {
         put?: never;
         /**
          * Create an agent
-         * @description Sandbox only. Creates an agent that acts for one customer under a spending policy, and returns a one-time `deviceCode`. Give the code to the agent; it redeems it for a bearer token with `POST /agents/device-codes/{code}/redeem`.
+         * @description Creates an agent that acts for one of the platform's customers under `policy`, and returns it with a one-time device code. Give the code to the agent software; it redeems it for its access token with `POST /agents/device-codes/{code}/redeem` within 24 hours (sandbox time). The currencies of the policy must be ones the sandbox has rates for (400 `INVALID_CURRENCY` otherwise), `approvalThresholds.amount` needs `approvalThresholds.currency`, and every account the policy names must be an internal account of the customer, named by at most one rule (400 `INVALID_INPUT` naming the field otherwise). An unknown or deleted customer is 400 `INVALID_INPUT`. How the policy applies to each request is described under Agents in the introduction.
          */
         post: operations["createAgent"];
         delete?: never;
@@ -976,8 +976,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `deviceCode` of the agent.
-                 * @example WDJB-MJHT
+                 * @description The device code's `code`, as `POST /agents` returned it (any case).
+                 * @example WDJB-MJHT-QRTX
                  */
                 code: string;
             };
@@ -987,7 +987,7 @@ export interface paths {
         put?: never;
         /**
          * Redeem a device code
-         * @description Exchanges an agent's device code for an access token for the `AgentAuth` scheme. A code can be redeemed once; an unknown or already redeemed code returns 404 `REFERENCE_NOT_FOUND`.
+         * @description Called by the agent software, without platform credentials: the device code is its proof (any `Authorization` header is ignored). Exchanges the code for the agent's access token for `AgentAuth`, which stays valid for as long as the agent exists, and connects the agent (`isConnected`). A code works once, within 24 hours of sandbox time after it was issued: a code already redeemed or expired is 400 `INVALID_INPUT`, one that no agent has is 404 `REFERENCE_NOT_FOUND`.
          */
         post: operations["redeemAgentDeviceCode"];
         delete?: never;
@@ -2042,12 +2042,6 @@ export interface components {
         PhoneNumber: string;
         /**
          * Format: int64
-         * @description Amount in minor units of the currency (for example cents for USD). At most 2^53 - 1, the largest integer a JSON number carries exactly: an operation whose result would take an amount or a balance past it is refused with 400 `AMOUNT_OUT_OF_RANGE`.
-         * @example 12500
-         */
-        Amount: number;
-        /**
-         * Format: int64
          * @description Amount greater than zero, in minor units of the currency.
          * @example 12500
          */
@@ -2254,10 +2248,10 @@ export interface components {
              *
              *     | Code | Meaning |
              *     |---|---|
-             *     | `FORBIDDEN` | The operation is not allowed for this object in its current state. |
+             *     | `FORBIDDEN` | The operation is not allowed for this object in its current state, or the acting agent's policy does not allow it (a permission it lacks, an account it may not use). |
              *     | `USER_NOT_READY` | The customer cannot do this yet (for example, verification is not complete). |
              *     | `COUNTERPARTY_NOT_ALLOWED` | The counterparty may not be paid. |
-             *     | `VELOCITY_LIMIT_EXCEEDED` | Too many or too large operations in a period. |
+             *     | `VELOCITY_LIMIT_EXCEEDED` | Too many or too large operations in a period (for an agent: its daily or monthly limits). |
              *     | `END_USER_TERMS_NOT_ACCEPTED` | The customer has not accepted the current end user terms. |
              * @enum {string}
              */
@@ -3191,49 +3185,177 @@ export interface components {
          * @enum {string}
          */
         TransactionDirection: "CREDIT" | "DEBIT";
-        /** @description Spending rules applied to every request the agent makes. Amounts are in minor units of the account currency. */
+        /**
+         * @description One capability an agent's policy grants. `VIEW_TRANSACTIONS`: list and read its customer's transactions. `CREATE_TRANSFERS`: start same-currency transfers in and out. `CREATE_QUOTES`: create cross-currency quotes and read them. `EXECUTE_QUOTES`: execute those quotes. `MANAGE_EXTERNAL_ACCOUNTS`: manage the customer's external accounts (no sandbox operation lets an agent do this yet). An agent calling an operation its permissions do not cover gets 403 `FORBIDDEN`.
+         * @enum {string}
+         */
+        AgentPermission: "VIEW_TRANSACTIONS" | "CREATE_TRANSFERS" | "CREATE_QUOTES" | "EXECUTE_QUOTES" | "MANAGE_EXTERNAL_ACCOUNTS";
+        /**
+         * @description Whether the agent's money movements run on their own (`AUTO`) or each one waits in PENDING_AUTHORIZATION until the platform approves it with `POST /transactions/{transactionId}/approve` (`APPROVAL_REQUIRED`).
+         * @enum {string}
+         */
+        AgentExecutionMode: "AUTO" | "APPROVAL_REQUIRED";
+        /** @description Caps on what the agent may move, in minor units of `currency`. Every money movement the agent starts counts: transfers in and out, and quote executions. An amount in another currency is counted at its value in `currency`, converted at the sandbox's fixed mid-market rate (the rates of `GET /exchange-rates` without their spread) and rounded up. Days and months are UTC days and months of the platform's sandbox clock. Above `perTransactionLimit` the request is refused with 400 `AMOUNT_OUT_OF_RANGE`; past `dailyLimit`, `monthlyLimit` or `dailyTransactionLimit` with 403 `VELOCITY_LIMIT_EXCEEDED`. Nothing is written when a limit refuses a request. */
+        AgentSpendingLimits: {
+            /** @description Currency the limits are expressed in; one the sandbox has rates for (`USD`, `EUR`, `GBP`, `CAD`, `MXN`, `BRL`, `USDB`). */
+            currency: components["schemas"]["CurrencyCode"];
+            /**
+             * @description Largest amount one movement may have.
+             * @example 100000
+             */
+            perTransactionLimit: number;
+            /**
+             * @description Largest total the agent may move in one day; null or absent for no daily cap. Movements that failed or were rejected do not count.
+             * @example 250000
+             */
+            dailyLimit?: number | null;
+            /**
+             * @description Most movements the agent may start in one day, whatever became of them; absent for no cap.
+             * @example 20
+             */
+            dailyTransactionLimit?: number;
+            /**
+             * @description Largest total the agent may move in one calendar month; null or absent for no monthly cap. Movements that failed or were rejected do not count.
+             * @example 2000000
+             */
+            monthlyLimit?: number | null;
+        };
+        /** @description Overrides the agent's policy for movements that take money from (or, for a transfer in, bring money into) one internal account of its customer. */
+        AgentAccountRule: {
+            /** @description The customer's internal account the rule is about. */
+            accountId: components["schemas"]["InternalAccountId"];
+            /** @description Execution mode for movements on this account, instead of the policy's `defaultExecutionMode`. */
+            executionMode?: components["schemas"]["AgentExecutionMode"];
+            /**
+             * @description Largest amount of one movement on this account, in minor units of the account's own currency; null or absent to keep the policy's `spendingLimits.perTransactionLimit`.
+             * @example 25000
+             */
+            perTransactionLimit?: number | null;
+        };
+        /** @description Which of the customer's internal accounts the agent may use, and rules for some of them. */
+        AgentAccountRestrictions: {
+            /** @description The only internal accounts the agent may move money from or into; null or absent for all of the customer's accounts. A movement on another account is refused with 403 `FORBIDDEN`. */
+            allowedAccountIds?: components["schemas"]["InternalAccountId"][] | null;
+            /** @description Rules for single accounts, at most one per account. */
+            accountRules?: components["schemas"]["AgentAccountRule"][];
+        };
+        /** @description An amount above which a movement waits in PENDING_AUTHORIZATION for the platform's approval even when its execution mode is `AUTO`. An amount in another currency is compared at its value in `currency` (see `AgentSpendingLimits`). */
+        AgentApprovalThresholds: {
+            /** @description Currency of `amount`; needed whenever `amount` is set. */
+            currency?: components["schemas"]["CurrencyCode"];
+            /**
+             * @description Movements above this amount (minor units of `currency`) wait for approval; null or absent for no threshold.
+             * @example 50000
+             */
+            amount?: number | null;
+        };
+        /** @description What an agent may do and how far it may go. It is checked on every request the agent makes with `AgentAuth`. */
         AgentPolicy: {
-            /** @description Largest amount the agent may move in one transaction; larger requests are rejected. */
-            maxTransactionAmount: components["schemas"]["PositiveAmount"];
-            /** @description Transactions above this amount wait in PENDING_AUTHORIZATION until approved with `POST /transactions/{transactionId}/approve`. */
-            approvalRequiredAbove: components["schemas"]["Amount"];
+            /** @description The capabilities granted; anything not listed is refused with 403 `FORBIDDEN`. */
+            permissions: components["schemas"]["AgentPermission"][];
+            /** @description Whether the agent's movements run on their own or wait for approval, unless a rule for the account says otherwise. */
+            defaultExecutionMode: components["schemas"]["AgentExecutionMode"];
+            spendingLimits: components["schemas"]["AgentSpendingLimits"];
+            accountRestrictions?: components["schemas"]["AgentAccountRestrictions"];
+            approvalThresholds?: components["schemas"]["AgentApprovalThresholds"];
         };
-        /** @description Creates an agent for a customer. */
-        AgentCreate: {
-            /** @description Customer the agent acts for. */
-            customerId: components["schemas"]["CustomerId"];
-            policy: components["schemas"]["AgentPolicy"];
+        /** @description What the agent has used of its limits in the current day and month of the platform's sandbox clock (UTC), in minor units of the policy's `spendingLimits.currency`. */
+        AgentUsage: {
+            /**
+             * @description Movements the agent started today.
+             * @example 2
+             */
+            dailyTransactionCount: number;
+            /**
+             * @description Total of today's movements that have not failed or been rejected.
+             * @example 42000
+             */
+            dailySpend: number;
+            /**
+             * Format: date
+             * @description The day on which the daily counters start again from zero.
+             * @example 2025-10-14
+             */
+            dailyResetDate?: string;
+            /**
+             * @description Total of this month's movements that have not failed or been rejected.
+             * @example 310000
+             */
+            monthlySpend: number;
+            /**
+             * @description The month (`YYYY-MM`) in which the monthly total starts again from zero.
+             * @example 2025-11
+             */
+            monthlyResetMonth?: string;
         };
-        /** @description An automated agent acting for one customer under a policy. */
+        /** @description Software that acts for one of the platform's customers, within its policy, with a bearer token of its own (`AgentAuth`). */
         Agent: {
-            /** @description Identifier of the agent. */
             id: components["schemas"]["AgentId"];
-            /** @description Customer the agent acts for. */
+            /**
+             * @description The platform's label for the agent.
+             * @example Invoice payer
+             */
+            name: string;
+            /** @description The only customer the agent acts for. */
             customerId: components["schemas"]["CustomerId"];
+            /** @description Whether the agent is paused. No sandbox operation pauses an agent yet, so this is false. */
+            isPaused: boolean;
+            /** @description Whether the agent's device code has been redeemed for an access token. */
+            isConnected: boolean;
             policy: components["schemas"]["AgentPolicy"];
-            /** @description One-time code the agent redeems for an access token with `POST /agents/device-codes/{code}/redeem`. */
-            deviceCode: string;
+            usage: components["schemas"]["AgentUsage"];
             /**
              * Format: date-time
              * @description When the agent was created.
              */
             createdAt: string;
-        };
-        /** @description Access token issued to an agent. */
-        AgentAccessToken: {
-            /** @description Bearer token for the `AgentAuth` scheme. */
-            accessToken: string;
             /**
-             * @description Always `Bearer`.
-             * @constant
+             * Format: date-time
+             * @description When the agent last changed (its device code redeemed, for example).
              */
-            tokenType: "Bearer";
-            /** @description Seconds until the token expires. */
-            expiresIn: number;
-            /** @description The agent the token belongs to. */
-            agentId: components["schemas"]["AgentId"];
-            /** @description The only customer the token can act on. */
+            updatedAt: string;
+        };
+        /** @description A new agent for one of the platform's customers. */
+        AgentCreateRequest: {
+            /**
+             * @description A label to tell the platform's agents apart.
+             * @example Invoice payer
+             */
+            name: string;
+            /** @description The customer the agent will act for; an unknown or deleted one is 400 `INVALID_INPUT`. */
             customerId: components["schemas"]["CustomerId"];
+            policy: components["schemas"]["AgentPolicy"];
+        };
+        /** @description The one-time code that connects the agent software. Hand it to the agent, which redeems it with `POST /agents/device-codes/{code}/redeem` before `expiresAt`. */
+        AgentDeviceCode: {
+            /**
+             * @description The code, in groups of four letters (case does not matter when it is redeemed). It is shown only here.
+             * @example WDJB-MJHT-QRTX
+             */
+            code: string;
+            /** @description The agent the code connects. */
+            agentId: components["schemas"]["AgentId"];
+            /**
+             * Format: date-time
+             * @description When the code stops working (24 hours after it was issued, in the platform's sandbox time).
+             */
+            expiresAt: string;
+            /** @description Whether the code has been redeemed already. */
+            redeemed: boolean;
+        };
+        /** @description The new agent and the device code that connects it. */
+        AgentCreateResponse: {
+            agent: components["schemas"]["Agent"];
+            deviceCode: components["schemas"]["AgentDeviceCode"];
+        };
+        /** @description What the agent software gets for its device code. */
+        AgentDeviceCodeRedeemResponse: {
+            agentId: components["schemas"]["AgentId"];
+            /** @description The agent's `name`. */
+            agentName: string;
+            /** @description The agent's credential for `AgentAuth`: send it as `Authorization: Bearer <accessToken>`. It is shown only in this response (the sandbox keeps a hash of it), so store it safely. */
+            accessToken: string;
+            policy: components["schemas"]["AgentPolicy"];
         };
         /**
          * @description Card lifecycle. A new card is PROCESSING until the issuer activates it. `PATCH /cards/{id}` allows ACTIVE ⇄ FROZEN and ACTIVE or FROZEN → CLOSED.
@@ -6752,6 +6874,15 @@ export interface components {
                 "application/json": components["schemas"]["Error403"];
             };
         };
+        /** @description The acting agent's policy refuses the request (see Agents in the introduction); nothing was written. */
+        AgentForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
+            };
+        };
         /** @description The path exists, but not with this method. */
         MethodNotAllowed: {
             headers: {
@@ -8641,6 +8772,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -8748,6 +8880,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -8809,6 +8942,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -8837,6 +8971,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -9187,7 +9322,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AgentForbidden"];
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
@@ -9229,6 +9364,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -9345,7 +9481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             /** @description The quote is already executed, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -9568,18 +9704,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "name": "Invoice payer",
                  *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
                  *       "policy": {
-                 *         "maxTransactionAmount": 100000,
-                 *         "approvalRequiredAbove": 50000
+                 *         "permissions": [
+                 *           "VIEW_TRANSACTIONS",
+                 *           "CREATE_TRANSFERS"
+                 *         ],
+                 *         "defaultExecutionMode": "AUTO",
+                 *         "spendingLimits": {
+                 *           "currency": "USD",
+                 *           "perTransactionLimit": 100000,
+                 *           "dailyLimit": 250000,
+                 *           "dailyTransactionLimit": 20
+                 *         },
+                 *         "approvalThresholds": {
+                 *           "currency": "USD",
+                 *           "amount": 50000
+                 *         }
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["AgentCreate"];
+                "application/json": components["schemas"]["AgentCreateRequest"];
             };
         };
         responses: {
-            /** @description The agent. */
+            /** @description The agent, and the device code that connects it. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9587,22 +9737,60 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                     *       "policy": {
-                     *         "maxTransactionAmount": 100000,
-                     *         "approvalRequiredAbove": 50000
+                     *       "agent": {
+                     *         "id": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
+                     *         "name": "Invoice payer",
+                     *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *         "isPaused": false,
+                     *         "isConnected": false,
+                     *         "policy": {
+                     *           "permissions": [
+                     *             "VIEW_TRANSACTIONS",
+                     *             "CREATE_TRANSFERS"
+                     *           ],
+                     *           "defaultExecutionMode": "AUTO",
+                     *           "spendingLimits": {
+                     *             "currency": "USD",
+                     *             "perTransactionLimit": 100000,
+                     *             "dailyLimit": 250000,
+                     *             "dailyTransactionLimit": 20
+                     *           },
+                     *           "approvalThresholds": {
+                     *             "currency": "USD",
+                     *             "amount": 50000
+                     *           }
+                     *         },
+                     *         "usage": {
+                     *           "dailyTransactionCount": 0,
+                     *           "dailySpend": 0,
+                     *           "dailyResetDate": "2025-10-14",
+                     *           "monthlySpend": 0,
+                     *           "monthlyResetMonth": "2025-11"
+                     *         },
+                     *         "createdAt": "2025-10-13T09:30:00Z",
+                     *         "updatedAt": "2025-10-13T09:30:00Z"
                      *       },
-                     *       "deviceCode": "WDJB-MJHT",
-                     *       "createdAt": "2025-10-13T09:30:00Z"
+                     *       "deviceCode": {
+                     *         "code": "WDJB-MJHT-QRTX",
+                     *         "agentId": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
+                     *         "expiresAt": "2025-10-14T09:30:00Z",
+                     *         "redeemed": false
+                     *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["Agent"];
+                    "application/json": components["schemas"]["AgentCreateResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The request or its policy is invalid, or the customer is unknown. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -9612,8 +9800,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `deviceCode` of the agent.
-                 * @example WDJB-MJHT
+                 * @description The device code's `code`, as `POST /agents` returned it (any case).
+                 * @example WDJB-MJHT-QRTX
                  */
                 code: string;
             };
@@ -9621,7 +9809,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The access token. */
+            /** @description The agent's access token, with the policy it works under. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9629,19 +9817,35 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "accessToken": "agt_isTxG7jG_V6sA-zFroXlVRN4mbJs_UQ_lJAx_wiGoD0",
-                     *       "tokenType": "Bearer",
-                     *       "expiresIn": 3600,
                      *       "agentId": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
-                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c"
+                     *       "agentName": "Invoice payer",
+                     *       "accessToken": "agt_isTxG7jG_V6sA-zFroXlVRN4mbJs_UQ_lJAx_wiGoD0",
+                     *       "policy": {
+                     *         "permissions": [
+                     *           "VIEW_TRANSACTIONS",
+                     *           "CREATE_TRANSFERS"
+                     *         ],
+                     *         "defaultExecutionMode": "AUTO",
+                     *         "spendingLimits": {
+                     *           "currency": "USD",
+                     *           "perTransactionLimit": 100000
+                     *         }
+                     *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["AgentAccessToken"];
+                    "application/json": components["schemas"]["AgentDeviceCodeRedeemResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            /** @description The device code is unknown or already redeemed. */
+            /** @description The code was redeemed already or has expired. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description No agent has this device code. */
             404: {
                 headers: {
                     [name: string]: unknown;

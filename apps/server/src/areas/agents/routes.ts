@@ -14,9 +14,10 @@ export function agentRoutes(
 ): Handlers<"createAgent" | "redeemAgentDeviceCode"> {
   return {
     createAgent: async ({ body }, ctx) => ({ status: 201, body: await agents.create(ctx, body) }),
-    redeemAgentDeviceCode: async ({ params }, ctx) => ({
+    // No credentials: the device code in the path is the caller's only proof.
+    redeemAgentDeviceCode: async ({ params }) => ({
       status: 200,
-      body: await agents.redeem(ctx, params.code),
+      body: await agents.redeem(params.code),
     }),
   };
 }

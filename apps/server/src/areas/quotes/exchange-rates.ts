@@ -80,6 +80,19 @@ export function rateFor(sourceCurrency: string, destinationCurrency: string): Ra
   return { sourceCurrency, destinationCurrency, rateMicros, feeAmount: fee };
 }
 
+/**
+ * What an amount (minor units of `from`) is worth in `to`, at the table's
+ * mid-market value (no spread, no fee), rounded up so that a conversion never
+ * makes an amount look smaller; undefined when either currency has no rate.
+ */
+export function valueIn(amount: bigint, from: string, to: string): bigint | undefined {
+  const source = USD_VALUE_MICROS[from];
+  const target = USD_VALUE_MICROS[to];
+  if (source === undefined || target === undefined) return undefined;
+  if (from === to) return amount;
+  return (amount * source + target - 1n) / target;
+}
+
 export function rateAsNumber(rateMicros: bigint): number {
   return Number(rateMicros) / Number(MICRO);
 }

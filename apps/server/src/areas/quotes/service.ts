@@ -8,10 +8,12 @@ import {
 } from "@sandbox/sandbox-rules";
 import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import { insert, q } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import { scheduleJob } from "../../jobs/schedule.js";
-import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
+import { checkMovement, requirePermission, type AgentDecision } from "../agents/policy.js";
+import { chargeAgent } from "../agents/usage.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
@@ -99,6 +101,11 @@ export class QuoteService {
     ctx: RequestContext,
     input: QuoteRequest,
   ): Promise<{ quote: Quote; challenged: boolean }> {
+    requirePermission(
+      ctx,
+      "CREATE_QUOTES",
+      ...(input.immediatelyExecute === true ? (["EXECUTE_QUOTES"] as const) : []),
+    );
     const source = await this.resolveSource(ctx, input.source).catch(inBody("source"));
     const destination = await this.resolveDestination(ctx, input.destination).catch(
       inBody("destination"),
@@ -145,7 +152,14 @@ export class QuoteService {
         throw amountOutOfRange(`The quote's ${field} would be ${value}, out of range`, { field });
       }
     }
-    enforceAgentLimit(ctx, amounts.sendingAmount);
+    // An agent quotes from its customer's internal accounts only (resolveSource).
+    if (source.sourceAccountId !== null) {
+      checkMovement(ctx, {
+        accountId: source.sourceAccountId,
+        amount: amounts.sendingAmount,
+        currency: source.sendingCurrency,
+      });
+    }
 
     const customerId = source.customerId ?? destination.customerId;
     const realtime = input.source.sourceType === "REALTIME_FUNDING";
@@ -332,6 +346,7 @@ export class QuoteService {
   }
 
   async get(ctx: RequestContext, id: string): Promise<Quote> {
+    requirePermission(ctx, "CREATE_QUOTES");
     return toQuote(await this.getRow(ctx, id));
   }
 
@@ -372,6 +387,7 @@ export class QuoteService {
     walletHeaders: SignedRequestHeaders,
     input: Schemas["ExecuteQuoteRequest"] | undefined,
   ): Promise<ExecuteResult> {
+    requirePermission(ctx, "EXECUTE_QUOTES");
     const quote = await this.getRow(ctx, id);
     if (quote.sourceAccountId === null) {
       throw invalidInput(
@@ -392,21 +408,29 @@ export class QuoteService {
       if (decision.kind === "CHALLENGE")
         return { kind: "CHALLENGE", challenge: decision.challenge };
     }
-    enforceAgentLimit(ctx, quote.sendingAmount);
+    const agent = checkMovement(ctx, {
+      accountId: source.id,
+      amount: quote.sendingAmount,
+      currency: quote.sendingCurrency,
+    });
     if (await this.requiresSca(ctx, quote.customerId)) {
-      const challenged = await this.challenge(ctx, quote, input?.scaFactor);
+      const challenged = await this.challenge(ctx, quote, input?.scaFactor, agent);
       return { kind: "EXECUTED", quote: toQuote(challenged) };
     }
-    const awaiting = needsApproval(ctx, quote.sendingAmount);
-    const updated = await this.pay(ctx, quote, awaiting);
+    const updated = await this.pay(ctx, quote, agent?.awaitingApproval ?? false, agent);
     return { kind: "EXECUTED", quote: toQuote(updated) };
   }
 
-  /** Holds a quote (and its transaction) in PENDING_AUTHORIZATION behind a new challenge. */
+  /**
+   * Holds a quote (and its transaction) in PENDING_AUTHORIZATION behind a new
+   * challenge. An agent's execution counts against its limits here: the
+   * platform's answer to the challenge then starts the payment.
+   */
   private async challenge(
     ctx: RequestContext,
     quote: QuoteRow,
     factor: Schemas["ScaFactor"] | undefined,
+    agent: AgentDecision | undefined,
   ): Promise<QuoteRow> {
     const at = ctx.clock.now();
     const sca = newChallenge(at, factor);
@@ -414,6 +438,7 @@ export class QuoteService {
     return this.settle(() =>
       this.services.data.transaction(function* () {
         yield* payments.holdForAuthorization(quote, at);
+        yield* chargeIfAgent(agent, quote, at);
         return yield* moveQuote(quote, "PENDING_AUTHORIZATION", at, {
           notExpiredAt: at,
           sca: { ...sca, scaAttempts: 0 },
@@ -473,7 +498,8 @@ export class QuoteService {
         return yield* moveQuote(quote, "PENDING", at, { sca: ANSWERED });
       }),
     );
-    return toQuote(await this.pay(ctx, executing, needsApproval(ctx, executing.sendingAmount)));
+    // The platform answered the challenge itself: that is its approval.
+    return toQuote(await this.pay(ctx, executing, false));
   }
 
   /** POST /quotes/{quoteId}/authorize/resend: the sandbox sends no SMS; the challenge stays. */
@@ -534,17 +560,28 @@ export class QuoteService {
     return this.transactions.viewOne(row);
   }
 
-  /** Moves the quote on with its payment transaction, and starts the payment. */
-  private pay(ctx: RequestContext, quote: QuoteRow, awaitingApproval: boolean): Promise<QuoteRow> {
+  /**
+   * Moves the quote on with its payment transaction, and starts the payment;
+   * an agent's execution counts against its daily and monthly limits.
+   */
+  private pay(
+    ctx: RequestContext,
+    quote: QuoteRow,
+    awaitingApproval: boolean,
+    agent?: AgentDecision,
+  ): Promise<QuoteRow> {
     const times: ChangeTimes = {
       platformId: ctx.platformId,
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
     };
+    const payments = this.payments;
     return this.settle(() =>
-      this.services.data.transaction(() =>
-        this.payments.execute(quote, { awaitingApproval }, times),
-      ),
+      this.services.data.transaction(function* () {
+        const moved = yield* payments.execute(quote, { awaitingApproval }, times);
+        yield* chargeIfAgent(agent, quote, times.at);
+        return moved;
+      }),
     );
   }
 
@@ -577,6 +614,21 @@ function inBody(field: string) {
     }
     throw invalidInput(err.message, { errors: [fieldError(`body.${field}`, "not found")] });
   };
+}
+
+/** Counts an agent's execution of the quote, in the execution's own database transaction. */
+function* chargeIfAgent(
+  agent: AgentDecision | undefined,
+  quote: QuoteRow,
+  at: Date,
+): SqlProgram<void> {
+  if (!agent || quote.transactionId === null) return;
+  yield* chargeAgent({
+    platformId: quote.platformId,
+    transactionId: quote.transactionId,
+    decision: agent,
+    at,
+  });
 }
 
 /** An answered (or spent) challenge no longer holds the quote. */

@@ -227,6 +227,9 @@ export function* createTransaction(input: NewTransaction, at: Date): SqlProgram<
     agentId: input.agentId ?? null,
     failureReason: input.failureReason ?? null,
     stepsApplied: input.stepsApplied ?? 0,
+    // Set by the agents area when an agent's policy counts the movement.
+    agentUsageAmount: null,
+    agentUsageAt: null,
     createdAt: at,
     updatedAt: at,
     completedAt: input.completedAt ?? (input.status === "COMPLETED" ? at : null),

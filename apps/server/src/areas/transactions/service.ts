@@ -6,6 +6,7 @@ import type { SqlProgram } from "../../db/sql.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
+import { requirePermission } from "../agents/policy.js";
 import { toCardTransaction } from "../card-transactions/view.js";
 import {
   confirmReceipt,
@@ -83,6 +84,7 @@ export class TransactionService {
 
   /** One transaction, a card transaction included (their ids tell them apart). */
   async get(ctx: RequestContext, id: string): Promise<AnyTransaction> {
+    requirePermission(ctx, "VIEW_TRANSACTIONS");
     if (id.startsWith("CardTransaction:")) {
       const row = await this.services.data.one(
         q.selectFrom("CardTransaction").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
@@ -101,6 +103,7 @@ export class TransactionService {
     ctx: RequestContext,
     filter: TransactionFilter,
   ): Promise<Page<AnyTransaction> & { totalCount: number }> {
+    requirePermission(ctx, "VIEW_TRANSACTIONS");
     const both = this.movements(ctx, filter).unionAll(this.purchases(ctx, filter));
     const page = await countedPage(
       this.services.data,

@@ -6,7 +6,8 @@ import { ApiError, fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
-import { enforceAgentLimit, needsApproval } from "../agents/policy.js";
+import { checkMovement, requirePermission, type AgentDecision } from "../agents/policy.js";
+import { chargeAgent } from "../agents/usage.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { debitOrRefuse } from "../ledger/balance-guard.js";
@@ -99,6 +100,7 @@ export class TransferService {
     type: TransferType,
     input: TransferInput,
   ): Promise<Transaction> {
+    requirePermission(ctx, "CREATE_TRANSFERS");
     const account = await this.accounts.getRow(ctx, input.internalAccountId);
     const external = await this.externalAccounts.getRow(ctx, input.externalAccountId);
     if (account.currency !== external.currency) {
@@ -109,8 +111,12 @@ export class TransferService {
       );
     }
     const amount = await this.amountOf(type, input, account);
-    enforceAgentLimit(ctx, amount);
-    const awaiting = needsApproval(ctx, amount);
+    const agent = checkMovement(ctx, {
+      accountId: account.id,
+      amount,
+      currency: account.currency,
+    });
+    const awaiting = agent?.awaitingApproval ?? false;
     const times: ChangeTimes = {
       platformId: ctx.platformId,
       at: ctx.clock.now(),
@@ -129,8 +135,29 @@ export class TransferService {
       agentId: ctx.agent?.agentId ?? null,
     };
     const outcome = awaiting ? undefined : transferOutcome(external.identifier).outcome;
-    const row = await this.services.data.transaction(() => this.start(opening, outcome, times));
+    const row = await this.services.data.transaction(() =>
+      this.startAs(agent, opening, outcome, times),
+    );
     return this.transactions.viewOne(row);
+  }
+
+  /** Starts a transfer; an agent's counts against its daily and monthly limits (or is refused). */
+  private *startAs(
+    agent: AgentDecision | undefined,
+    opening: NewTransaction,
+    outcome: TransferOutcome | undefined,
+    times: ChangeTimes,
+  ): SqlProgram<TransactionRow> {
+    const created = yield* this.start(opening, outcome, times);
+    if (agent) {
+      yield* chargeAgent({
+        platformId: created.platformId,
+        transactionId: created.id,
+        decision: agent,
+        at: times.at,
+      });
+    }
+    return created;
   }
 
   /**
