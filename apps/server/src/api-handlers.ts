@@ -10,6 +10,9 @@ import { cardRoutes } from "./areas/cards/routes.js";
 import type { CardService } from "./areas/cards/service.js";
 import { beneficialOwnerRoutes } from "./areas/beneficial-owners/routes.js";
 import { receiverRoutes } from "./areas/receiver/routes.js";
+import { discoveryRoutes } from "./areas/discoveries/routes.js";
+import { umaProviderRoutes } from "./areas/uma-providers/routes.js";
+import { vaspRoutes } from "./areas/vasps/routes.js";
 import type { ReceiverService } from "./areas/receiver/service.js";
 import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
 import { customerRoutes } from "./areas/customers/routes.js";
@@ -105,6 +108,9 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     quoteRoutes(s.quotes, s.idempotency, s.platform),
     cryptoRoutes(s.internalAccounts),
     receiverRoutes(s.receivers),
+    discoveryRoutes(),
+    umaProviderRoutes(),
+    vaspRoutes(),
     agentRoutes(s.agents),
     cardRoutes(s.cards),
     cardSimulationRoutes(s.cardTransactions),

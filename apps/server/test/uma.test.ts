@@ -76,6 +76,7 @@ describe.each(databases)("UMA on %s", (kind) => {
       "$success.mxn",
       "$pending.long.usd",
       "$fail.compliance.usd",
+      "$fail.lookup",
     ]);
   });
 
@@ -177,6 +178,14 @@ describe.each(databases)("UMA on %s", (kind) => {
         "USD",
       );
       expect(data).toMatchObject({ status: "FAILED", failureReason: "COMPLIANCE_REJECTED" });
+      expect(await balanceOf(sandbox.client, accounts.USD.id)).toBe(0);
+    });
+
+    it("refuses a payment from $fail.lookup, whose institution does not answer, with 400 LOOKUP_REQUEST_FAILED", async () => {
+      const { accounts, address } = await receiver();
+      const res = await receive(sandbox.client, `$fail.lookup@${HOST}`, address, "USD");
+      expect(res.response.status).toBe(400);
+      expect(res.error).toMatchObject({ status: 400, code: "LOOKUP_REQUEST_FAILED" });
       expect(await balanceOf(sandbox.client, accounts.USD.id)).toBe(0);
     });
 

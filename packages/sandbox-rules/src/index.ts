@@ -13,6 +13,13 @@ export { SUFFIX_LENGTH, lastCharacters, suffixOf } from "./suffix.js";
 export type { UmaAddress, UmaParseResult } from "./uma.js";
 export { SANDBOX_UMA_HOST, UMA_LOCAL_PART_MAX_LENGTH, isHostName, parseUmaAddress } from "./uma.js";
 export { CARD_LAST4_PREFIX, cardIssuanceIdentifier, cardLast4 } from "./cards.js";
+export type { SandboxInstitution, SandboxUmaProvider, SandboxVasp } from "./directories.js";
+export {
+  SANDBOX_INSTITUTIONS,
+  SANDBOX_UMA_PROVIDERS,
+  SANDBOX_VASPS,
+  institutionsFor,
+} from "./directories.js";
 export {
   BENEFICIARY_VERIFICATION_TABLE,
   CARD_AUTHORIZATION_TABLE,

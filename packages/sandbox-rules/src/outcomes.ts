@@ -103,6 +103,7 @@ export type UmaSandboxReceiverOutcome =
       /** What happens to a payment to this receiver after execution. */
       readonly steps: readonly PaymentStep[];
     }
+  | Rejection<400, "LOOKUP_REQUEST_FAILED">
   | Rejection<404, "UMA_NOT_FOUND">;
 /** Not a magic value: the server resolves the address as it resolves any other. */
 export interface UmaNotSandboxHost {

@@ -423,6 +423,17 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
       description:
         "USD; payments to or from it fail the compliance check: `FAILED` with `COMPLIANCE_REJECTED`; a payment to it refunds the source, a payment from it credits nothing",
     },
+    {
+      match: "$fail.lookup",
+      outcome: {
+        kind: "REJECT",
+        status: 400,
+        errorCode: "LOOKUP_REQUEST_FAILED",
+        message: "The receiver's institution did not answer the lookup; try again later.",
+      },
+      description:
+        "A receiver whose institution does not answer: looking it up, quoting to it and receiving from it are refused with 400 `LOOKUP_REQUEST_FAILED`",
+    },
   ],
   other: {
     outcome: {

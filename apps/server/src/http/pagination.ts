@@ -88,6 +88,42 @@ export function toPage<R extends CursorPosition, T>(
 }
 
 /**
+ * A page of a fixed, ordered list held in memory (the sandbox's
+ * directories): the cursor is the position after the page, opaque to
+ * callers like the others.
+ */
+export function pageOfList<T, V>(
+  items: readonly T[],
+  limit: number,
+  cursor: string | undefined,
+  map: (item: T) => V,
+): Page<V> {
+  const start = cursor === undefined || cursor === "" ? 0 : listPosition(cursor);
+  const end = start + limit;
+  const page: Page<V> = { data: items.slice(start, end).map(map), hasMore: end < items.length };
+  if (page.hasMore)
+    page.nextCursor = Buffer.from(JSON.stringify(["at", end])).toString("base64url");
+  return page;
+}
+
+function listPosition(cursor: string): number {
+  try {
+    const [tag, position] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [
+      unknown,
+      unknown,
+    ];
+    if (tag === "at" && Number.isSafeInteger(position) && (position as number) >= 0) {
+      return position as number;
+    }
+  } catch {
+    // Answered below, like any other cursor it did not make.
+  }
+  throw invalidInput("cursor is not a value returned as nextCursor", {
+    errors: [fieldError("query.cursor", "unknown cursor")],
+  });
+}
+
+/**
  * A page of a list and its `totalCount` (how many rows match, over all
  * pages), read side by side: `rows` fetches `limit + 1` rows (see
  * newestPage), `count` is the same query selecting `COUNT(*) AS count`.

@@ -786,6 +786,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discoveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List receiving institutions
+         * @description Lists the banks and payment providers that can receive in a corridor, filtered by `country` and `currency` (either, both or neither: without filters, every institution). Pass an entry's `bankName` as the `bankName` of an external account. The sandbox answers from a fixed, fictitious directory (every `bankName` starts with `SANDBOX_`; see the sandbox guide); a corridor it does not know answers an empty list. A `country` that is not two letters, or a `currency` that is not three, is 400 `INVALID_INPUT`.
+         */
+        get: operations["getDiscoveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uma-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List UMA providers
+         * @description Lists the institutions that send and receive over UMA: each one's name, UMA domain, regions, currencies, LEI, and whether it is on your allow list (`allowListStatus`). Filter by a region (`countryCode`) or a currency (`currencyCode`); `hasBlockedProviders=false` leaves out the providers not on your allow list (they are listed by default). Ordered by when each provider joined (`sortOrder`, newest first by default), paged with `limit` and `cursor`. The sandbox answers from a fixed, fictitious directory: `Sandbox UMA` (the simulated receivers of `sandbox.uma.money`), `Sandbox Remit` and `Sandbox Blocked Exchange` (not on the allow list).
+         */
+        get: operations["getAvailableUmaProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vasps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List VASPs
+         * @description Lists the virtual asset service providers (exchanges and other custodians) you can name as the host of a counterparty's wallet: pass an entry's `vaspName` as `vaspName`. Paged with `limit` and `cursor`, in name order. The sandbox answers from a fixed, fictitious directory whose names all start with `Sandbox`.
+         */
+        get: operations["listVasps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/quotes": {
         parameters: {
             query?: never;
@@ -919,7 +979,7 @@ export interface paths {
         };
         /**
          * Look up a UMA receiver
-         * @description Finds out what a UMA address can receive: the currencies, an estimated rate from `USD` (or from the first currency of `customerId`, the sender, when given) and the amount limits, and answers a `lookupId` to quote against. In the sandbox, addresses on `sandbox.uma.money` are the simulated receivers of the magic values (`$success.usd`, `$success.eur`, `$success.mxn`, `$pending.long.usd`, `$fail.compliance.usd`; any other name there is 404 `UMA_NOT_FOUND`); any other address is one of your customers' `umaAddress`, receiving in that customer's currencies, or 404 `UMA_NOT_FOUND`. A malformed address is 400 `INVALID_UMA_ADDRESS`.
+         * @description Finds out what a UMA address can receive: the currencies, an estimated rate from `USD` (or from the first currency of `customerId`, the sender, when given) and the amount limits, and answers a `lookupId` to quote against. In the sandbox, addresses on `sandbox.uma.money` are the simulated receivers of the magic values (`$success.usd`, `$success.eur`, `$success.mxn`, `$pending.long.usd`, `$fail.compliance.usd`; `$fail.lookup` is a receiver whose institution does not answer, 400 `LOOKUP_REQUEST_FAILED`; any other name there is 404 `UMA_NOT_FOUND`); any other address is one of your customers' `umaAddress`, receiving in that customer's currencies, or 404 `UMA_NOT_FOUND`. A malformed address is 400 `INVALID_UMA_ADDRESS`.
          */
         get: operations["lookupUma"];
         put?: never;
@@ -6674,6 +6734,7 @@ export interface components {
         /** @enum {string} */
         TransactionSourceType: "ACCOUNT" | "UMA_ADDRESS" | "REALTIME_FUNDING";
         QuoteRequest: {
+            /** @description The `lookupId` of a receiver lookup (`GET /receiver/uma/{receiverUmaAddress}` or `GET /receiver/external-account/{accountId}`) of this quote's destination. Optional in the sandbox; when given, it must be this platform's lookup (else 404 `LOOKUP_REQUEST_NOT_FOUND`) and of the same receiver (else 400 `INVALID_INPUT`). */
             lookupId?: string;
             source: components["schemas"]["QuoteSourceOneOf"];
             destination: components["schemas"]["QuoteDestinationOneOf"];
@@ -6789,6 +6850,70 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** @description The receiving institutions of a corridor. */
+        DiscoveryListResponse: {
+            /** @description The entries of this page. */
+            data?: {
+                /** @description The name to pass as `bankName` when creating an external account at this institution. */
+                bankName: string;
+                /** @description The institution's name as people know it. */
+                displayName: string;
+                /** @description ISO 3166-1 alpha-2 country code. */
+                country: string;
+                /** @description ISO 4217 code of the currency it receives. */
+                currency: string;
+            }[];
+        };
+        /** @description An institution that sends and receives payments over UMA. */
+        UmaProvider: {
+            /** @description The provider's name. */
+            name?: string;
+            /** @description ISO 3166-1 alpha-2 codes of the regions it serves. */
+            supportedRegions?: string[];
+            /** @description The domain of its customers' UMA addresses. */
+            domain?: string;
+            /**
+             * Format: uri
+             * @description Where its logo is served.
+             */
+            logoUrl?: string;
+            /** @description The currencies it sends and receives. */
+            supportedCurrencies?: components["schemas"]["Currency"][];
+            /** @description Its Legal Entity Identifier. */
+            lei?: string;
+            /** @description Whether it is on your allow list. */
+            allowListStatus?: boolean;
+        };
+        /** @description A page of UMA providers, with how many match in all. */
+        UmaProviderListResponse: {
+            /** @description The entries of this page. */
+            data?: components["schemas"]["UmaProvider"][];
+            /** @description Whether another page follows. */
+            hasMore?: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
+            /** @description How many match, over all pages. */
+            totalCount?: number;
+        };
+        /** @description A virtual asset service provider (an exchange or other custodian) that can host a counterparty's wallet. */
+        Vasp: {
+            /** @description The name to pass as `vaspName` when naming this VASP as a counterparty's host. */
+            vaspName: string;
+            /**
+             * Format: uri
+             * @description Its website, when the directory knows it.
+             */
+            url?: string;
+        };
+        /** @description A page of the VASP directory. */
+        VaspListResponse: {
+            /** @description The entries of this page. */
+            data: components["schemas"]["Vasp"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
         };
     };
     responses: {
@@ -9241,6 +9366,183 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getDiscoveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description ISO 3166-1 alpha-2 country code of the corridor, e.g. `PH`.
+                 * @example PH
+                 */
+                country?: string;
+                /**
+                 * @description ISO 4217 code of the currency received, e.g. `PHP`.
+                 * @example PHP
+                 */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The institutions of the corridor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "bankName": "SANDBOX_BANK_PH",
+                     *           "displayName": "Sandbox Bank Philippines",
+                     *           "country": "PH",
+                     *           "currency": "PHP"
+                     *         },
+                     *         {
+                     *           "bankName": "SANDBOX_EWALLET_PH",
+                     *           "displayName": "Sandbox E-Wallet Philippines",
+                     *           "country": "PH",
+                     *           "currency": "PHP"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DiscoveryListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAvailableUmaProviders: {
+        parameters: {
+            query?: {
+                /**
+                 * @description ISO 3166-1 alpha-2 code of a region the provider must serve.
+                 * @example US
+                 */
+                countryCode?: string;
+                /**
+                 * @description ISO 4217 code of a currency the provider must support.
+                 * @example USD
+                 */
+                currencyCode?: string;
+                /** @description `false` leaves out the providers that are not on your allow list; they are listed by default. */
+                hasBlockedProviders?: boolean;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description `desc` (the provider that joined last first, the default) or `asc`. */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of providers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "Sandbox Remit",
+                     *           "domain": "remit.sandbox.uma.money",
+                     *           "supportedRegions": [
+                     *             "US",
+                     *             "GB",
+                     *             "CA"
+                     *           ],
+                     *           "supportedCurrencies": [
+                     *             {
+                     *               "code": "USD",
+                     *               "name": "US Dollar",
+                     *               "symbol": "$",
+                     *               "decimals": 2
+                     *             }
+                     *           ],
+                     *           "lei": "SANDBOX0UMA000000002",
+                     *           "allowListStatus": true
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "totalCount": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UmaProviderListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listVasps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of VASPs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "vaspName": "Sandbox Custody",
+                     *           "url": "https://custody.sandbox.example"
+                     *         },
+                     *         {
+                     *           "vaspName": "Sandbox Exchange",
+                     *           "url": "https://exchange.sandbox.example"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "WyJsaXN0IiwyXQ"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VaspListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createQuote: {
         parameters: {
             query?: never;
@@ -9323,6 +9625,22 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AgentForbidden"];
+            /** @description `lookupId` names no receiver lookup of this platform (`LOOKUP_REQUEST_NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "code": "LOOKUP_REQUEST_NOT_FOUND",
+                     *       "message": "No receiver lookup LookupRequest:0197a3f4-5c2b-7d10-8e4f-1a2b3c4d5e6f: look the receiver up first"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {

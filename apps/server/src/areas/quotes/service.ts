@@ -1,3 +1,4 @@
+import { requireLookupOf } from "../receiver/lookups.js";
 import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import {
@@ -110,6 +111,9 @@ export class QuoteService {
     const destination = await this.resolveDestination(ctx, input.destination).catch(
       inBody("destination"),
     );
+    if (input.lookupId !== undefined) {
+      await requireLookupOf(this.services.data, ctx, input.lookupId, input.destination);
+    }
     if (
       source.sourceAccountId !== null &&
       source.sourceAccountId === destination.receiverAccountId
