@@ -24,6 +24,22 @@ function basicAuthorization(tokenId: string, secret: string): string {
   return `Basic ${btoa(binary)}`;
 }
 
+/** A typed client of the API at `baseUrl`, sending `authorization` (when given) on every request. */
+function clientFor(
+  baseUrl: string,
+  options: Omit<ClientOptions, "baseUrl"> | undefined,
+  authorization: string | undefined,
+): SandboxClient {
+  return createFetchClient<paths>({
+    ...options,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    headers: {
+      ...(options?.headers as Record<string, string> | undefined),
+      ...(authorization !== undefined ? { Authorization: authorization } : {}),
+    },
+  });
+}
+
 /** A typed client for the sandbox API, authenticated with BasicAuth. */
 export function createClient({
   baseUrl,
@@ -31,14 +47,7 @@ export function createClient({
   secret,
   options,
 }: CreateClientOptions): SandboxClient {
-  return createFetchClient<paths>({
-    ...options,
-    baseUrl: baseUrl.replace(/\/+$/, ""),
-    headers: {
-      ...(options?.headers as Record<string, string> | undefined),
-      Authorization: basicAuthorization(tokenId, secret),
-    },
-  });
+  return clientFor(baseUrl, options, basicAuthorization(tokenId, secret));
 }
 
 export interface CreateAgentClientOptions {
@@ -60,14 +69,11 @@ export function createAgentClient({
   accessToken,
   options,
 }: CreateAgentClientOptions): SandboxClient {
-  return createFetchClient<paths>({
-    ...options,
-    baseUrl: baseUrl.replace(/\/+$/, ""),
-    headers: {
-      ...(options?.headers as Record<string, string> | undefined),
-      ...(accessToken !== undefined ? { Authorization: `Bearer ${accessToken}` } : {}),
-    },
-  });
+  return clientFor(
+    baseUrl,
+    options,
+    accessToken !== undefined ? `Bearer ${accessToken}` : undefined,
+  );
 }
 
 export { WEBHOOK_SIGNATURE_HEADER, verifyWebhook, type WebhookEnvelope } from "./webhooks.js";
