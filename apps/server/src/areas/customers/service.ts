@@ -64,43 +64,36 @@ export function currenciesOf(row: Pick<CustomerRow, "currencies">): string[] {
 }
 
 export function toCustomer(row: CustomerRow): Customer {
-  const details = JSON.parse(row.details) as Details;
-  const shown = Object.fromEntries(
-    Object.entries(details).filter(([key]) => !WRITE_ONLY_DETAILS.has(key)),
-  );
-  const common = {
+  // Built field by field: this runs for every row of every customer list.
+  const customer: Record<string, unknown> = {
     id: row.id,
     platformCustomerId: row.platformCustomerId,
-    ...(row.region !== null ? { region: row.region } : {}),
-    currencies: currenciesOf(row),
-    ...(row.email !== null ? { email: row.email } : {}),
-    ...(row.phoneNumber !== null ? { phoneNumber: row.phoneNumber } : {}),
-    umaAddress: row.umaAddress,
-    ...(row.endUserTermsConsent !== null
-      ? {
-          endUserTermsConsent: JSON.parse(
-            row.endUserTermsConsent,
-          ) as Schemas["EndUserTermsConsent"],
-        }
-      : {}),
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    isDeleted: row.deletedAt !== null,
   };
-  if (row.customerType === "BUSINESS") {
-    return {
-      ...common,
-      ...shown,
-      customerType: "BUSINESS",
-      ...(row.kybStatus !== null ? { kybStatus: row.kybStatus as KybStatus } : {}),
-    } as Customer;
+  if (row.region !== null) customer.region = row.region;
+  customer.currencies = currenciesOf(row);
+  if (row.email !== null) customer.email = row.email;
+  if (row.phoneNumber !== null) customer.phoneNumber = row.phoneNumber;
+  customer.umaAddress = row.umaAddress;
+  if (row.endUserTermsConsent !== null) {
+    customer.endUserTermsConsent = JSON.parse(
+      row.endUserTermsConsent,
+    ) as Schemas["EndUserTermsConsent"];
   }
-  return {
-    ...common,
-    ...shown,
-    customerType: "INDIVIDUAL",
-    ...(row.kycStatus !== null ? { kycStatus: row.kycStatus as KycStatus } : {}),
-  } as Customer;
+  customer.createdAt = row.createdAt.toISOString();
+  customer.updatedAt = row.updatedAt.toISOString();
+  customer.isDeleted = row.deletedAt !== null;
+  const details = JSON.parse(row.details) as Details;
+  for (const key in details) {
+    if (!WRITE_ONLY_DETAILS.has(key)) customer[key] = details[key];
+  }
+  if (row.customerType === "BUSINESS") {
+    customer.customerType = "BUSINESS";
+    if (row.kybStatus !== null) customer.kybStatus = row.kybStatus as KybStatus;
+  } else {
+    customer.customerType = "INDIVIDUAL";
+    if (row.kycStatus !== null) customer.kycStatus = row.kycStatus as KycStatus;
+  }
+  return customer as Customer;
 }
 
 /** The webhook type a customer's new KYC or KYB status is announced with, if any. */
