@@ -15,7 +15,8 @@ import { umaProviderRoutes } from "./areas/uma-providers/routes.js";
 import { vaspRoutes } from "./areas/vasps/routes.js";
 import type { ReceiverService } from "./areas/receiver/service.js";
 import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
-import { customerRoutes } from "./areas/customers/routes.js";
+import { customerRoutes, kycLinkRoutes } from "./areas/customers/routes.js";
+import type { KycLinkService } from "./areas/customers/kyc-links.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import type { OwnershipVerification } from "./areas/external-accounts/ownership.js";
@@ -65,6 +66,7 @@ export interface ApiServices {
   transactions: TransactionService;
   ownership: OwnershipVerification;
   bulkImport: BulkCustomerImport;
+  kycLinks: KycLinkService;
   transfers: TransferService;
   umaReceive: UmaReceiveService;
   verifications: VerificationService;
@@ -98,6 +100,7 @@ function join<const Areas extends readonly object[]>(...areas: Areas): Joined<Ar
 export function apiHandlers(s: ApiServices): ApiHandlers {
   return join(
     customerRoutes(s.customers, s.bulkImport),
+    kycLinkRoutes(s.kycLinks, s.idempotency),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),

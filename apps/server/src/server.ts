@@ -2,6 +2,8 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
+import { kycPageRoutes, withoutKycLinkToken } from "./areas/customers/kyc-page.js";
+import { KycLinkService } from "./areas/customers/kyc-links.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
 import { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
@@ -238,6 +240,7 @@ export async function startServer(
   ownership.registerJobs(jobHandlers);
   const bulkImport = new BulkCustomerImport(services, customers);
   bulkImport.registerJobs(jobHandlers);
+  const kycLinks = new KycLinkService(services, customers, clocks, () => origin);
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
@@ -264,6 +267,7 @@ export async function startServer(
       idempotency,
       ownership,
       bulkImport,
+      kycLinks,
       internalAccounts: accounts,
       login,
       platform: new PlatformService(services),
@@ -278,7 +282,7 @@ export async function startServer(
       wallets,
       webhooks,
     }),
-    pages: [revealPageRoutes(cards, log)],
+    pages: [revealPageRoutes(cards, log), kycPageRoutes(kycLinks, log)],
     // A read of a table the sandbox needs: answers only when the database is
     // reachable and migrated. Bounded, so a hung connection is reported too.
     checkHealth: async () => {
@@ -288,7 +292,7 @@ export async function startServer(
         "no answer in 2 s",
       );
     },
-    logPath: (path) => withoutDeviceCode(withoutRevealToken(path)),
+    logPath: (path) => withoutDeviceCode(withoutKycLinkToken(withoutRevealToken(path))),
   });
 
   const server = await listen(app, config.port, config.host);

@@ -56,6 +56,8 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "APPROVED",
       "REJECTED",
       "REJECTED",
+      "200",
+      "PENDING",
       '{"status":"COMPLETED","progress":{"total":1,"processed":1,"successful":1,"failed":0}}',
       '{"amount":100000,"currency":{"code":"USD","name":"US Dollar","symbol":"$","decimals":2}}',
       "100000",
@@ -87,7 +89,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "FORBIDDEN",
     ]);
     // The idempotent transfer printed one transaction twice.
-    expect(lines[14]).toBe(lines[15]);
+    expect(lines[16]).toBe(lines[17]);
     await expectLedgersBalanced(sandbox.server.data);
     // A fresh sandbox compiles each operation's response check on first use,
     // and the walkthrough uses many operations once each.

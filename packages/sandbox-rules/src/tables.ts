@@ -28,6 +28,9 @@ export const SANDBOX_OTP_CODE = "000000";
 /** The code of every strong customer authentication challenge (SMS) in the sandbox. */
 export const SANDBOX_SCA_CODE = "123456";
 /** How long an SCA challenge can be answered. */
+/** How long a hosted KYC link can be used, on the platform's sandbox clock. */
+export const KYC_LINK_SECONDS = 3600;
+
 export const SCA_CHALLENGE_SECONDS = 300;
 /** Wrong codes after which a challenge is spent. */
 export const SCA_MAX_ATTEMPTS = 5;
@@ -71,7 +74,7 @@ export const KYB_TABLE: MagicTable<KybOutcome> = {
   title: "KYB verification",
   description: "Sets the `kybStatus` a business customer receives when KYB verification runs.",
   appliesTo:
-    "`POST /verifications` for a business customer (created with `kybStatus` `UNVERIFIED`)",
+    "`POST /verifications` for a business customer (created with `kybStatus` `UNVERIFIED`), and the registration number entered on the page of `POST /customers/{customerId}/kyc-link`",
   field: "`businessInfo.registrationNumber`",
   key: { kind: "suffix", mode: "digits" },
   rows: [
@@ -98,7 +101,8 @@ export const INDIVIDUAL_KYC_TABLE: MagicTable<IndividualKycOutcome> = {
   title: "Individual customer KYC",
   description:
     "Sets the `kycStatus` an individual customer receives at creation, and what submitting it with `POST /verifications` then does.",
-  appliesTo: "`POST /customers` with `customerType` `INDIVIDUAL`",
+  appliesTo:
+    "`POST /customers` with `customerType` `INDIVIDUAL`, and the full name entered on the page of `POST /customers/{customerId}/kyc-link` (which sets `kycStatus` to the status below)",
   field: "`fullName`",
   key: { kind: "suffix", mode: "characters" },
   rows: [

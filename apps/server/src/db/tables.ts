@@ -377,6 +377,16 @@ export interface CardRevealToken {
   createdAt: Date;
 }
 
+export interface KycLink {
+  id: string;
+  platformId: string;
+  customerId: string;
+  redirectUri: string | null;
+  expiresAt: Date;
+  usedAt: Date | null;
+  createdAt: Date;
+}
+
 export interface LookupRequest {
   id: string;
   platformId: string;
@@ -427,6 +437,7 @@ export interface Tables {
   CardTransaction: CardTransaction;
   CardTransactionEvent: CardTransactionEvent;
   CardRevealToken: CardRevealToken;
+  KycLink: KycLink;
   LookupRequest: LookupRequest;
   BulkImportJob: BulkImportJob;
 }

@@ -208,6 +208,26 @@ export interface paths {
         patch: operations["updateBeneficialOwner"];
         trace?: never;
     };
+    "/customers/{customerId}/kyc-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a hosted KYC/KYB link
+         * @description Creates a single-use link to a hosted page where the customer verifies: identity (KYC) for an `INDIVIDUAL`, the business (KYB) for a `BUSINESS`. Creating it changes nothing; the customer keeps their status until they finish the page, which sets `kycStatus` or `kybStatus` and sends `CUSTOMER.KYC_*` or `CUSTOMER.KYB_*` as `POST /verifications` does. Each call makes a new link; earlier ones stay valid until used or expired. In the sandbox the page (`kycUrl`, served by the sandbox itself) asks for one value and decides by it: a full name for KYC, with the suffixes of the individual KYC table (`001` PENDING, `002` REJECTED, `003` UNVERIFIED, anything else APPROVED), or a registration number for KYB (`001` PENDING, `002` REJECTED, else APPROVED). A link works once, for one hour of the platform's clock; after submitting, the page redirects to `redirectUri` when one was given. The sandbox's provider never asks for contact verification first, so it does not answer 409. An unknown or deleted customer is 404.
+         */
+        post: operations["createCustomerKycLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verifications": {
         parameters: {
             query?: never;
@@ -6915,6 +6935,32 @@ export interface components {
             /** @description Pass as `cursor` for the next page; present when `hasMore`. */
             nextCursor?: string;
         };
+        /** @description What to do once the customer has finished the hosted page. */
+        KycLinkCreateRequest: {
+            /**
+             * Format: uri
+             * @description Where the page sends the customer when they are done (`https://`, or `http://` while developing).
+             */
+            redirectUri?: string;
+        };
+        /**
+         * @description Who runs the hosted verification. The sandbox answers `SUMSUB` and runs the page itself.
+         * @enum {string}
+         */
+        KycProvider: "SUMSUB";
+        /** @description A hosted verification link for one customer. */
+        KycLinkResponse: {
+            /** @description The page to send the customer to. It works once, until `expiresAt`. */
+            kycUrl: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working.
+             */
+            expiresAt: string;
+            provider: components["schemas"]["KycProvider"];
+            /** @description A token for embedding the provider's own SDK instead of the page, for providers that offer one. The sandbox never answers one. */
+            token?: string;
+        };
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -7679,6 +7725,56 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCustomerKycLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The customer who verifies. */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "redirectUri": "https://app.example.com/onboarding/done"
+                 *     }
+                 */
+                "application/json": components["schemas"]["KycLinkCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kycUrl": "http://localhost:3000/kyc-link/4bq2Zt1cX9aPj0sV7mR3nE5wK8yD6fH2gL1uQ0oI9xA",
+                     *       "expiresAt": "2025-10-13T10:30:00Z",
+                     *       "provider": "SUMSUB"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KycLinkResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };

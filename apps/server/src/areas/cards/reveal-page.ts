@@ -1,13 +1,12 @@
 import { Router, type Response } from "express";
 import { param } from "../../http/route-helpers.js";
+import { hostedPage } from "../../http/hosted-page.js";
 import type { Logger } from "../../logger.js";
 import type { CardService } from "./service.js";
 import type { TestCardDetails } from "./test-card-details.js";
 
-// The page behind a reveal URL. It lives outside the versioned API and takes
-// no credentials: the single-use token in the path is the authorisation. It is
-// meant for an iframe, so it may be framed, but nothing may be cached or
-// leaked through the Referer header, and it loads nothing from elsewhere.
+// The page behind a reveal URL, outside the versioned API (http/hosted-page.ts),
+// meant for an iframe.
 
 export const REVEAL_PATH = "/card-reveal";
 
@@ -16,36 +15,15 @@ export function withoutRevealToken(path: string): string {
   return path.startsWith(`${REVEAL_PATH}/`) ? `${REVEAL_PATH}/[token]` : path;
 }
 
-function page(res: Response, status: number, title: string, body: string): void {
-  res.status(status).set({
-    "Content-Type": "text/html; charset=utf-8",
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
-  }).send(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${title}</title>
-<style>
-  body { font-family: system-ui, sans-serif; margin: 0; padding: 16px; color: #1a1a1a; }
-  .card { max-width: 340px; border-radius: 12px; padding: 20px; background: #1f3a5f; color: #fff; }
+const CARD_CSS = `  .card { max-width: 340px; border-radius: 12px; padding: 20px; background: #1f3a5f; color: #fff; }
   .pan { font: 600 1.35rem ui-monospace, monospace; letter-spacing: 0.08em; margin: 12px 0; }
   .row { display: flex; gap: 32px; }
   .label { font-size: 0.7rem; text-transform: uppercase; opacity: 0.75; }
   .value { font: 600 1rem ui-monospace, monospace; }
-  .note { font-size: 0.75rem; color: #555; margin-top: 10px; max-width: 340px; }
-  .error { max-width: 340px; border: 1px solid #c33; border-radius: 8px; padding: 16px; }
-</style>
-</head>
-<body>
-${body}
-</body>
-</html>
-`);
+  .note { font-size: 0.75rem; color: #555; margin-top: 10px; max-width: 340px; }`;
+
+function page(res: Response, status: number, title: string, body: string): void {
+  hostedPage(res, status, title, body, CARD_CSS);
 }
 
 function detailsBody(details: TestCardDetails): string {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
 import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
 import { insert, one, q } from "../../db/query.js";
@@ -8,6 +8,7 @@ import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
+import { linkDigest, newLinkToken } from "../../http/link-tokens.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import type { CustomerService } from "../customers/service.js";
@@ -33,8 +34,6 @@ const CARD_BRAND = "VISA";
 const CARD_VALIDITY_YEARS = 3;
 /** How long a reveal URL stays usable, in sandbox time. */
 export const REVEAL_TTL_SECONDS = 300;
-const REVEAL_TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
 /** Allowed PATCH state changes: ACTIVE ⇄ FROZEN, ACTIVE|FROZEN → CLOSED. */
 const TRANSITIONS: Record<string, readonly string[]> = {
   ACTIVE: ["FROZEN", "CLOSED"],
@@ -45,10 +44,6 @@ export type RevealResult =
   | { kind: "SHOWN"; details: TestCardDetails; last4: string }
   | { kind: "GONE" }
   | { kind: "UNKNOWN" };
-
-function tokenDigest(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
 
 /** What the live contract answers when a CLOSED card is asked to change. */
 function closedCardRefusal(patch: CardUpdate): ApiError {
@@ -279,12 +274,12 @@ export class CardService {
         `Only an ACTIVE or FROZEN card can be revealed; this one is ${row.state}`,
       );
     }
-    const token = randomBytes(32).toString("base64url");
+    const { token, digest } = newLinkToken();
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + REVEAL_TTL_SECONDS * 1000);
     await this.services.data.execute(
       q.insertInto("CardRevealToken").values({
-        id: tokenDigest(token),
+        id: digest,
         platformId: ctx.platformId,
         cardId: row.id,
         expiresAt,
@@ -300,9 +295,9 @@ export class CardService {
 
   /** Uses up a reveal token: the card's details once, then GONE. */
   async openReveal(token: string): Promise<RevealResult> {
-    if (!REVEAL_TOKEN.test(token)) return { kind: "UNKNOWN" };
+    const digest = linkDigest(token);
+    if (digest === undefined) return { kind: "UNKNOWN" };
     const db = this.services.data;
-    const digest = tokenDigest(token);
     const row = await db.one(q.selectFrom("CardRevealToken").selectAll().where("id", "=", digest));
     if (!row) return { kind: "UNKNOWN" };
     const now = (await this.clocks.forPlatform(row.platformId)).now();

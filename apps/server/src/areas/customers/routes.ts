@@ -1,6 +1,8 @@
-import type { Handlers } from "../../http/operations.js";
+import type { IdempotencyStore } from "../../http/idempotency.js";
+import { idempotent, type Handlers } from "../../http/operations.js";
 import { walletHeaders } from "../../signing/headers.js";
 import type { BulkCustomerImport } from "./bulk-import.js";
+import type { KycLinkService } from "./kyc-links.js";
 import type { CustomerService } from "./service.js";
 
 export function customerRoutes(
@@ -44,5 +46,17 @@ export function customerRoutes(
       status: 200,
       body: await bulk.get(ctx, params.jobId),
     }),
+  };
+}
+
+export function kycLinkRoutes(
+  links: KycLinkService,
+  idempotency: IdempotencyStore,
+): Handlers<"createCustomerKycLink"> {
+  return {
+    createCustomerKycLink: idempotent(idempotency, async ({ params, body }, ctx) => ({
+      status: 201,
+      body: await links.create(ctx, params.customerId, body?.redirectUri),
+    })),
   };
 }

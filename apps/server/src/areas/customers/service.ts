@@ -106,13 +106,19 @@ export function statusEventType(
 }
 
 /** The customer's status event, written with the change that caused it. */
-export function* emitStatusEvent(ctx: RequestContext, row: CustomerRow): SqlProgram<void> {
+export function* emitStatusEvent(
+  ctx: Pick<RequestContext, "platformId">,
+  row: CustomerRow,
+): SqlProgram<void> {
   const event = statusEvent(ctx, row);
   if (event) yield* emitEvent(event);
 }
 
 /** The customer's status event, when its status is one that is announced. */
-function statusEvent(ctx: RequestContext, row: CustomerRow): EventInput | undefined {
+function statusEvent(
+  ctx: Pick<RequestContext, "platformId">,
+  row: CustomerRow,
+): EventInput | undefined {
   const type = statusEventType(
     row.customerType,
     row.customerType === "BUSINESS" ? row.kybStatus : row.kycStatus,
