@@ -27,10 +27,10 @@ export const SANDBOX_OTP_CODE = "000000";
 
 /** The code of every strong customer authentication challenge (SMS) in the sandbox. */
 export const SANDBOX_SCA_CODE = "123456";
-/** How long an SCA challenge can be answered. */
 /** How long a hosted KYC link can be used, on the platform's sandbox clock. */
 export const KYC_LINK_SECONDS = 3600;
 
+/** How long an SCA challenge can be answered. */
 export const SCA_CHALLENGE_SECONDS = 300;
 /** Wrong codes after which a challenge is spent. */
 export const SCA_MAX_ATTEMPTS = 5;
