@@ -11,6 +11,8 @@ import type { CardService } from "./areas/cards/service.js";
 import { beneficialOwnerRoutes } from "./areas/beneficial-owners/routes.js";
 import { receiverRoutes } from "./areas/receiver/routes.js";
 import { discoveryRoutes } from "./areas/discoveries/routes.js";
+import { documentRoutes } from "./areas/documents/routes.js";
+import type { DocumentService } from "./areas/documents/service.js";
 import { umaProviderRoutes } from "./areas/uma-providers/routes.js";
 import { vaspRoutes } from "./areas/vasps/routes.js";
 import type { ReceiverService } from "./areas/receiver/service.js";
@@ -67,6 +69,7 @@ export interface ApiServices {
   ownership: OwnershipVerification;
   bulkImport: BulkCustomerImport;
   kycLinks: KycLinkService;
+  documents: DocumentService;
   transfers: TransferService;
   umaReceive: UmaReceiveService;
   verifications: VerificationService;
@@ -101,6 +104,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
   return join(
     customerRoutes(s.customers, s.bulkImport),
     kycLinkRoutes(s.kycLinks, s.idempotency),
+    documentRoutes(s.documents),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),

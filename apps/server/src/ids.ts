@@ -20,6 +20,7 @@ export type IdType =
   | "Verification"
   | "BeneficialOwner"
   | "LookupRequest"
+  | "Document"
   | "Agent"
   | "BulkImportJob"
   | "Job"

@@ -4,6 +4,7 @@ import { CardService } from "./areas/cards/service.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { kycPageRoutes, withoutKycLinkToken } from "./areas/customers/kyc-page.js";
 import { KycLinkService } from "./areas/customers/kyc-links.js";
+import { DocumentService } from "./areas/documents/service.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
 import { CardTransactionService } from "./areas/card-transactions/service.js";
 import { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
@@ -241,6 +242,7 @@ export async function startServer(
   const bulkImport = new BulkCustomerImport(services, customers);
   bulkImport.registerJobs(jobHandlers);
   const kycLinks = new KycLinkService(services, customers, clocks, () => origin);
+  const documents = new DocumentService(services);
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 
@@ -268,6 +270,7 @@ export async function startServer(
       ownership,
       bulkImport,
       kycLinks,
+      documents,
       internalAccounts: accounts,
       login,
       platform: new PlatformService(services),

@@ -119,7 +119,7 @@ describe.each(databases)("bulk customer import on %s", (kind) => {
     expect(events.map((e) => e.type)).toEqual(["BULK_UPLOAD.FAILED"]);
   });
 
-  it("refuses a request without a file, an empty file and one over 1000 rows with 400", async () => {
+  it("refuses a request without a file, an empty file, one over 1000 rows and one over 1 MB with 400", async () => {
     expect((await upload(sandbox.client, undefined)).error).toMatchObject({
       status: 400,
       code: "INVALID_INPUT",
@@ -132,6 +132,15 @@ describe.each(databases)("bulk customer import on %s", (kind) => {
     const tooMany = await upload(sandbox.client, [HEADER, ...rows].join("\n"));
     expect(tooMany.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     expect(await customerWith("many-0")).toBeUndefined();
+    // Over 1 MB, even in few rows (other uploads may be larger, a CSV may not).
+    const big = `${HEADER}\n,big-0,INDIVIDUAL,${"B".repeat(1024 * 1024)},1990-01-01,1 St,City,ST,00000,US,,,`;
+    const tooBig = await upload(sandbox.client, big);
+    expect(tooBig.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      details: { errors: [{ field: "file", message: "too large" }] },
+    });
+    expect(await customerWith("big-0")).toBeUndefined();
   });
 
   it("hides a job from other platforms", async () => {

@@ -58,6 +58,8 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "REJECTED",
       "200",
       "PENDING",
+      "passport.pdf",
+      "EXPIRED",
       '{"status":"COMPLETED","progress":{"total":1,"processed":1,"successful":1,"failed":0}}',
       '{"amount":100000,"currency":{"code":"USD","name":"US Dollar","symbol":"$","decimals":2}}',
       "100000",
@@ -89,7 +91,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "FORBIDDEN",
     ]);
     // The idempotent transfer printed one transaction twice.
-    expect(lines[16]).toBe(lines[17]);
+    expect(lines[18]).toBe(lines[19]);
     await expectLedgersBalanced(sandbox.server.data);
     // A fresh sandbox compiles each operation's response check on first use,
     // and the walkthrough uses many operations once each.

@@ -4,6 +4,7 @@ import type {
   CardAuthorizationOutcome,
   CardFundingSourceOutcome,
   CardIssuanceOutcome,
+  DocumentReviewOutcome,
   KybOutcome,
   KycOutcome,
   IndividualKycOutcome,
@@ -21,6 +22,7 @@ import {
   CARD_AUTHORIZATION_TABLE,
   CARD_FUNDING_SOURCE_TABLE,
   CARD_ISSUANCE_TABLE,
+  DOCUMENT_REVIEW_TABLE,
   KYB_TABLE,
   KYC_TABLE,
   INDIVIDUAL_KYC_TABLE,
@@ -102,6 +104,13 @@ export function quoteDestinationOutcome(
 /** The decrypted OTP code of an EMAIL_OTP or SMS_OTP login. */
 export function otpOutcome(code: string | null | undefined): Evaluation<OtpOutcome> {
   return evaluate(OTP_TABLE, code);
+}
+
+/** The sandbox's review of an uploaded document, by its file name without the extension. */
+export function documentReviewOutcome(
+  fileStem: string | null | undefined,
+): Evaluation<DocumentReviewOutcome> {
+  return evaluate(DOCUMENT_REVIEW_TABLE, fileStem);
 }
 
 /** The `code` answering a strong customer authentication challenge. */

@@ -161,3 +161,16 @@ export type CardPullResolution =
 export type CardAuthorizationOutcome =
   | { readonly kind: "APPROVE"; readonly pull: CardPullResolution }
   | { readonly kind: "DECLINE"; readonly declineReason: CardDeclineReason };
+
+/** What the sandbox's document review decides about an upload. */
+export type DocumentReviewOutcome =
+  | { readonly kind: "ACCEPT" }
+  | Rejection<
+      400,
+      | "LOW_QUALITY"
+      | "DATA_MISMATCH"
+      | "EXPIRED"
+      | "SUSPECTED_FRAUD"
+      | "UNSUITABLE_DOCUMENT"
+      | "INCOMPLETE"
+    >;

@@ -15,6 +15,7 @@ import type {
   OidcTokenOutcome,
   OtpOutcome,
   ScaCodeOutcome,
+  DocumentReviewOutcome,
   QuoteDestinationOutcome,
   TransferOutcome,
   UmaSandboxReceiverOutcome,
@@ -714,6 +715,67 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
 };
 
 /** Every table, in the order of the docs. */
+/** The largest document the sandbox takes, in bytes. */
+export const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024;
+
+const reviewRefusal = (
+  errorCode: Exclude<DocumentReviewOutcome, { kind: "ACCEPT" }>["errorCode"],
+  message: string,
+): DocumentReviewOutcome => ({ kind: "REJECT", status: 400, errorCode, message });
+
+export const DOCUMENT_REVIEW_TABLE: MagicTable<DocumentReviewOutcome> = {
+  id: "documentReview",
+  title: "Document review",
+  description:
+    "Decides the sandbox's review of an uploaded document: accepted (201), or refused with the review's 400 code and nothing stored.",
+  appliesTo: "`POST /documents` and `PUT /documents/{documentId}`",
+  field: "the uploaded file's name, without its extension (`passport001.pdf` reads `001`)",
+  key: { kind: "suffix", mode: "characters" },
+  rows: [
+    {
+      match: "001",
+      outcome: reviewRefusal("LOW_QUALITY", "The document is too blurred or dark to read."),
+      description: "400 `LOW_QUALITY`: unreadable",
+    },
+    {
+      match: "002",
+      outcome: reviewRefusal(
+        "DATA_MISMATCH",
+        "The document's details do not match the document holder's.",
+      ),
+      description: "400 `DATA_MISMATCH`: its details differ from the holder's",
+    },
+    {
+      match: "003",
+      outcome: reviewRefusal("EXPIRED", "The document has expired."),
+      description: "400 `EXPIRED`: out of date",
+    },
+    {
+      match: "004",
+      outcome: reviewRefusal("SUSPECTED_FRAUD", "The document appears to have been altered."),
+      description: "400 `SUSPECTED_FRAUD`: looks tampered with",
+    },
+    {
+      match: "005",
+      outcome: reviewRefusal(
+        "UNSUITABLE_DOCUMENT",
+        "This kind of document cannot be used for this verification.",
+      ),
+      description: "400 `UNSUITABLE_DOCUMENT`: the wrong kind of document",
+    },
+    {
+      match: "006",
+      outcome: reviewRefusal("INCOMPLETE", "Part of the document is missing."),
+      description: "400 `INCOMPLETE`: pages or sides missing",
+    },
+  ],
+  other: { outcome: { kind: "ACCEPT" }, description: "Accepted: the document is stored (201)" },
+  examples: ["passport001", "id-card-front-004", "utility bill 006", "passport"],
+  notes: [
+    `Before review, a file must be a PDF, JPEG or PNG (by its content) of at most ${DOCUMENT_MAX_BYTES / 1024 / 1024} MB; anything else is 400 \`INVALID_INPUT\`.`,
+  ],
+};
+
 export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
   KYB_TABLE,
   INDIVIDUAL_KYC_TABLE,
@@ -730,4 +792,5 @@ export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
   CARD_ISSUANCE_TABLE,
   CARD_FUNDING_SOURCE_TABLE,
   CARD_AUTHORIZATION_TABLE,
+  DOCUMENT_REVIEW_TABLE,
 ];

@@ -47,7 +47,8 @@ export type MagicTableId =
   | "walletSignature"
   | "cardIssuance"
   | "cardFundingSource"
-  | "cardAuthorization";
+  | "cardAuthorization"
+  | "documentReview";
 
 export interface MagicTable<O> {
   readonly id: MagicTableId;

@@ -387,6 +387,23 @@ export interface KycLink {
   createdAt: Date;
 }
 
+export interface Document {
+  id: string;
+  platformId: string;
+  documentHolder: string;
+  documentType: string;
+  side: string | null;
+  country: string;
+  documentNumber: string | null;
+  issuingAuthority: string | null;
+  fileName: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface LookupRequest {
   id: string;
   platformId: string;
@@ -438,6 +455,7 @@ export interface Tables {
   CardTransactionEvent: CardTransactionEvent;
   CardRevealToken: CardRevealToken;
   KycLink: KycLink;
+  Document: Document;
   LookupRequest: LookupRequest;
   BulkImportJob: BulkImportJob;
 }
@@ -503,6 +521,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   settledAmount: "bigint",
   settlementCount: "int",
   settlementTotal: "bigint",
+  size: "int",
   stepsApplied: "int",
   successful: "int",
   total: "int",

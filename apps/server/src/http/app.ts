@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import express, { type Express, type Router } from "express";
 import { pinoHttp } from "pino-http";
 import { parse } from "yaml";
+import { DOCUMENT_MAX_BYTES } from "@sandbox/sandbox-rules";
 import { API_BASE_PATH } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -148,9 +149,10 @@ export function apiValidatorOptions(
     // (BasicAuth and/or AgentAuth) to the kind of caller it found.
     validateSecurity: { handlers: securityHandlers },
     validateFormats: true,
-    // The one upload, a customers CSV: a single file of at most 1 MB,
-    // kept in memory for the handler.
-    fileUploader: { limits: { fileSize: 1024 * 1024, files: 1 } },
+    // Uploads (a customers CSV, a document): a single file of at most the
+    // largest any operation takes, kept in memory for the handler, which
+    // applies its own operation's limit.
+    fileUploader: { limits: { fileSize: DOCUMENT_MAX_BYTES, files: 1 } },
   };
 }
 

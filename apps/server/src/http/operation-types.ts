@@ -81,6 +81,11 @@ export interface Input<Op extends OperationId> {
   query: Query<Op>;
   headers: RequestHeaders<Op>;
   body: Body<Op>;
+  /**
+   * The file name each file part of a multipart body came with, by part
+   * (the part's value in `body` is the file itself).
+   */
+  fileNames: Readonly<Record<string, string>>;
 }
 
 type SuccessCode = 200 | 201 | 202 | 203 | 204 | 205 | 206;

@@ -79,6 +79,7 @@ interface ValidatedInput {
   query: unknown;
   headers: Record<string, string>;
   body: unknown;
+  fileNames: Record<string, string>;
 }
 
 interface SentReply {
@@ -127,19 +128,31 @@ interface MatchedOperation {
   pathParams?: Record<string, string>;
 }
 
+/** The files of a multipart body, as the validator's upload step (multer) left them. */
+function uploadedFiles(
+  req: Request,
+): { fieldname: string; buffer: Buffer; originalname: string }[] {
+  const files = (req as { files?: unknown }).files;
+  return Array.isArray(files) ? (files as ReturnType<typeof uploadedFiles>) : [];
+}
+
 /**
- * A multipart body with its file parts in place, as their UTF-8 text: the
- * validator's upload step (multer) leaves the text fields in `body` and the
- * files in `files`. The API's only file today is a CSV.
+ * A multipart body with its file parts in place: multer leaves the text
+ * fields in `body` and the files in `files`. A file part (`format: binary`, a
+ * string in the generated types) is handed over as a binary string, one
+ * character per byte, so that a handler sees its exact bytes (`fileBytes`).
  */
 function withFileParts(req: Request): unknown {
-  const files = (req as { files?: unknown }).files;
-  if (!Array.isArray(files) || files.length === 0) return req.body;
+  const files = uploadedFiles(req);
+  if (files.length === 0) return req.body;
   const body: Record<string, unknown> = { ...(req.body as Record<string, unknown> | undefined) };
-  for (const file of files as { fieldname: string; buffer: Buffer }[]) {
-    body[file.fieldname] = file.buffer.toString("utf8");
-  }
+  for (const file of files) body[file.fieldname] = file.buffer.toString("latin1");
   return body;
+}
+
+/** The bytes of a file part, as withFileParts handed it over. */
+export function fileBytes(part: string): Buffer {
+  return Buffer.from(part, "latin1");
 }
 
 function requestHeaders(req: Request): Record<string, string> {
@@ -182,6 +195,7 @@ export function operationDispatcher(handlers: ApiHandlers) {
       query: req.query,
       headers: requestHeaders(req),
       body: withFileParts(req),
+      fileNames: Object.fromEntries(uploadedFiles(req).map((f) => [f.fieldname, f.originalname])),
     };
     if (entry.public) {
       send(res, await entry.handler(input, publicContextOf(res)));

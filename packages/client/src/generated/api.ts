@@ -228,6 +228,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List documents
+         * @description Lists the platform's documents, newest first, optionally of one holder (a customer or beneficial owner id), with the total.
+         */
+        get: operations["listDocuments"];
+        put?: never;
+        /**
+         * Upload a document
+         * @description Uploads a verification document of a customer or of a business's beneficial owner (`documentHolder`), as `multipart/form-data`: the file in the `file` part, the rest as text parts. The sandbox reviews each file as it arrives: it must be a PDF, JPEG or PNG by its content (not only its name or part type) of at most 10 MB, else 400 `INVALID_INPUT`; then the last 3 characters of the file's name before its extension decide the review (document review table in `docs/sandbox-magic-values.md`): `001` LOW_QUALITY, `002` DATA_MISMATCH, `003` EXPIRED, `004` SUSPECTED_FRAUD, `005` UNSUITABLE_DOCUMENT, `006` INCOMPLETE (400 with that code, nothing stored), anything else is accepted. The sandbox keeps the file's name, type, size and SHA-256, not its bytes. A holder the platform does not have is 404.
+         */
+        post: operations["uploadDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/{documentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the document. */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a document
+         * @description One document's details (never its file). Another platform's, or a deleted one, is 404.
+         */
+        get: operations["getDocument"];
+        /**
+         * Replace a document
+         * @description Replaces a document's file and details, for the same holder, as `multipart/form-data` like an upload. The new file is reviewed as an upload is; a refusal leaves the document as it was.
+         */
+        put: operations["replaceDocument"];
+        post?: never;
+        /**
+         * Delete a document
+         * @description Deletes a document. One already submitted for verification (its holder has a verification created after the upload) cannot be deleted: 409 `CONFLICT`.
+         */
+        delete: operations["deleteDocument"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verifications": {
         parameters: {
             query?: never;
@@ -6961,6 +7016,81 @@ export interface components {
             /** @description A token for embedding the provider's own SDK instead of the page, for providers that offer one. The sandbox never answers one. */
             token?: string;
         };
+        /** @description A verification document of a customer or beneficial owner, as uploaded (its details, not its file). */
+        Document: {
+            /** @description Identifier of the document. */
+            id: string;
+            /** @description The customer or beneficial owner it belongs to. */
+            documentHolder: string;
+            documentType: components["schemas"]["DocumentType"];
+            /**
+             * @description Which side of a two-sided document (an identity card, a driving licence) the file shows.
+             * @enum {string}
+             */
+            side?: "FRONT" | "BACK";
+            /** @description ISO 3166-1 alpha-2 code of the issuing country. */
+            country: string;
+            /** @description The number printed on the document. */
+            documentNumber?: string;
+            /** @description Who issued it. */
+            issuingAuthority?: string;
+            /** @description The uploaded file's name. */
+            fileName: string;
+            /**
+             * Format: date-time
+             * @description When it was uploaded.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was last replaced.
+             */
+            updatedAt?: string;
+        };
+        /** @description A page of documents. */
+        DocumentListResponse: {
+            /** @description The documents of this page. */
+            data: components["schemas"]["Document"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
+            /** @description How many match, over all pages. */
+            totalCount?: number;
+        };
+        /** @description The parts of a document upload or replacement. */
+        BaseDocumentRequest: {
+            /**
+             * Format: binary
+             * @description The document: a PDF, JPEG or PNG of at most 10 MB.
+             */
+            file: string;
+            documentType: components["schemas"]["DocumentType"];
+            /**
+             * @description Which side of a two-sided document the file shows.
+             * @enum {string}
+             */
+            side?: "FRONT" | "BACK";
+            /** @description ISO 3166-1 alpha-2 code of the issuing country. */
+            country: string;
+            /** @description The number printed on the document. */
+            documentNumber?: string;
+            /** @description Who issued it. */
+            issuingAuthority?: string;
+        };
+        /**
+         * Document Upload Request
+         * @description A new document and whose it is.
+         */
+        DocumentUploadRequest: components["schemas"]["BaseDocumentRequest"] & {
+            /** @description The customer or beneficial owner id it belongs to. */
+            documentHolder: string;
+        };
+        /**
+         * Document Replace Request
+         * @description A document's new file and details.
+         */
+        DocumentReplaceRequest: components["schemas"]["BaseDocumentRequest"];
     };
     responses: {
         /** @description The request is invalid; `code` says why. */
@@ -7772,6 +7902,164 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDocuments: {
+        parameters: {
+            query?: {
+                /** @description Only this customer's or beneficial owner's documents. */
+                documentHolder?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of documents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    uploadDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DocumentUploadRequest"];
+            };
+        };
+        responses: {
+            /** @description The document, accepted. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "Document:019a7f0e-8a47-7b1e-9c36-0a0f3f1f4a11",
+                     *       "documentHolder": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "documentType": "PASSPORT",
+                     *       "country": "US",
+                     *       "documentNumber": "X12345678",
+                     *       "fileName": "passport.pdf",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the document. */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replaceDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the document. */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DocumentReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The document, replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the document. */
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];

@@ -1,3 +1,4 @@
+import { fileBytes } from "../../http/operations.js";
 import type { Schemas } from "@sandbox/client";
 import { parse } from "csv-parse/sync";
 import { found, insert, one, q, type Row } from "../../db/query.js";
@@ -20,6 +21,8 @@ type ErrorEntry = Schemas["BulkCustomerImportErrorEntry"];
 
 const IMPORT_JOB = "bulk-customer-import";
 export const MAX_ROWS = 1000;
+/** The largest CSV file taken, in bytes (other uploads, such as documents, may be larger). */
+export const MAX_CSV_BYTES = 1024 * 1024;
 
 const ADDRESS_COLUMNS = ["addressLine1", "city", "state", "postalCode", "country"] as const;
 const REQUIRED_COLUMNS = {
@@ -168,9 +171,16 @@ export class BulkCustomerImport {
   /** Accepts the file; its rows are created by the job. */
   async upload(
     ctx: RequestContext,
-    csv: string,
+    file: string,
   ): Promise<Schemas["BulkCustomerImportJobAccepted"]> {
-    if (typeof csv !== "string" || csv.trim() === "") {
+    const bytes = fileBytes(file);
+    if (bytes.length > MAX_CSV_BYTES) {
+      throw invalidInput(`A file is at most ${MAX_CSV_BYTES} bytes, not ${bytes.length}`, {
+        errors: [fieldError("body.file", "too large")],
+      });
+    }
+    const csv = bytes.toString("utf8");
+    if (csv.trim() === "") {
       throw invalidInput("The file part is empty", { errors: [fieldError("body.file", "empty")] });
     }
     const read = readCsv(csv);
