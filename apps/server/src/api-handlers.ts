@@ -12,13 +12,16 @@ import { beneficialOwnerRoutes } from "./areas/beneficial-owners/routes.js";
 import { receiverRoutes } from "./areas/receiver/routes.js";
 import type { ReceiverService } from "./areas/receiver/service.js";
 import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
-import { customerRoutes } from "./areas/customers/routes.js";
+import type { ContactVerificationService } from "./areas/customers/contact-verification.js";
+import { contactVerificationRoutes, customerRoutes } from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import type { OwnershipVerification } from "./areas/external-accounts/ownership.js";
 import type { BulkCustomerImport } from "./areas/customers/bulk-import.js";
 import type { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
+import { invitationRoutes } from "./areas/invitations/routes.js";
+import type { InvitationService } from "./areas/invitations/service.js";
 import type { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
 import type { WalletService } from "./areas/internal-accounts/wallet-service.js";
@@ -48,11 +51,13 @@ export interface ApiServices {
   beneficialOwners: BeneficialOwnerService;
   cards: CardService;
   cardTransactions: CardTransactionService;
+  contactVerification: ContactVerificationService;
   credentials: CredentialService;
   customers: CustomerService;
   externalAccounts: ExternalAccountService;
   idempotency: IdempotencyStore;
   internalAccounts: InternalAccountService;
+  invitations: InvitationService;
   login: LoginService;
   platform: PlatformService;
   quotes: QuoteService;
@@ -95,6 +100,7 @@ function join<const Areas extends readonly object[]>(...areas: Areas): Joined<Ar
 export function apiHandlers(s: ApiServices): ApiHandlers {
   return join(
     customerRoutes(s.customers, s.bulkImport),
+    contactVerificationRoutes(s.contactVerification),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),
@@ -105,6 +111,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     quoteRoutes(s.quotes, s.idempotency, s.platform),
     cryptoRoutes(s.internalAccounts),
     receiverRoutes(s.receivers),
+    invitationRoutes(s.invitations),
     agentRoutes(s.agents),
     cardRoutes(s.cards),
     cardSimulationRoutes(s.cardTransactions),

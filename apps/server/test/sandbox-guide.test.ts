@@ -79,6 +79,19 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',
       "PENDING_AUTHORIZATION",
       "COMPLETED",
+      '{"email":"PENDING","phone":"PENDING"}',
+      '{"code":"INVALID_INPUT","attemptsLeft":4}',
+      '{"email":"VERIFIED","phone":"PENDING"}',
+      "INVALID_STATE_TRANSITION",
+      '{"status":400,"code":"INVITATIONS_NOT_CONFIGURED"}',
+      "wallet.example.com",
+      expect.stringMatching(
+        /^\{"status":"PENDING","url":"https:\/\/wallet\.example\.com\/i\/[0-9a-f]{12}","amount":2500\}$/,
+      ),
+      '{"status":"CLAIMED","inviteeUma":"$grace@pay.example.org"}',
+      "INVITATION.CLAIMED",
+      "INVITATION_ALREADY_CLAIMED",
+      "INVITATION_ALREADY_CLAIMED",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[14]).toBe(lines[15]);

@@ -39,6 +39,8 @@ export interface Customer {
   endUserTermsConsent: string | null;
   kycStatus: string | null;
   kybStatus: string | null;
+  verifiedEmail: string | null;
+  verifiedPhoneNumber: string | null;
   deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -399,6 +401,34 @@ export interface BulkImportJob {
   updatedAt: Date;
 }
 
+export interface ContactVerificationCode {
+  id: string;
+  platformId: string;
+  customerId: string;
+  channel: string;
+  sentTo: string;
+  attempts: Generated<number>;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export interface Invitation {
+  code: string;
+  platformId: string;
+  inviterCustomerId: string;
+  inviterUma: string;
+  inviteeUma: string | null;
+  firstName: string | null;
+  amountToSend: bigint | null;
+  currency: string | null;
+  url: string;
+  status: string;
+  expiresAt: Date | null;
+  claimedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -426,11 +456,14 @@ export interface Tables {
   CardRevealToken: CardRevealToken;
   LookupRequest: LookupRequest;
   BulkImportJob: BulkImportJob;
+  ContactVerificationCode: ContactVerificationCode;
+  Invitation: Invitation;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
 export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" | "date">> = {
   amount: "bigint",
+  amountToSend: "bigint",
   approvalRequiredAbove: "bigint",
   at: "date",
   attemptCount: "int",
@@ -440,6 +473,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   authorizedAt: "date",
   balance: "bigint",
   balanceAfter: "bigint",
+  claimedAt: "date",
   clockOffsetSeconds: "int",
   completedAt: "date",
   consumedAt: "date",

@@ -11,6 +11,7 @@ import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pag
 import { newId } from "../../ids.js";
 import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
+import { contactVerificationOf } from "./contact-channels.js";
 import { Activity } from "../../signing/activities.js";
 import { challengeData } from "../../signing/challenges.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -68,6 +69,7 @@ export function toCustomer(row: CustomerRow): Customer {
   const shown = Object.fromEntries(
     Object.entries(details).filter(([key]) => !WRITE_ONLY_DETAILS.has(key)),
   );
+  const contactVerification = contactVerificationOf(row);
   const common = {
     id: row.id,
     platformCustomerId: row.platformCustomerId,
@@ -86,6 +88,7 @@ export function toCustomer(row: CustomerRow): Customer {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     isDeleted: row.deletedAt !== null,
+    ...(contactVerification ? { contactVerification } : {}),
   };
   if (row.customerType === "BUSINESS") {
     return {
@@ -333,6 +336,8 @@ export class CustomerService {
           ? individualKycOutcome(input.fullName).outcome.kycStatus
           : null,
       kybStatus: input.customerType === "BUSINESS" ? "UNVERIFIED" : null,
+      verifiedEmail: null,
+      verifiedPhoneNumber: null,
       deletedAt: null,
       createdAt: now,
       updatedAt: now,
