@@ -17,14 +17,21 @@ import { umaProviderRoutes } from "./areas/uma-providers/routes.js";
 import { vaspRoutes } from "./areas/vasps/routes.js";
 import type { ReceiverService } from "./areas/receiver/service.js";
 import type { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
-import { customerRoutes, kycLinkRoutes } from "./areas/customers/routes.js";
 import type { KycLinkService } from "./areas/customers/kyc-links.js";
+import type { ContactVerificationService } from "./areas/customers/contact-verification.js";
+import {
+  contactVerificationRoutes,
+  customerRoutes,
+  kycLinkRoutes,
+} from "./areas/customers/routes.js";
 import type { CustomerService } from "./areas/customers/service.js";
 import { externalAccountRoutes } from "./areas/external-accounts/routes.js";
 import type { OwnershipVerification } from "./areas/external-accounts/ownership.js";
 import type { BulkCustomerImport } from "./areas/customers/bulk-import.js";
 import type { ExternalAccountService } from "./areas/external-accounts/service.js";
 import { internalAccountRoutes } from "./areas/internal-accounts/routes.js";
+import { invitationRoutes } from "./areas/invitations/routes.js";
+import type { InvitationService } from "./areas/invitations/service.js";
 import type { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { walletRoutes } from "./areas/internal-accounts/wallet-routes.js";
 import type { WalletService } from "./areas/internal-accounts/wallet-service.js";
@@ -54,11 +61,13 @@ export interface ApiServices {
   beneficialOwners: BeneficialOwnerService;
   cards: CardService;
   cardTransactions: CardTransactionService;
+  contactVerification: ContactVerificationService;
   credentials: CredentialService;
   customers: CustomerService;
   externalAccounts: ExternalAccountService;
   idempotency: IdempotencyStore;
   internalAccounts: InternalAccountService;
+  invitations: InvitationService;
   login: LoginService;
   platform: PlatformService;
   quotes: QuoteService;
@@ -105,6 +114,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     customerRoutes(s.customers, s.bulkImport),
     kycLinkRoutes(s.kycLinks, s.idempotency),
     documentRoutes(s.documents),
+    contactVerificationRoutes(s.contactVerification),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),
@@ -118,6 +128,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     discoveryRoutes(),
     umaProviderRoutes(),
     vaspRoutes(),
+    invitationRoutes(s.invitations),
     agentRoutes(s.agents),
     cardRoutes(s.cards),
     cardSimulationRoutes(s.cardTransactions),

@@ -24,7 +24,8 @@ export type IdType =
   | "Agent"
   | "BulkImportJob"
   | "Job"
-  | "ScaChallenge";
+  | "ScaChallenge"
+  | "ContactVerificationCode";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

@@ -10,6 +10,8 @@ import { CardTransactionService } from "./areas/card-transactions/service.js";
 import { BeneficialOwnerService } from "./areas/beneficial-owners/service.js";
 import { ReceiverService } from "./areas/receiver/service.js";
 import { CustomerService } from "./areas/customers/service.js";
+import { ContactVerificationService } from "./areas/customers/contact-verification.js";
+import { InvitationService } from "./areas/invitations/service.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
 import { PlatformService } from "./areas/platform/service.js";
 import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
@@ -176,6 +178,8 @@ export async function startServer(
   const signing = new SignedRequests(services, config.auth);
   const customers = new CustomerService(services, signing, () => `${origin}${API_BASE_PATH}`);
   const beneficialOwners = new BeneficialOwnerService(services, customers);
+  const contactVerification = new ContactVerificationService(services, customers);
+  const invitations = new InvitationService(services, clocks);
   const accounts = new InternalAccountService(services);
   const sandboxClock = new SandboxClockService(services, jobs);
   const oidc = new OidcVerifier(config.auth);
@@ -263,6 +267,7 @@ export async function startServer(
       beneficialOwners,
       cards,
       cardTransactions,
+      contactVerification,
       credentials,
       customers,
       externalAccounts,
@@ -272,6 +277,7 @@ export async function startServer(
       kycLinks,
       documents,
       internalAccounts: accounts,
+      invitations,
       login,
       platform: new PlatformService(services),
       quotes,

@@ -131,6 +131,35 @@ describe.each(databases)("hosted KYC links on %s", (kind) => {
     expect((await fetch(kycUrl.replace(/[A-Za-z0-9_-]{43}$/, "short"))).status).toBe(404);
   });
 
+  it("is 409 for a customer whose contact details are not all confirmed, until they are", async () => {
+    const { data } = await sandbox.client.POST("/customers", {
+      body: {
+        customerType: "INDIVIDUAL",
+        fullName: "Camille Martin001",
+        region: "FR",
+        email: "camille@example.fr",
+        phoneNumber: "+33612345678",
+      },
+    });
+    const customerId = data!.id!;
+    const path = { params: { path: { customerId } } };
+    const refused = await sandbox.client.POST("/customers/{customerId}/kyc-link", path);
+    expect(refused.response.status).toBe(409);
+    expect(refused.error).toMatchObject({
+      code: "CONFLICT",
+      details: { contactVerification: { email: "PENDING", phone: "PENDING" } },
+    });
+    for (const channel of ["verify-email", "verify-phone"] as const) {
+      await sandbox.client.POST(`/customers/{customerId}/${channel}`, path);
+      const confirmed = await sandbox.client.POST(`/customers/{customerId}/${channel}/confirm`, {
+        ...path,
+        body: { code: "123456" },
+      });
+      expect(confirmed.response.status).toBe(200);
+    }
+    expect((await link(customerId)).kycUrl).toMatch(/\/kyc-link\//);
+  });
+
   it("keeps the token out of logged paths", () => {
     expect(withoutKycLinkToken(`/kyc-link/${"x".repeat(43)}`)).toBe("/kyc-link/[token]");
     expect(withoutKycLinkToken("/2025-10-13/customers")).toBe("/2025-10-13/customers");

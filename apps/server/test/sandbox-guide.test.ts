@@ -89,6 +89,19 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "COMPLETED",
       "VELOCITY_LIMIT_EXCEEDED",
       "FORBIDDEN",
+      '{"email":"PENDING","phone":"PENDING"}',
+      '{"code":"INVALID_INPUT","attemptsLeft":4}',
+      '{"email":"VERIFIED","phone":"PENDING"}',
+      "INVALID_STATE_TRANSITION",
+      '{"status":400,"code":"INVITATIONS_NOT_CONFIGURED"}',
+      "wallet.example.com",
+      expect.stringMatching(
+        /^\{"status":"PENDING","url":"https:\/\/wallet\.example\.com\/i\/[0-9a-f]{12}","amount":2500\}$/,
+      ),
+      '{"status":"CLAIMED","inviteeUma":"$grace@pay.example.org"}',
+      "INVITATION.CLAIMED",
+      "INVITATION_ALREADY_CLAIMED",
+      "INVITATION_ALREADY_CLAIMED",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[18]).toBe(lines[19]);

@@ -5,6 +5,8 @@ import type {
   CardFundingSourceOutcome,
   CardIssuanceOutcome,
   DocumentReviewOutcome,
+  ContactVerificationCodeOutcome,
+  InvitationConfigurationOutcome,
   KybOutcome,
   KycOutcome,
   IndividualKycOutcome,
@@ -23,6 +25,8 @@ import {
   CARD_FUNDING_SOURCE_TABLE,
   CARD_ISSUANCE_TABLE,
   DOCUMENT_REVIEW_TABLE,
+  CONTACT_VERIFICATION_CODE_TABLE,
+  INVITATION_CONFIGURATION_TABLE,
   KYB_TABLE,
   KYC_TABLE,
   INDIVIDUAL_KYC_TABLE,
@@ -116,6 +120,20 @@ export function documentReviewOutcome(
 /** The `code` answering a strong customer authentication challenge. */
 export function scaCodeOutcome(code: string | null | undefined): Evaluation<ScaCodeOutcome> {
   return evaluate(SCA_CODE_TABLE, code);
+}
+
+/** The `code` confirming a customer's email address or phone number. */
+export function contactVerificationCodeOutcome(
+  code: string | null | undefined,
+): Evaluation<ContactVerificationCodeOutcome> {
+  return evaluate(CONTACT_VERIFICATION_CODE_TABLE, code);
+}
+
+/** Whether a platform can create UMA invitations, from its `umaDomain`. */
+export function invitationConfigurationOutcome(
+  umaDomain: string | null | undefined,
+): Evaluation<InvitationConfigurationOutcome> {
+  return evaluate(INVITATION_CONFIGURATION_TABLE, umaDomain);
 }
 
 /** The `oidcToken` of an OAUTH registration or verify, before its claims are read. */

@@ -115,6 +115,14 @@ export type UmaReceiverOutcome =
 /** The code answering a strong customer authentication challenge. */
 export type ScaCodeOutcome = { readonly kind: "ACCEPT" } | Rejection<400, "INVALID_INPUT">;
 
+/** The code confirming a customer's email address or phone number. */
+export type ContactVerificationCodeOutcome =
+  { readonly kind: "ACCEPT" } | Rejection<400, "INVALID_INPUT">;
+
+/** Whether a platform's configuration lets it create UMA invitations. */
+export type InvitationConfigurationOutcome =
+  { readonly kind: "CONFIGURED" } | Rejection<400, "INVITATIONS_NOT_CONFIGURED">;
+
 export type OtpOutcome =
   | { readonly kind: "ACCEPT" }
   | (Rejection<401, "UNAUTHORIZED"> & { readonly reason: "Invalid OTP code" });

@@ -5,11 +5,13 @@ import {
   cardAuthorizationOutcome,
   cardFundingSourceOutcome,
   cardIssuanceOutcome,
+  contactVerificationCodeOutcome,
   evaluate,
   evaluateUmaReceiver,
   kybOutcome,
   kycOutcome,
   individualKycOutcome,
+  invitationConfigurationOutcome,
   oidcTokenOutcome,
   otpOutcome,
   passkeySignatureOutcome,
@@ -18,8 +20,11 @@ import {
   walletSignatureOutcome,
 } from "./evaluate.js";
 import {
+  CONTACT_VERIFICATION_REGIONS,
   MAGIC_TABLES,
   QUOTE_DESTINATION_TABLE,
+  SANDBOX_CONTACT_VERIFICATION_CODE,
+  SANDBOX_DEFAULT_UMA_DOMAIN,
   SANDBOX_OTP_CODE,
   SANDBOX_SCA_CODE,
   SCA_REGIONS,
@@ -462,5 +467,40 @@ describe("SCA code", () => {
     expect(SCA_REGIONS.has("NO")).toBe(true);
     expect(SCA_REGIONS.has("US")).toBe(false);
     expect(SCA_REGIONS.has("GB")).toBe(false);
+  });
+});
+
+describe("contact verification code", () => {
+  it("accepts the sandbox code only", () => {
+    expect(contactVerificationCodeOutcome(SANDBOX_CONTACT_VERIFICATION_CODE).outcome).toEqual({
+      kind: "ACCEPT",
+    });
+    for (const code of ["123457", " 123456", "000000", undefined]) {
+      expect(contactVerificationCodeOutcome(code).outcome).toMatchObject({
+        kind: "REJECT",
+        status: 400,
+        errorCode: "INVALID_INPUT",
+      });
+    }
+  });
+
+  it("is required in the European Economic Area only", () => {
+    expect(CONTACT_VERIFICATION_REGIONS.has("FR")).toBe(true);
+    expect(CONTACT_VERIFICATION_REGIONS.has("IS")).toBe(true);
+    expect(CONTACT_VERIFICATION_REGIONS.has("US")).toBe(false);
+    expect(CONTACT_VERIFICATION_REGIONS.has("CH")).toBe(false);
+  });
+});
+
+describe("invitation configuration", () => {
+  it("refuses the placeholder UMA domain and accepts any other", () => {
+    expect(invitationConfigurationOutcome(SANDBOX_DEFAULT_UMA_DOMAIN).outcome).toMatchObject({
+      kind: "REJECT",
+      status: 400,
+      errorCode: "INVITATIONS_NOT_CONFIGURED",
+    });
+    for (const domain of ["wallet.example.com", "sandbox.localhost", "uma.sandbox.localhost.com"]) {
+      expect(invitationConfigurationOutcome(domain).outcome).toEqual({ kind: "CONFIGURED" });
+    }
   });
 });

@@ -8,6 +8,8 @@ import type {
   CardAuthorizationOutcome,
   CardFundingSourceOutcome,
   CardIssuanceOutcome,
+  ContactVerificationCodeOutcome,
+  InvitationConfigurationOutcome,
   KybOutcome,
   KycOutcome,
   IndividualKycOutcome,
@@ -44,6 +46,29 @@ export const SCA_REGIONS: ReadonlySet<string> = new Set(
     " ",
   ),
 );
+
+/** The code that confirms a customer's email address or phone number in the sandbox. */
+export const SANDBOX_CONTACT_VERIFICATION_CODE = "123456";
+/** How long a contact verification code can be confirmed after it was sent. */
+export const CONTACT_VERIFICATION_CODE_SECONDS = 600;
+/** Wrong codes after which a contact verification code is void (a new one must be sent). */
+export const CONTACT_VERIFICATION_MAX_ATTEMPTS = 5;
+/**
+ * The regions (ISO 3166-1 alpha-2) whose customers must confirm their email address and phone
+ * number: the European Economic Area, as for strong customer authentication.
+ */
+export const CONTACT_VERIFICATION_REGIONS: ReadonlySet<string> = SCA_REGIONS;
+
+/**
+ * The UMA domain a new sandbox platform starts with (the `umaDomain` column's default in the
+ * server's schema). It is under `.localhost`, so nothing outside the machine can reach it.
+ */
+export const SANDBOX_DEFAULT_UMA_DOMAIN = "uma.sandbox.localhost";
+
+/** The link of an invitation: on the inviting platform's UMA domain. */
+export function invitationUrl(umaDomain: string, code: string): string {
+  return `https://${umaDomain}/i/${code}`;
+}
 
 /** An OIDC token's `iat` may be at most this many seconds before the request. */
 export const OIDC_TOKEN_MAX_AGE_SECONDS = 60;
@@ -462,6 +487,36 @@ export const UMA_RECEIVER_TABLE: MagicTable<UmaSandboxReceiverOutcome> = {
   ],
 };
 
+export const INVITATION_CONFIGURATION_TABLE: MagicTable<InvitationConfigurationOutcome> = {
+  id: "invitationConfiguration",
+  title: "UMA invitations",
+  description: `Whether the platform can create UMA invitations. An invitation's \`url\` is a link on the platform's UMA domain, so a platform still on the sandbox's placeholder domain \`${SANDBOX_DEFAULT_UMA_DOMAIN}\` (which nobody else can open) has not configured invitations; \`PATCH /config\` with your own \`umaDomain\` configures them.`,
+  appliesTo: "`POST /invitations`",
+  field: "the platform's `umaDomain` (`GET /config`)",
+  key: { kind: "exact" },
+  rows: [
+    {
+      match: SANDBOX_DEFAULT_UMA_DOMAIN,
+      outcome: {
+        kind: "REJECT",
+        status: 400,
+        errorCode: "INVITATIONS_NOT_CONFIGURED",
+        message: `Invitations are not configured: the platform's umaDomain is still the sandbox placeholder ${SANDBOX_DEFAULT_UMA_DOMAIN}; set your own with PATCH /config.`,
+      },
+      description: "400 `INVITATIONS_NOT_CONFIGURED`",
+    },
+  ],
+  other: {
+    outcome: { kind: "CONFIGURED" },
+    description: `The invitation is created, with \`url\` \`${invitationUrl("<umaDomain>", "<code>")}\``,
+  },
+  examples: [SANDBOX_DEFAULT_UMA_DOMAIN, "wallet.example.com"],
+  notes: [
+    "Getting and claiming an invitation need no configuration: any platform of the sandbox can read and claim an invitation by its `code` (it travels in a link), while only the platform that created it can cancel it (403 otherwise).",
+    "`expiresAt` is read on the creating platform's sandbox clock: once it has passed, a `PENDING` invitation reads `EXPIRED` and can no longer be claimed or cancelled (400 `INVALID_INPUT`).",
+  ],
+};
+
 export const OTP_TABLE: MagicTable<OtpOutcome> = {
   id: "otp",
   title: "OTP code",
@@ -514,6 +569,37 @@ export const SCA_CODE_TABLE: MagicTable<ScaCodeOutcome> = {
     description: "400 `INVALID_INPUT`; the attempt counts",
   },
   examples: [SANDBOX_SCA_CODE, "000000"],
+};
+
+export const CONTACT_VERIFICATION_CODE_TABLE: MagicTable<ContactVerificationCodeOutcome> = {
+  id: "contactVerificationCode",
+  title: "Contact verification code",
+  description: `The code that confirms a customer's email address or phone number. Only customers whose \`region\` is in the European Economic Area must confirm them (the same regions as SCA), and only the contact details they have; nothing is sent by email or SMS. A code can be confirmed for ${CONTACT_VERIFICATION_CODE_SECONDS / 60} minutes after it was sent, and ${CONTACT_VERIFICATION_MAX_ATTEMPTS} wrong codes make it void.`,
+  appliesTo:
+    "`POST /customers/{customerId}/verify-email/confirm` and `POST /customers/{customerId}/verify-phone/confirm`",
+  field: "`code`",
+  key: { kind: "exact" },
+  rows: [
+    {
+      match: SANDBOX_CONTACT_VERIFICATION_CODE,
+      outcome: { kind: "ACCEPT" },
+      description: "The email address or phone number becomes `VERIFIED` in `contactVerification`",
+    },
+  ],
+  other: {
+    outcome: {
+      kind: "REJECT",
+      status: 400,
+      errorCode: "INVALID_INPUT",
+      message: "The verification code is not the one sent",
+    },
+    description: "400 `INVALID_INPUT` with `details.attemptsLeft`; the attempt counts",
+  },
+  examples: [SANDBOX_CONTACT_VERIFICATION_CODE, "000000"],
+  notes: [
+    "A confirmation with no code pending (none sent, the last one void or expired, or sent to an address or number the customer has since changed) is 400 `INVALID_INPUT`: send a new code first. Sending again replaces the pending code, with a new expiry and attempts count.",
+    "A customer outside those regions, a contact detail the customer does not have, or one already `VERIFIED`: both operations answer 409 `INVALID_STATE_TRANSITION`.",
+  ],
 };
 
 const LEGACY_SHORTCUT_NOTE =
@@ -784,8 +870,10 @@ export const MAGIC_TABLES: readonly MagicTable<unknown>[] = [
   TRANSFER_TABLE,
   QUOTE_DESTINATION_TABLE,
   UMA_RECEIVER_TABLE,
+  INVITATION_CONFIGURATION_TABLE,
   OTP_TABLE,
   SCA_CODE_TABLE,
+  CONTACT_VERIFICATION_CODE_TABLE,
   OIDC_TOKEN_TABLE,
   PASSKEY_SIGNATURE_TABLE,
   WALLET_SIGNATURE_TABLE,

@@ -42,6 +42,8 @@ export type MagicTableId =
   | "umaReceiver"
   | "otp"
   | "scaCode"
+  | "contactVerificationCode"
+  | "invitationConfiguration"
   | "oidcToken"
   | "passkeySignature"
   | "walletSignature"

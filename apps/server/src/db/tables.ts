@@ -39,6 +39,8 @@ export interface Customer {
   endUserTermsConsent: string | null;
   kycStatus: string | null;
   kybStatus: string | null;
+  verifiedEmail: string | null;
+  verifiedPhoneNumber: string | null;
   deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -429,6 +431,34 @@ export interface BulkImportJob {
   updatedAt: Date;
 }
 
+export interface ContactVerificationCode {
+  id: string;
+  platformId: string;
+  customerId: string;
+  channel: string;
+  sentTo: string;
+  attempts: Generated<number>;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export interface Invitation {
+  code: string;
+  platformId: string;
+  inviterCustomerId: string;
+  inviterUma: string;
+  inviteeUma: string | null;
+  firstName: string | null;
+  amountToSend: bigint | null;
+  currency: string | null;
+  url: string;
+  status: string;
+  expiresAt: Date | null;
+  claimedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -458,6 +488,8 @@ export interface Tables {
   Document: Document;
   LookupRequest: LookupRequest;
   BulkImportJob: BulkImportJob;
+  ContactVerificationCode: ContactVerificationCode;
+  Invitation: Invitation;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
@@ -465,6 +497,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   agentUsageAmount: "bigint",
   agentUsageAt: "date",
   amount: "bigint",
+  amountToSend: "bigint",
   at: "date",
   attemptCount: "int",
   attemptedAt: "date",
@@ -473,6 +506,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   authorizedAt: "date",
   balance: "bigint",
   balanceAfter: "bigint",
+  claimedAt: "date",
   clockOffsetSeconds: "int",
   completedAt: "date",
   consumedAt: "date",

@@ -154,6 +154,110 @@ export interface paths {
         patch: operations["updateCustomerById"];
         trace?: never;
     };
+    "/customers/{customerId}/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose email address is to be confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an email verification code
+         * @description Starts (or restarts) the confirmation of the customer's `email`: a one-time code goes to that address, to be confirmed with `POST /customers/{customerId}/verify-email/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.email` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has an email address. Nothing is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm an email address, or whose address is already `VERIFIED`, gets 409 `INVALID_STATE_TRANSITION`.
+         */
+        post: operations["sendCustomerEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}/verify-email/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose email address is being confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an email verification code
+         * @description Checks the code the customer received at their email address. The right code makes `contactVerification.email` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to an address the customer has since changed). In the sandbox the code is always `123456`. 409 `INVALID_STATE_TRANSITION` as for sending.
+         */
+        post: operations["confirmCustomerEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}/verify-phone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose phone number is to be confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a phone verification code
+         * @description Starts (or restarts) the confirmation of the customer's `phoneNumber`: a one-time code goes to that number by SMS, to be confirmed with `POST /customers/{customerId}/verify-phone/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.phone` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has a phone number. No SMS is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm a phone number, or whose number is already `VERIFIED`, gets 409 `INVALID_STATE_TRANSITION`.
+         */
+        post: operations["sendCustomerPhoneVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{customerId}/verify-phone/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose phone number is being confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a phone verification code
+         * @description Checks the code the customer received by SMS. The right code makes `contactVerification.phone` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to a number the customer has since changed). In the sandbox the code is always `123456`. 409 `INVALID_STATE_TRANSITION` as for sending.
+         */
+        post: operations["confirmCustomerPhoneVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/beneficial-owners": {
         parameters: {
             query?: never;
@@ -219,7 +323,7 @@ export interface paths {
         put?: never;
         /**
          * Create a hosted KYC/KYB link
-         * @description Creates a single-use link to a hosted page where the customer verifies: identity (KYC) for an `INDIVIDUAL`, the business (KYB) for a `BUSINESS`. Creating it changes nothing; the customer keeps their status until they finish the page, which sets `kycStatus` or `kybStatus` and sends `CUSTOMER.KYC_*` or `CUSTOMER.KYB_*` as `POST /verifications` does. Each call makes a new link; earlier ones stay valid until used or expired. In the sandbox the page (`kycUrl`, served by the sandbox itself) asks for one value and decides by it: a full name for KYC, with the suffixes of the individual KYC table (`001` PENDING, `002` REJECTED, `003` UNVERIFIED, anything else APPROVED), or a registration number for KYB (`001` PENDING, `002` REJECTED, else APPROVED). A link works once, for one hour of the platform's clock; after submitting, the page redirects to `redirectUri` when one was given. The sandbox's provider never asks for contact verification first, so it does not answer 409. An unknown or deleted customer is 404.
+         * @description Creates a single-use link to a hosted page where the customer verifies: identity (KYC) for an `INDIVIDUAL`, the business (KYB) for a `BUSINESS`. Creating it changes nothing; the customer keeps their status until they finish the page, which sets `kycStatus` or `kybStatus` and sends `CUSTOMER.KYC_*` or `CUSTOMER.KYB_*` as `POST /verifications` does. Each call makes a new link; earlier ones stay valid until used or expired. In the sandbox the page (`kycUrl`, served by the sandbox itself) asks for one value and decides by it: a full name for KYC, with the suffixes of the individual KYC table (`001` PENDING, `002` REJECTED, `003` UNVERIFIED, anything else APPROVED), or a registration number for KYB (`001` PENDING, `002` REJECTED, else APPROVED). A link works once, for one hour of the platform's clock; after submitting, the page redirects to `redirectUri` when one was given. A customer whose contact details must be confirmed first (in the sandbox, one in the European Economic Area: see contact verification) and are not all `VERIFIED` is 409 `CONFLICT`, with `details.contactVerification`. An unknown or deleted customer is 404.
          */
         post: operations["createCustomerKycLink"];
         delete?: never;
@@ -1079,6 +1183,86 @@ export interface paths {
         get: operations["lookupExternalAccount"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a UMA invitation
+         * @description Creates an invitation from one of your customers (`inviterUma`, the `umaAddress` of an active customer of yours; otherwise 400 `INVALID_INPUT`, or 400 `INVALID_UMA_ADDRESS` when it is not a UMA address). The invitation starts `PENDING` with a fresh `code` and a `url` to share, on your platform's UMA domain. `amountToSend`, in minor units of the inviter's first currency, is shown to the invitee only: the service moves no money on a claim, so pay it yourself when `INVITATION.CLAIMED` arrives. `expiresAt`, when given, must be in the future of your sandbox clock. A platform still on the sandbox's placeholder UMA domain (`uma.sandbox.localhost`) has not configured invitations: 400 `INVITATIONS_NOT_CONFIGURED` until `PATCH /config` sets its own `umaDomain`.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{invitationCode}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a UMA invitation
+         * @description Reads an invitation by its `code`. The code travels in a link, so any platform of the sandbox can read it, not only the one that created it. A `PENDING` invitation whose `expiresAt` has passed on its platform's sandbox clock reads `EXPIRED`. An unknown code is 404 `INVITATION_NOT_FOUND`.
+         */
+        get: operations["getInvitation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{invitationCode}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a UMA invitation
+         * @description Accepts an invitation for the invitee at `inviteeUma`: a `PENDING` invitation becomes `CLAIMED`, with `inviteeUma` and `claimedAt` set, and the platform that created it receives `INVITATION.CLAIMED` (written in the same transaction). Any platform of the sandbox can claim, since the invitee may be another platform's customer. A `CANCELLED` invitation is 400 `INVITATION_CANCELLED`, a `CLAIMED` one 400 `INVITATION_ALREADY_CLAIMED`, an `EXPIRED` one 400 `INVALID_INPUT`; a malformed `inviteeUma` is 400 `INVALID_UMA_ADDRESS`, and the inviter's own address 400 `INVALID_INPUT`. An unknown code is 404 `INVITATION_NOT_FOUND`.
+         */
+        post: operations["claimInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{invitationCode}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a UMA invitation
+         * @description Withdraws a `PENDING` invitation: it becomes `CANCELLED` and can no longer be claimed. Only the platform that created it can cancel it (403 `FORBIDDEN` for another platform). An invitation that is no longer `PENDING` cannot be cancelled: 400 `INVITATION_ALREADY_CLAIMED`, `INVITATION_CANCELLED`, or `INVALID_INPUT` when it has expired. An unknown code is 404 `INVITATION_NOT_FOUND`.
+         */
+        post: operations["cancelInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2077,6 +2261,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invitation-claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invitation claimed
+         * @description Sent to the platform that created an invitation when someone claims it (`POST /invitations/{invitationCode}/claim`, from any platform). `data` is the invitation, now `CLAIMED`, with `inviteeUma` and `claimedAt`. Use it to welcome the invitee, credit a referral, or send the `amountToSend` you promised: the service moves no money for an invitation. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["invitationClaimedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "test-webhook": {
         parameters: {
             query?: never;
@@ -2749,11 +2953,11 @@ export interface components {
          */
         IdentificationType: "SSN" | "ITIN" | "EIN" | "NON_US_TAX_ID";
         /**
-         * @description Whether a contact detail has been confirmed.
+         * @description `PENDING`: the contact detail must still be confirmed with a code. `VERIFIED`: it was confirmed.
          * @enum {string}
          */
         ContactVerificationStatus: "PENDING" | "VERIFIED";
-        /** @description Which of the customer's contact details are confirmed. */
+        /** @description Which of the customer's contact details are confirmed. Present only when the customer's provider requires contact verification (in the sandbox: a `region` in the European Economic Area), with only the channels it requires (in the sandbox: the contact details the customer has). A channel becomes `VERIFIED` through `verify-email` or `verify-phone` and their `confirm`; a changed email address or phone number is `PENDING` again. */
         ContactVerification: {
             email?: components["schemas"]["ContactVerificationStatus"];
             phone?: components["schemas"]["ContactVerificationStatus"];
@@ -4073,7 +4277,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -4091,6 +4295,89 @@ export interface components {
             /** @description The start (up to 4 KiB) of the endpoint's answer. */
             response_body?: string;
         };
+        /** @description The code the customer received, to confirm an email address or a phone number. */
+        ContactVerificationConfirmRequest: {
+            /**
+             * @description The one-time code, as the customer received it. In the sandbox it is always `123456`.
+             * @example 123456
+             */
+            code: string;
+        };
+        /** @description A new invitation from one of your customers. */
+        UmaInvitationCreateRequest: {
+            /**
+             * @description The UMA address of the customer who invites; it must be the `umaAddress` of one of your active customers.
+             * @example $usr_48213@wallet.example.com
+             */
+            inviterUma: string;
+            /**
+             * @description A first name to show with the invitation.
+             * @example Jane
+             */
+            firstName?: string;
+            /** @description An amount, in minor units of the inviter's first currency, that the invitee is told they will receive once they claim. For display only: nothing moves on a claim; the inviter's platform sends it (or not) after `INVITATION.CLAIMED`. */
+            amountToSend?: components["schemas"]["PositiveAmount"];
+            /**
+             * Format: date-time
+             * @description When the invitation stops being claimable; it must be in the future. Without it, the invitation never expires.
+             */
+            expiresAt?: string;
+        };
+        /** @description An invitation to join UMA, made by one customer and claimed by someone else. */
+        UmaInvitation: {
+            /**
+             * @description The invitation's unique code, which identifies it in every invitation operation.
+             * @example 5f2c9a81d3e4
+             */
+            code: string;
+            /**
+             * Format: date-time
+             * @description When the invitation was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the invitation was claimed; present once it is `CLAIMED`.
+             */
+            claimedAt?: string;
+            /**
+             * @description The link to share with the invitee, on the inviting platform's UMA domain (`https://<umaDomain>/i/<code>`).
+             * @example https://wallet.example.com/i/5f2c9a81d3e4
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the invitation stops being claimable; absent when it never expires.
+             */
+            expiresAt?: string;
+            /** @description The UMA address of the customer who invited. */
+            inviterUma: string;
+            /** @description The UMA address that claimed the invitation; present once it is `CLAIMED`. */
+            inviteeUma?: string;
+            /**
+             * @description `PENDING` until it is claimed (`CLAIMED`), withdrawn by its platform (`CANCELLED`) or its `expiresAt` passes (`EXPIRED`).
+             * @enum {string}
+             */
+            status: "PENDING" | "CLAIMED" | "EXPIRED" | "CANCELLED";
+            /** @description The first name given when the invitation was created, shown to the invitee. */
+            firstName?: string;
+            /** @description The amount the invitee is told they will receive once they claim. For display only; the inviting platform sends it, or not, after `INVITATION.CLAIMED`. */
+            amountToSend?: components["schemas"]["CurrencyAmount"];
+        };
+        /** @description Who claims the invitation. */
+        UmaInvitationClaimRequest: {
+            /**
+             * @description The UMA address of the invitee who claims it.
+             * @example $sam.lee@pay.example.org
+             */
+            inviteeUma: string;
+        };
+        /** @description Body of `INVITATION.CLAIMED`: a `WebhookEnvelope` whose `data` is the claimed invitation. */
+        InvitationClaimedWebhook: {
+            /** @enum {string} */
+            type?: "INVITATION.CLAIMED";
+            data: components["schemas"]["UmaInvitation"];
+        } & WithRequired<components["schemas"]["WebhookEnvelope"], "data">;
         /** @description Body of every webhook delivery. */
         WebhookEnvelope: {
             /** @description Unique id of the event. Retries and replays reuse it: use it to de-duplicate. */
@@ -4128,7 +4415,7 @@ export interface components {
             /** @description Id of the event (same as `payload.id`). */
             id: components["schemas"]["WebhookId"];
             type: components["schemas"]["WebhookEventType"];
-            /** @description Id of the object the event is about (the `id` inside `payload.data`). Events of one object are delivered in order. A `TEST` event is its own object (`objectId` is the event id). */
+            /** @description Id of the object the event is about (the `id` inside `payload.data`; for an invitation, its `code`). Events of one object are delivered in order. A `TEST` event is its own object (`objectId` is the event id). */
             objectId: string;
             /**
              * Format: date-time
@@ -7229,6 +7516,49 @@ export interface components {
                 "application/json": components["schemas"]["Error501"];
             };
         };
+        /** @description The customer has nothing to confirm on this channel: their provider does not ask for contact verification (in the sandbox, their `region` is outside the European Economic Area), they have no such contact detail, or it is already `VERIFIED`. */
+        ContactVerificationNotNeeded: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error409"];
+            };
+        };
+        /** @description The code is not the one sent, or no code is pending (never sent, void after too many wrong codes, expired, or sent to a contact detail that has since changed). */
+        VerificationCodeRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error400"];
+            };
+        };
+        /** @description No invitation has this code. */
+        InvitationNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": 404,
+                 *       "code": "INVITATION_NOT_FOUND",
+                 *       "message": "No invitation has the code 5f2c9a81d3e4."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error404"];
+            };
+        };
+        /** @description The invitation is no longer `PENDING`, or the request is invalid. */
+        InvitationNotPending: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error400"];
+            };
+        };
     };
     parameters: {
         /**
@@ -7696,6 +8026,142 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             424: components["responses"]["FailedDependency"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendCustomerEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose email address is to be confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A code was sent (in the sandbox, nothing is sent; the code is `123456`). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ContactVerificationNotNeeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmCustomerEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose email address is being confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactVerificationConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The email address is confirmed; the customer as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["VerificationCodeRefused"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ContactVerificationNotNeeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendCustomerPhoneVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose phone number is to be confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A code was sent (in the sandbox, nothing is sent; the code is `123456`). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ContactVerificationNotNeeded"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmCustomerPhoneVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer whose phone number is being confirmed.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactVerificationConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The phone number is confirmed; the customer as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["VerificationCodeRefused"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ContactVerificationNotNeeded"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -10392,6 +10858,164 @@ export interface operations {
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             424: components["responses"]["FailedDependency"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inviterUma": "$usr_48213@wallet.example.com",
+                 *       "firstName": "Jane",
+                 *       "amountToSend": 2500,
+                 *       "expiresAt": "2025-10-20T09:30:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UmaInvitationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation, `PENDING`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UmaInvitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The invitation's `code`.
+                 * @example 5f2c9a81d3e4
+                 */
+                invitationCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UmaInvitation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["InvitationNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    claimInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The invitation's `code`.
+                 * @example 5f2c9a81d3e4
+                 */
+                invitationCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inviteeUma": "$sam.lee@pay.example.org"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UmaInvitationClaimRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation, `CLAIMED`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UmaInvitation"];
+                };
+            };
+            400: components["responses"]["InvitationNotPending"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["InvitationNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The invitation's `code`.
+                 * @example 5f2c9a81d3e4
+                 */
+                invitationCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitation, `CANCELLED`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "5f2c9a81d3e4",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "url": "https://wallet.example.com/i/5f2c9a81d3e4",
+                     *       "inviterUma": "$usr_48213@wallet.example.com",
+                     *       "status": "CANCELLED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UmaInvitation"];
+                };
+            };
+            400: components["responses"]["InvitationNotPending"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The invitation belongs to another platform; only the platform that created it can cancel it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "code": "FORBIDDEN",
+                     *       "message": "Only the platform that created invitation 5f2c9a81d3e4 can cancel it."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            404: components["responses"]["InvitationNotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -13728,6 +14352,58 @@ export interface operations {
                     type?: "EXTERNAL_ACCOUNT.STATUS_UPDATED";
                     data?: components["schemas"]["ExternalAccount"];
                 } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    invitationClaimedWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:8f3d2a61-7c4e-4b59-a1d0-2e6f9b7c5a18",
+                 *       "type": "INVITATION.CLAIMED",
+                 *       "timestamp": "2025-10-14T16:05:12Z",
+                 *       "data": {
+                 *         "code": "5f2c9a81d3e4",
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "claimedAt": "2025-10-14T16:05:12Z",
+                 *         "url": "https://wallet.example.com/i/5f2c9a81d3e4",
+                 *         "inviterUma": "$usr_48213@wallet.example.com",
+                 *         "inviteeUma": "$sam.lee@pay.example.org",
+                 *         "status": "CLAIMED"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvitationClaimedWebhook"];
             };
         };
         responses: {

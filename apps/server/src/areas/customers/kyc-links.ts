@@ -1,9 +1,11 @@
 import type { Schemas } from "@sandbox/client";
 import { KYC_LINK_SECONDS, individualKycOutcome, kybOutcome } from "@sandbox/sandbox-rules";
 import { insert, one, q, run } from "../../db/query.js";
+import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { linkDigest, newLinkToken } from "../../http/link-tokens.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
+import { contactVerificationOf } from "./contact-channels.js";
 import { emitStatusEvent, type CustomerService } from "./service.js";
 
 // Hosted KYC/KYB links (POST /customers/{customerId}/kyc-link). The link opens
@@ -47,6 +49,17 @@ export class KycLinkService {
     redirectUri: string | undefined,
   ): Promise<KycLinkResponse> {
     const customer = await this.customers.getActiveRow(ctx, customerId);
+    // The provider verifies identity only once the contact details it
+    // requires are confirmed (an EEA customer's email and phone).
+    const contacts = contactVerificationOf(customer);
+    if (contacts && Object.values(contacts).some((status) => status !== "VERIFIED")) {
+      throw new ApiError(
+        409,
+        "CONFLICT",
+        "Confirm the customer's email address and phone number first (POST /customers/{customerId}/verify-email and verify-phone)",
+        { details: { contactVerification: contacts } },
+      );
+    }
     const { token, digest } = newLinkToken();
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + KYC_LINK_SECONDS * 1000);

@@ -2,6 +2,7 @@ import type { IdempotencyStore } from "../../http/idempotency.js";
 import { idempotent, type Handlers } from "../../http/operations.js";
 import { walletHeaders } from "../../signing/headers.js";
 import type { BulkCustomerImport } from "./bulk-import.js";
+import type { ContactVerificationService } from "./contact-verification.js";
 import type { KycLinkService } from "./kyc-links.js";
 import type { CustomerService } from "./service.js";
 
@@ -45,6 +46,34 @@ export function customerRoutes(
     getBulkCustomerImportJob: async ({ params }, ctx) => ({
       status: 200,
       body: await bulk.get(ctx, params.jobId),
+    }),
+  };
+}
+
+export function contactVerificationRoutes(
+  verification: ContactVerificationService,
+): Handlers<
+  | "sendCustomerEmailVerification"
+  | "confirmCustomerEmailVerification"
+  | "sendCustomerPhoneVerification"
+  | "confirmCustomerPhoneVerification"
+> {
+  return {
+    sendCustomerEmailVerification: async ({ params }, ctx) => {
+      await verification.send(ctx, params.customerId, "EMAIL");
+      return { status: 204 };
+    },
+    confirmCustomerEmailVerification: async ({ params, body }, ctx) => ({
+      status: 200,
+      body: await verification.confirm(ctx, params.customerId, "EMAIL", body),
+    }),
+    sendCustomerPhoneVerification: async ({ params }, ctx) => {
+      await verification.send(ctx, params.customerId, "PHONE");
+      return { status: 204 };
+    },
+    confirmCustomerPhoneVerification: async ({ params, body }, ctx) => ({
+      status: 200,
+      body: await verification.confirm(ctx, params.customerId, "PHONE", body),
     }),
   };
 }

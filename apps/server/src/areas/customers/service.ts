@@ -11,6 +11,7 @@ import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pag
 import { newId } from "../../ids.js";
 import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
+import { contactVerificationOf } from "./contact-channels.js";
 import { Activity } from "../../signing/activities.js";
 import { challengeData } from "../../signing/challenges.js";
 import type { WalletHeaders } from "../../signing/headers.js";
@@ -82,6 +83,8 @@ export function toCustomer(row: CustomerRow): Customer {
   customer.createdAt = row.createdAt.toISOString();
   customer.updatedAt = row.updatedAt.toISOString();
   customer.isDeleted = row.deletedAt !== null;
+  const contactVerification = contactVerificationOf(row);
+  if (contactVerification) customer.contactVerification = contactVerification;
   const details = JSON.parse(row.details) as Details;
   for (const key in details) {
     if (!WRITE_ONLY_DETAILS.has(key)) customer[key] = details[key];
@@ -332,6 +335,8 @@ export class CustomerService {
           ? individualKycOutcome(input.fullName).outcome.kycStatus
           : null,
       kybStatus: input.customerType === "BUSINESS" ? "UNVERIFIED" : null,
+      verifiedEmail: null,
+      verifiedPhoneNumber: null,
       deletedAt: null,
       createdAt: now,
       updatedAt: now,

@@ -1,0 +1,186 @@
+/**
+ * POST /customers/{customerId}/verify-email and verify-phone, and their
+ * `/confirm`: a one-time code sent to the customer's email address or phone
+ * number, then confirmed. The sandbox sends nothing; the code it accepts is
+ * the contact verification table's (packages/sandbox-rules).
+ *
+ * A channel has at most one pending code, a row with a due time (expiresAt,
+ * on the platform's sandbox clock) and an attempts count; sending again
+ * replaces it under a new id. Every change to a code is guarded by that id,
+ * so a wrong attempt never counts against a code sent after it was read, and
+ * two right answers consume the code once. The customer's verified value is
+ * written in the same transaction that consumes the code.
+ */
+import {
+  CONTACT_VERIFICATION_CODE_SECONDS,
+  CONTACT_VERIFICATION_MAX_ATTEMPTS,
+  contactVerificationCodeOutcome,
+} from "@sandbox/sandbox-rules";
+import { one, q, run, type Row } from "../../db/query.js";
+import { ApiError, fieldError, invalidInput } from "../../errors.js";
+import type { RequestContext, Services } from "../../http/context.js";
+import { newId } from "../../ids.js";
+import { CHANNELS, channelStatus, type ContactChannel } from "./contact-channels.js";
+import { toCustomer, type Customer, type CustomerRow, type CustomerService } from "./service.js";
+
+type PendingCode = Row<"ContactVerificationCode">;
+
+/** No code can be confirmed: the customer must send a new one. */
+function noPendingCode(row: CustomerRow, channel: ContactChannel, why: string): ApiError {
+  const { noun, path } = CHANNELS[channel];
+  return invalidInput(
+    `${why}; send a new code with POST /customers/${row.id}/${path}, then confirm it`,
+    { errors: [fieldError("body.code", `no ${noun} verification code is pending`)] },
+  );
+}
+
+export class ContactVerificationService {
+  constructor(
+    private readonly services: Services,
+    private readonly customers: CustomerService,
+  ) {}
+
+  /**
+   * The contact detail the customer must confirm on this channel. Seed rule
+   * 10: 409 when there is none to confirm (not required, no such detail,
+   * already VERIFIED).
+   */
+  private async pendingContact(
+    ctx: RequestContext,
+    customerId: string,
+    channel: ContactChannel,
+  ): Promise<{ row: CustomerRow; contact: string }> {
+    const row = await this.customers.getActiveRow(ctx, customerId);
+    const { noun, value } = CHANNELS[channel];
+    const status = channelStatus(row, channel);
+    const contact = value(row);
+    if (status === undefined || contact === null) {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        contact === null
+          ? `Customer ${row.id} has no ${noun} to verify`
+          : `Customer ${row.id} does not need to verify its ${noun} (region ${row.region ?? "not set"})`,
+      );
+    }
+    if (status === "VERIFIED") {
+      throw new ApiError(
+        409,
+        "INVALID_STATE_TRANSITION",
+        `The ${noun} of customer ${row.id} is already VERIFIED`,
+      );
+    }
+    return { row, contact };
+  }
+
+  /** Sends a fresh code (none in the sandbox), replacing any pending one. */
+  async send(ctx: RequestContext, customerId: string, channel: ContactChannel): Promise<void> {
+    const { row, contact } = await this.pendingContact(ctx, customerId, channel);
+    const now = ctx.clock.now();
+    const code = {
+      id: newId("ContactVerificationCode"),
+      sentTo: contact,
+      attempts: 0,
+      expiresAt: new Date(now.getTime() + CONTACT_VERIFICATION_CODE_SECONDS * 1000),
+      createdAt: now,
+    };
+    await this.services.data.execute(
+      q
+        .insertInto("ContactVerificationCode")
+        .values({ ...code, platformId: ctx.platformId, customerId: row.id, channel })
+        .onConflict((conflict) => conflict.columns(["customerId", "channel"]).doUpdateSet(code)),
+    );
+  }
+
+  /** Checks the code; the right one makes the channel VERIFIED and answers the customer. */
+  async confirm(
+    ctx: RequestContext,
+    customerId: string,
+    channel: ContactChannel,
+    input: { code: string },
+  ): Promise<Customer> {
+    const { row, contact } = await this.pendingContact(ctx, customerId, channel);
+    const { noun, column, valueColumn } = CHANNELS[channel];
+    const now = ctx.clock.now();
+    const pending = await this.services.data.one(
+      q
+        .selectFrom("ContactVerificationCode")
+        .selectAll()
+        .where("platformId", "=", ctx.platformId)
+        .where("customerId", "=", row.id)
+        .where("channel", "=", channel),
+    );
+    if (!pending) throw noPendingCode(row, channel, `No ${noun} verification code is pending`);
+    if (pending.sentTo !== contact) {
+      throw noPendingCode(
+        row,
+        channel,
+        `The pending code was sent to a ${noun} the customer no longer has`,
+      );
+    }
+    if (now >= pending.expiresAt) {
+      throw noPendingCode(
+        row,
+        channel,
+        `The verification code sent at ${pending.createdAt.toISOString()} expired at ${pending.expiresAt.toISOString()}`,
+      );
+    }
+
+    const { outcome } = contactVerificationCodeOutcome(input.code);
+    if (outcome.kind === "REJECT") {
+      const attemptsLeft = await this.countWrongAttempt(pending);
+      throw new ApiError(outcome.status, outcome.errorCode, outcome.message, {
+        details: { attemptsLeft, errors: [fieldError("body.code", "not the code sent")] },
+      });
+    }
+
+    const verified = await this.services.data.transaction(function* () {
+      const consumed = yield* run(
+        q.deleteFrom("ContactVerificationCode").where("id", "=", pending.id),
+      );
+      if (consumed === 0) return undefined;
+      const updated = yield* one(
+        q
+          .updateTable("Customer")
+          .set(
+            column === "verifiedEmail"
+              ? { verifiedEmail: contact, updatedAt: now }
+              : { verifiedPhoneNumber: contact, updatedAt: now },
+          )
+          .where("id", "=", row.id)
+          .where("platformId", "=", ctx.platformId)
+          .where("deletedAt", "is", null)
+          .where(valueColumn, "=", contact)
+          .returningAll(),
+      );
+      // The customer changed (or was deleted) since it was read: keep the code.
+      if (!updated) throw noPendingCode(row, channel, `The ${noun} of customer ${row.id} changed`);
+      return updated;
+    });
+    if (!verified) {
+      throw noPendingCode(row, channel, `The ${noun} verification code was already used`);
+    }
+    return toCustomer(verified);
+  }
+
+  /**
+   * Counts a wrong code against the code that was read (not one sent since);
+   * the last allowed attempt makes it void. Returns the attempts left.
+   */
+  private async countWrongAttempt(pending: PendingCode): Promise<number> {
+    return this.services.data.transaction(function* () {
+      const counted = yield* one(
+        q
+          .updateTable("ContactVerificationCode")
+          .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+          .where("id", "=", pending.id)
+          .returning("attempts"),
+      );
+      const attempts = counted?.attempts ?? CONTACT_VERIFICATION_MAX_ATTEMPTS;
+      if (counted && attempts >= CONTACT_VERIFICATION_MAX_ATTEMPTS) {
+        yield* run(q.deleteFrom("ContactVerificationCode").where("id", "=", pending.id));
+      }
+      return Math.max(0, CONTACT_VERIFICATION_MAX_ATTEMPTS - attempts);
+    });
+  }
+}
