@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { callerOf, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
+import { checkPermission } from "./permissions.js";
 import type {
   IdempotentOperationId,
   Input,
@@ -145,7 +146,8 @@ function send(res: Response, reply: SentReply): void {
  * Middleware, mounted after the validator, that runs the handler of the
  * operation it matched; requests with no handler go on to `next`. It gives
  * the handler its RequestContext: the caller as the authenticator found it,
- * with the platform's sandbox clock.
+ * with the platform's sandbox clock, once the caller's API token is found to
+ * have the permission the operation needs (permissions.ts).
  */
 export function operationDispatcher(handlers: ApiHandlers) {
   const table = new Map<string, Entry>();
@@ -167,6 +169,7 @@ export function operationDispatcher(handlers: ApiHandlers) {
       body: withFileParts(req),
     };
     const ctx = callerOf(res);
+    checkPermission(operationId, ctx);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;
     if (idempotency === undefined || key === undefined) {
