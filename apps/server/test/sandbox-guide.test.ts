@@ -79,6 +79,9 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"status":"FAILED","failureReason":"COMPLIANCE_REJECTED"}',
       "PENDING_AUTHORIZATION",
       "COMPLETED",
+      '{"name":"Reporting","permissions":["VIEW"],"secretShown":false}',
+      "FORBIDDEN",
+      "401",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[14]).toBe(lines[15]);
