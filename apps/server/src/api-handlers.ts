@@ -1,5 +1,7 @@
 import { agentRoutes } from "./areas/agents/routes.js";
 import type { AgentService } from "./areas/agents/service.js";
+import { apiTokenRoutes } from "./areas/api-tokens/routes.js";
+import type { ApiTokenService } from "./areas/api-tokens/service.js";
 import type { CredentialService } from "./areas/auth/credentials.js";
 import type { LoginService } from "./areas/auth/login.js";
 import { authRoutes } from "./areas/auth/routes.js";
@@ -58,6 +60,7 @@ import type { ApiHandlers } from "./http/operations.js";
 /** The services the API's handlers call. */
 export interface ApiServices {
   agents: AgentService;
+  apiTokens: ApiTokenService;
   beneficialOwners: BeneficialOwnerService;
   cards: CardService;
   cardTransactions: CardTransactionService;
@@ -137,5 +140,6 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     sandboxClockRoutes(s.sandboxClock),
     webhookRoutes(s.webhooks),
     platformRoutes(s.platform),
+    apiTokenRoutes(s.apiTokens),
   );
 }

@@ -49,6 +49,7 @@ import { Database } from "./db/database.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
+import { ApiTokenService } from "./areas/api-tokens/service.js";
 import { createApp } from "./http/app.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
@@ -264,6 +265,7 @@ export async function startServer(
     apiBaseUrl: () => `${origin}${API_BASE_PATH}`,
     operations: apiHandlers({
       agents,
+      apiTokens: new ApiTokenService(services),
       beneficialOwners,
       cards,
       cardTransactions,

@@ -75,6 +75,8 @@ export interface SandboxOptions {
   registerJobs?: StartOptions["registerJobs"];
   signedRequestGuard?: StartOptions["signedRequestGuard"];
   afterIdempotencyClaim?: StartOptions["afterIdempotencyClaim"];
+  /** The server's logger (silent unless TEST_LOG_LEVEL says otherwise). */
+  log?: StartOptions["log"];
 }
 
 export async function startSandbox(
@@ -101,7 +103,7 @@ export async function startSandbox(
     ...(options.afterIdempotencyClaim
       ? { afterIdempotencyClaim: options.afterIdempotencyClaim }
       : {}),
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });
   const basic = `Basic ${Buffer.from(`${credentials.tokenId}:${credentials.secret}`).toString("base64")}`;

@@ -102,6 +102,9 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       "INVITATION.CLAIMED",
       "INVITATION_ALREADY_CLAIMED",
       "INVITATION_ALREADY_CLAIMED",
+      '{"name":"Reporting","permissions":["VIEW"],"secretShown":false}',
+      "FORBIDDEN",
+      "401",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[18]).toBe(lines[19]);

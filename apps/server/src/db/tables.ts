@@ -20,9 +20,12 @@ export interface Platform {
 export interface ApiToken {
   id: string;
   platformId: string;
+  name: string;
+  permissions: string;
   secretSalt: string;
   secretHash: string;
   createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface Customer {

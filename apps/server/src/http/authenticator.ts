@@ -85,6 +85,7 @@ export function authenticator(
       caller = {
         platformId: identity.platformId,
         tokenId: identity.tokenId,
+        permissions: identity.permissions,
         clock: clocks.withOffset(identity.clockOffsetSeconds),
         log: lazyChild(log, { traceId: res.locals.traceId, platformId: identity.platformId }),
       };

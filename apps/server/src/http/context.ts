@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import type { SelectQueryBuilder } from "kysely";
 import type { Database } from "../db/database.js";
 import type { Schemas } from "@sandbox/client";
+import type { Permission } from "../platform/api-tokens.js";
 
 /** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */
 export interface AgentPrincipal {
@@ -18,6 +19,11 @@ export interface RequestContext {
   platformId: string;
   /** The API token id (BasicAuth), or the agent id (AgentAuth). */
   tokenId: string;
+  /**
+   * The API token's permissions (BasicAuth), checked by http/permissions.ts.
+   * Absent for an agent, whose policy decides what it may do.
+   */
+  permissions?: readonly Permission[];
   /** Present when the request carries an agent's bearer token. */
   agent?: AgentPrincipal;
   /** The platform's sandbox clock: read business time from here. */

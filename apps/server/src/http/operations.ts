@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { callerOf, publicContextOf, type PublicContext, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
+import { checkPermission } from "./permissions.js";
 import {
   PUBLIC_OPERATIONS,
   type IdempotentOperationId,
@@ -174,8 +175,9 @@ function send(res: Response, reply: SentReply): void {
  * Middleware, mounted after the validator, that runs the handler of the
  * operation it matched; requests with no handler go on to `next`. It gives
  * the handler its RequestContext: the caller as the authenticator found it,
- * with the platform's sandbox clock (or, for an operation without security,
- * a PublicContext).
+ * with the platform's sandbox clock, once the caller's API token is found to
+ * have the permission the operation needs (permissions.ts); for an operation
+ * without security, a PublicContext.
  */
 export function operationDispatcher(handlers: ApiHandlers) {
   const table = new Map<string, Entry>();
@@ -202,6 +204,7 @@ export function operationDispatcher(handlers: ApiHandlers) {
       return;
     }
     const ctx = callerOf(res);
+    checkPermission(operationId, ctx);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;
     if (idempotency === undefined || key === undefined) {

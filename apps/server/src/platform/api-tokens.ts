@@ -6,6 +6,7 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import { promisify } from "node:util";
+import type { Schemas } from "@sandbox/client";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { insert, prepared, q } from "../db/query.js";
@@ -17,6 +18,8 @@ const scrypt = promisify(scryptCb) as (
   keylen: number,
 ) => Promise<Buffer>;
 
+// An API token's id is the user name of HTTP Basic authentication (the
+// contract's `clientId` is the same value) and its secret the password.
 // Secrets are stored as scrypt hashes. scrypt is slow on purpose, so a
 // successful check is remembered in memory by a fast digest of the presented
 // secret, together with the stored hash it matched. The row is still read on
@@ -25,11 +28,42 @@ const scrypt = promisify(scryptCb) as (
 // wrong secret never matches the memo and pays the full cost.
 const MEMO_LIMIT = 10_000;
 
+/** What a token may do (the contract's Permission); see http/permissions.ts for where each is checked. */
+export type Permission = Schemas["Permission"];
+
+/** Every permission, in the contract's order. */
+export const ALL_PERMISSIONS = ["VIEW", "TRANSACT", "MANAGE"] as const satisfies Permission[];
+// A permission added to openapi.yaml but missing above does not compile.
+type Unlisted = Exclude<Permission, (typeof ALL_PERMISSIONS)[number]>;
+const everyPermissionListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyPermissionListed;
+
+/**
+ * The token the sandbox makes for itself (on first start, or from
+ * SANDBOX_TOKEN_ID): the platform's own credentials, allowed everything.
+ * Migration 0013 gave the tokens made before names and permissions existed
+ * the same name and permissions.
+ */
+export const SANDBOX_TOKEN = {
+  name: "Sandbox token",
+  permissions: ALL_PERMISSIONS,
+} as const;
+
 export interface TokenIdentity {
   tokenId: string;
   platformId: string;
+  permissions: readonly Permission[];
   /** The platform's sandbox clock offset, read with the token. */
   clockOffsetSeconds: number;
+}
+
+/** The stored form of a token's permissions: a JSON array, each permission once. */
+export function storedPermissions(permissions: readonly Permission[]): string {
+  return JSON.stringify([...new Set(permissions)]);
+}
+
+export function parsePermissions(stored: string): Permission[] {
+  return JSON.parse(stored) as Permission[];
 }
 
 export interface HashedSecret {
@@ -47,19 +81,29 @@ export function generateCredentials(): { tokenId: string; secret: string } {
   return { tokenId: randomUUID(), secret: randomBytes(32).toString("base64url") };
 }
 
+export interface TokenGrant {
+  name: string;
+  permissions: readonly Permission[];
+}
+
 /** Stores a token whose secret is already hashed. */
 export function* storeApiToken(
   clock: Clock,
   platformId: string,
   tokenId: string,
   hashed: HashedSecret,
+  grant: TokenGrant = SANDBOX_TOKEN,
 ): SqlProgram<void> {
+  const now = clock.now();
   yield* insert("ApiToken", {
     id: tokenId,
     platformId,
+    name: grant.name,
+    permissions: storedPermissions(grant.permissions),
     secretSalt: hashed.salt,
     secretHash: hashed.hash,
-    createdAt: clock.now(),
+    createdAt: now,
+    updatedAt: now,
   });
 }
 
@@ -69,9 +113,10 @@ export async function createApiToken(
   platformId: string,
   tokenId: string,
   secret: string,
+  grant: TokenGrant = SANDBOX_TOKEN,
 ): Promise<void> {
   const hashed = await hashSecret(secret);
-  await db.transaction(() => storeApiToken(clock, platformId, tokenId, hashed));
+  await db.transaction(() => storeApiToken(clock, platformId, tokenId, hashed, grant));
 }
 
 /** Read on every request: the token, and its platform's clock with it. */
@@ -79,7 +124,13 @@ const tokenRow = prepared((args: { id: string }) =>
   q
     .selectFrom("ApiToken as t")
     .innerJoin("Platform as p", "p.id", "t.platformId")
-    .select(["t.platformId", "t.secretSalt", "t.secretHash", "p.clockOffsetSeconds"])
+    .select([
+      "t.platformId",
+      "t.permissions",
+      "t.secretSalt",
+      "t.secretHash",
+      "p.clockOffsetSeconds",
+    ])
     .where("t.id", "=", args.id),
 );
 
@@ -92,9 +143,7 @@ export class ApiTokenVerifier {
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
     const row = await this.db.one(tokenRow({ id: tokenId }));
     const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
-    if (row && this.memo.get(digest) === row.secretHash) {
-      return { tokenId, platformId: row.platformId, clockOffsetSeconds: row.clockOffsetSeconds };
-    }
+    if (row && this.memo.get(digest) === row.secretHash) return identityOf(tokenId, row);
 
     // Hash even for an unknown token so timing does not reveal which ids exist.
     const salt = row ? Buffer.from(row.secretSalt, "hex") : randomBytes(16);
@@ -104,6 +153,19 @@ export class ApiTokenVerifier {
 
     if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
     this.memo.set(digest, row.secretHash);
-    return { tokenId, platformId: row.platformId, clockOffsetSeconds: row.clockOffsetSeconds };
+    return identityOf(tokenId, row);
   }
+}
+
+/** Permissions are read with the row on every request, so they too apply at once. */
+function identityOf(
+  tokenId: string,
+  row: { platformId: string; permissions: string; clockOffsetSeconds: number },
+): TokenIdentity {
+  return {
+    tokenId,
+    platformId: row.platformId,
+    permissions: parsePermissions(row.permissions),
+    clockOffsetSeconds: row.clockOffsetSeconds,
+  };
 }

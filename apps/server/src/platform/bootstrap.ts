@@ -61,9 +61,12 @@ export function* createPlatform(clock: Clock, name: string): SqlProgram<string> 
 }
 
 /**
- * Makes sure a sandbox platform and an API token exist. Credentials given by
- * environment are used as they are (created, or re-hashed if the secret
- * changed); otherwise the first start creates a token and returns it once.
+ * Makes sure a sandbox platform and an API token exist: the platform's own
+ * token, with every permission (SANDBOX_TOKEN), from which the platform makes
+ * any narrower ones with POST /tokens. Credentials given by environment are
+ * used as they are (created, or re-hashed if the secret changed); otherwise
+ * the first start creates a token and returns it once. A start also creates
+ * one when the first platform has none left.
  *
  * Several processes may start at once on a fresh database: the whole
  * find-or-create runs in one transaction under the migrations' lock, so the

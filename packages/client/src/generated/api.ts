@@ -28,6 +28,60 @@ export interface paths {
         patch: operations["updatePlatformConfig"];
         trace?: never;
     };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API tokens
+         * @description Lists your platform's API tokens, newest first, optionally filtered. Secrets are never listed.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create an API token
+         * @description Issues a new API token for your platform with the permissions listed. Authenticate with HTTP Basic, the token's `clientId` as the user name and `clientSecret` as the password (in the sandbox `clientId` is also the token's `id`). The secret is in this answer only: it is stored as a hash and no later request returns it, so keep it now. Creating a token needs the `MANAGE` permission (403 `FORBIDDEN` without it): a token without it cannot give itself more rights. See `Permission` for what each permission allows.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's `id`.
+                 * @example 3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18
+                 */
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an API token
+         * @description Returns one of your platform's API tokens, without its secret. An unknown id, or another platform's token, is 404 `TOKEN_NOT_FOUND`.
+         */
+        get: operations["getTokenById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an API token
+         * @description Revokes the token: from the moment this answers, every request made with it is 401, on every server process. Deleting needs the `MANAGE` permission (403 `FORBIDDEN` without it). A token cannot delete itself (400 `INVALID_INPUT`): delete it with another token, so a platform always keeps a token to call the API with. An unknown id, or another platform's token, is 404 `TOKEN_NOT_FOUND`.
+         */
+        delete: operations["deleteTokenById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers": {
         parameters: {
             query?: never;
@@ -1036,7 +1090,7 @@ export interface paths {
         put?: never;
         /**
          * Create a quote
-         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely. Agents need `CREATE_QUOTES` (and `EXECUTE_QUOTES` with `immediatelyExecute`), quote from their customer's internal accounts only, and their policy's account and amount rules apply (see Agents in the introduction).
+         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely. Agents need `CREATE_QUOTES` (and `EXECUTE_QUOTES` with `immediatelyExecute`), quote from their customer's internal accounts only, and their policy's account and amount rules apply (see Agents in the introduction). With BasicAuth the API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it).
          */
         post: operations["createQuote"];
         delete?: never;
@@ -1088,7 +1142,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents need `EXECUTE_QUOTES`, and their policy applies (see Agents in the introduction): an execution the policy holds for approval gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents need `EXECUTE_QUOTES`, and their policy applies (see Agents in the introduction): an execution the policy holds for approval gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`. With BasicAuth the API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -2587,7 +2641,7 @@ export interface components {
              *
              *     | Code | Meaning |
              *     |---|---|
-             *     | `FORBIDDEN` | The operation is not allowed for this object in its current state, or the acting agent's policy does not allow it (a permission it lacks, an account it may not use). |
+             *     | `FORBIDDEN` | The API token lacks the permission the operation needs, the acting agent's policy does not allow it (a permission it lacks, an account it may not use), or the operation is not allowed for this object in its current state. |
              *     | `USER_NOT_READY` | The customer cannot do this yet (for example, verification is not complete). |
              *     | `COUNTERPARTY_NOT_ALLOWED` | The counterparty may not be paid. |
              *     | `VELOCITY_LIMIT_EXCEEDED` | Too many or too large operations in a period (for an agent: its daily or monthly limits). |
@@ -2916,6 +2970,89 @@ export interface components {
             webhookPublicKey: string;
             /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles and OTP verification tokens. */
             otpEnclavePublicKey: string;
+        };
+        /**
+         * @description What an API token may do.
+         *
+         *     | Permission | Allows |
+         *     |---|---|
+         *     | `VIEW` | Reading your platform's data: configuration, customers, accounts, transactions. |
+         *     | `TRANSACT` | Moving money: creating and executing quotes (`POST /quotes`, `POST /quotes/{quoteId}/execute`), which answer 403 `FORBIDDEN` to a token without it. |
+         *     | `MANAGE` | Administering the platform: its configuration, its customers and its API tokens. Creating and deleting tokens answer 403 `FORBIDDEN` to a token without it. |
+         *
+         *     Sandbox: `TRANSACT` and `MANAGE` are checked where this table says; `VIEW`, and `MANAGE` on configuration and customers, are recorded and returned but not checked yet. The token the sandbox creates on first start (or from `SANDBOX_TOKEN_ID`) has all three.
+         * @enum {string}
+         */
+        Permission: "VIEW" | "TRANSACT" | "MANAGE";
+        /** @description An API token of your platform. `clientSecret` is present only in the answer to `POST /tokens`. */
+        ApiToken: {
+            /**
+             * @description The token's identifier, generated by the service. In the sandbox it is the same value as `clientId`.
+             * @example 3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18
+             */
+            id: string;
+            /**
+             * @description The name given when the token was created.
+             * @example Payouts worker
+             */
+            name: string;
+            /**
+             * @description What the token may do, each permission once.
+             * @example [
+             *       "VIEW",
+             *       "TRANSACT"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+            /**
+             * @description The user name of HTTP Basic authentication with this token.
+             * @example 3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18
+             */
+            clientId: string;
+            /**
+             * @description The password of HTTP Basic authentication with this token. Returned once, when the token is created; the service keeps only a hash of it, so it cannot be shown again. Anyone holding it acts as your platform with the token's permissions.
+             * @example q9XkV2bR7tLm4WcP1zYh8NdF3sJa6GeU0oKiTvBx5Cw
+             */
+            clientSecret?: string;
+            /**
+             * Format: date-time
+             * @description When the token was created.
+             * @example 2025-10-13T09:30:00Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the token last changed.
+             * @example 2025-10-13T09:30:00Z
+             */
+            updatedAt: string;
+        };
+        /** @description A page of API tokens. */
+        TokenListResponse: {
+            /** @description The tokens on this page, without their secrets. */
+            data: components["schemas"]["ApiToken"][];
+            /** @description Whether more results exist after this page. */
+            hasMore: boolean;
+            /** @description Opaque cursor for the next page; pass it as `cursor`. Present only when `hasMore` is true. */
+            nextCursor?: string;
+            /** @description How many tokens match the filters, over all pages. */
+            totalCount?: number;
+        };
+        /** @description A new API token. */
+        ApiTokenCreateRequest: {
+            /**
+             * @description A name to tell the token apart from your others, such as the service that uses it.
+             * @example Payouts worker
+             */
+            name: string;
+            /**
+             * @description What the token may do. A permission listed twice is kept once.
+             * @example [
+             *       "VIEW",
+             *       "TRANSACT"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
         };
         /**
          * @description Kind of customer.
@@ -7453,7 +7590,7 @@ export interface components {
                 "application/json": components["schemas"]["Error500"];
             };
         };
-        /** @description The request is understood but refused for this object or customer. */
+        /** @description The request is understood but refused: the API token lacks the permission the operation needs, or the object or customer does not allow it. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -7462,7 +7599,7 @@ export interface components {
                 "application/json": components["schemas"]["Error403"];
             };
         };
-        /** @description The acting agent's policy refuses the request (see Agents in the introduction); nothing was written. */
+        /** @description Refused, and nothing was written: the acting agent's policy does not allow it (see Agents in the introduction), or, for an operation that needs one (quote creation and execution need `TRANSACT`), the API token lacks the permission. */
         AgentForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -7647,6 +7784,197 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tokens with exactly this name.
+                 * @example Payouts worker
+                 */
+                name?: string;
+                /**
+                 * @description Only tokens created at or after this time.
+                 * @example 2025-10-01T00:00:00Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only tokens created at or before this time.
+                 * @example 2025-10-31T23:59:59Z
+                 */
+                createdBefore?: string;
+                /**
+                 * @description Only tokens updated at or after this time.
+                 * @example 2025-10-01T00:00:00Z
+                 */
+                updatedAfter?: string;
+                /**
+                 * @description Only tokens updated at or before this time.
+                 * @example 2025-10-31T23:59:59Z
+                 */
+                updatedBefore?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens, without their secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *           "name": "Payouts worker",
+                     *           "permissions": [
+                     *             "VIEW",
+                     *             "TRANSACT"
+                     *           ],
+                     *           "clientId": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *           "createdAt": "2025-10-13T09:30:00Z",
+                     *           "updatedAt": "2025-10-13T09:30:00Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "totalCount": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The token was created. Store `clientSecret` now; it is never shown again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *       "name": "Payouts worker",
+                     *       "permissions": [
+                     *         "VIEW",
+                     *         "TRANSACT"
+                     *       ],
+                     *       "clientId": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *       "clientSecret": "q9XkV2bR7tLm4WcP1zYh8NdF3sJa6GeU0oKiTvBx5Cw",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTokenById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's `id`.
+                 * @example 3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18
+                 */
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *       "name": "Payouts worker",
+                     *       "permissions": [
+                     *         "VIEW",
+                     *         "TRANSACT"
+                     *       ],
+                     *       "clientId": "3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteTokenById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's `id`.
+                 * @example 3f6c1d2e-8a4b-4c9e-b1f0-5d7a2e9c4b18
+                 */
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     listCustomers: {

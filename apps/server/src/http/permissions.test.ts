@@ -1,0 +1,74 @@
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../errors.js";
+import { openApiPath } from "../paths.js";
+import type { RequestContext } from "./context.js";
+import { checkPermission, REQUIRED_PERMISSION } from "./permissions.js";
+
+interface Operation {
+  operationId?: string;
+  responses?: Record<string, unknown>;
+  security?: Record<string, unknown>[];
+}
+const doc = parse(readFileSync(openApiPath, "utf8")) as {
+  paths: Record<string, Record<string, Operation>>;
+};
+const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
+
+function caller(permissions?: RequestContext["permissions"], agent = false): RequestContext {
+  return {
+    platformId: "Platform:1",
+    tokenId: "t",
+    ...(permissions ? { permissions } : {}),
+    ...(agent
+      ? {
+          agent: {
+            agentId: "Agent:1",
+            customerId: "Customer:1",
+            policy: {
+              permissions: [],
+              defaultExecutionMode: "AUTO" as const,
+              spendingLimits: { currency: "USD", perTransactionLimit: 1 },
+            },
+          },
+        }
+      : {}),
+    clock: { now: () => new Date() },
+    log: {} as RequestContext["log"],
+  };
+}
+
+describe("REQUIRED_PERMISSION", () => {
+  it("names only BasicAuth operations of openapi.yaml that declare the 403 they answer", () => {
+    for (const operationId of Object.keys(REQUIRED_PERMISSION)) {
+      const operation = operations.find((op) => op.operationId === operationId);
+      expect(operation, operationId).toBeDefined();
+      expect(Object.keys(operation!.responses ?? {}), operationId).toContain("403");
+      expect(operation!.security ?? [{ BasicAuth: [] }], operationId).toContainEqual({
+        BasicAuth: [],
+      });
+    }
+  });
+
+  it("refuses a token without the permission with 403 FORBIDDEN, and lets others through", () => {
+    expect(() => checkPermission("createQuote", caller(["VIEW", "TRANSACT"]))).not.toThrow();
+    expect(() => checkPermission("listTokens", caller([]))).not.toThrow();
+    let refused: unknown;
+    try {
+      checkPermission("createQuote", caller(["VIEW", "MANAGE"]));
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 403, code: "FORBIDDEN" });
+    expect(() => checkPermission("deleteTokenById", caller(["VIEW", "TRANSACT"]))).toThrow(
+      /MANAGE/,
+    );
+  });
+
+  it("fails closed for a caller with no permissions, and leaves agents to their policy", () => {
+    expect(() => checkPermission("executeQuote", caller())).toThrow(ApiError);
+    expect(() => checkPermission("executeQuote", caller(undefined, true))).not.toThrow();
+  });
+});
