@@ -348,6 +348,10 @@ export class WebhookDispatcher {
     try {
       await this.options.store.recordAttempts(batch.map((b) => b.record));
       for (const b of batch) b.recorded();
+      // A finished event made its object's next event due: look for it now,
+      // not at the next poll, or one busy object (an account's balance
+      // events) would go at a poll's pace.
+      if (batch.some((b) => b.record.wake !== undefined)) this.nudge();
     } catch (err) {
       for (const b of batch) b.failed(err);
     }
