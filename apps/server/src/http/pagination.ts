@@ -1,6 +1,7 @@
 import type { Compilable, SelectQueryBuilder } from "kysely";
 import type { Database } from "../db/database.js";
-import { countOf } from "../db/query.js";
+import { countOf, type Row, type TableName } from "../db/query.js";
+import type { Tables } from "../db/tables.js";
 import { invalidInput, fieldError } from "../errors.js";
 
 // Lists are newest first. The cursor is the (createdAt, id) of the last row
@@ -136,4 +137,33 @@ export async function countedPage<R extends CursorPosition, T>(
 ): Promise<Page<T> & { totalCount: number }> {
   const [rows, total] = await Promise.all([data.all(query.rows), data.one(query.count)]);
   return { ...toPage(rows, limit, map), totalCount: countOf(total) };
+}
+
+/** Tables that lists page through: newest first by (createdAt, id). */
+type PagedTable = {
+  [T in TableName]: Row<T> extends CursorPosition ? T : never;
+}[TableName];
+
+/**
+ * The newest-first page of the rows `query` selects from one table (with its
+ * filters applied), and how many it selects in all: the list operations'
+ * common case of countedPage.
+ */
+export function newestCountedPage<T extends PagedTable, V>(
+  data: Database,
+  query: SelectQueryBuilder<Tables, T, object>,
+  request: PageRequest,
+  map: (row: Row<T>) => V,
+): Promise<Page<V> & { totalCount: number }> {
+  // selectAll() of a single table selects exactly its Row.
+  const rows = query.selectAll().$call(newestPage(decodeCursor(request.cursor), request.limit));
+  return countedPage(
+    data,
+    {
+      rows: rows as unknown as Compilable<Row<T>>,
+      count: query.select((eb) => eb.fn.countAll().as("count")),
+    },
+    request.limit,
+    map,
+  );
 }

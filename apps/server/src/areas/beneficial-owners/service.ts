@@ -4,7 +4,7 @@ import { found, insert, q, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
 
@@ -85,15 +85,7 @@ export class BeneficialOwnerService {
       .selectFrom("BeneficialOwner")
       .where("platformId", "=", ctx.platformId)
       .where("customerId", "=", filter.customerId);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toBeneficialOwner,
-    );
+    return newestCountedPage(this.services.data, query, filter, toBeneficialOwner);
   }
 
   async update(

@@ -7,7 +7,7 @@ import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../
 import { emitEvent, notifyEventEmitted, outboxRow, type EventInput } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
@@ -436,15 +436,7 @@ export class CustomerService {
     if (filter.updatedBefore)
       query = query.where("updatedAt", "<=", new Date(filter.updatedBefore));
     if (!filter.isIncludingDeleted) query = query.where("deletedAt", "is", null);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toCustomer,
-    );
+    return newestCountedPage(this.services.data, query, filter, toCustomer);
   }
 
   /**

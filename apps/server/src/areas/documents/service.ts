@@ -6,7 +6,7 @@ import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import { fileBytes } from "../../http/operations.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 
 // Verification documents (/documents). Each file is reviewed as it arrives:
@@ -124,15 +124,7 @@ export class DocumentService {
   ): Promise<Page<Document> & { totalCount: number }> {
     let query = q.selectFrom("Document").where("platformId", "=", ctx.platformId);
     if (filter.documentHolder) query = query.where("documentHolder", "=", filter.documentHolder);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toDocument,
-    );
+    return newestCountedPage(this.services.data, query, filter, toDocument);
   }
 
   async get(ctx: RequestContext, id: string): Promise<Document> {

@@ -5,7 +5,7 @@ import { insert, one, q, type Row } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
 import {
@@ -217,15 +217,7 @@ export class ExternalAccountService {
     const customerId = (filter as CustomerAccountFilter).customerId;
     if (owner === "customers" && customerId) query = query.where("customerId", "=", customerId);
     if (filter.currency) query = query.where("currency", "=", filter.currency);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toExternalAccount,
-    );
+    return newestCountedPage(this.services.data, query, filter, toExternalAccount);
   }
 
   /** Retires the account: no new money moves to or from it; its transactions keep the id. */

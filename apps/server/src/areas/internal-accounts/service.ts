@@ -3,7 +3,7 @@ import { one, q, type Row } from "../../db/query.js";
 import { notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { credit } from "../ledger/ledger.js";
 import { createTransaction } from "../transactions/records.js";
 import { toInternalAccount, type InternalAccount } from "./view.js";
@@ -52,15 +52,7 @@ export class InternalAccountService {
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.currency) query = query.where("currency", "=", filter.currency);
     if (filter.type) query = query.where("type", "=", filter.type);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toInternalAccount,
-    );
+    return newestCountedPage(this.services.data, query, filter, toInternalAccount);
   }
 
   /** The platform's own accounts: one per supported currency, so never more than a page. */

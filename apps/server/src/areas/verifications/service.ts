@@ -5,7 +5,7 @@ import { ApiError, fieldError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { emitStatusEvent, type CustomerRow, type CustomerService } from "../customers/service.js";
 
@@ -171,14 +171,6 @@ export class VerificationService {
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.verificationStatus)
       query = query.where("verificationStatus", "=", filter.verificationStatus);
-    return countedPage(
-      this.services.data,
-      {
-        rows: query.selectAll().$call(newestPage(decodeCursor(filter.cursor), filter.limit)),
-        count: query.select((eb) => eb.fn.countAll().as("count")),
-      },
-      filter.limit,
-      toVerification,
-    );
+    return newestCountedPage(this.services.data, query, filter, toVerification);
   }
 }
