@@ -542,9 +542,24 @@ describe.each(databases)("agents on %s", (kind) => {
     });
   });
 
+  it("reads an agent of this platform only", async () => {
+    const customer = await createCustomer(sandbox.client);
+    const { agent } = await createAgent(customer.id, policy());
+    const mine = await sandbox.client.GET("/agents/{agentId}", {
+      params: { path: { agentId: agent.id } },
+    });
+    expect(mine.data).toEqual(agent);
+    const other = await sandbox.otherPlatformClient();
+    const foreign = await other.GET("/agents/{agentId}", {
+      params: { path: { agentId: agent.id } },
+    });
+    expect(foreign.response.status).toBe(404);
+    expect(foreign.error).toMatchObject({ code: "REFERENCE_NOT_FOUND" });
+  });
+
   describe("daily and monthly limits", () => {
     it("stops at spendingLimits.dailyLimit with 403 VELOCITY_LIMIT_EXCEEDED until the next day", async () => {
-      const { account, bank, agent, customer } = await agentSetup({
+      const { account, bank, agent, customer, created } = await agentSetup({
         balance: 500_000,
         policy: policy({
           spendingLimits: { currency: "USD", perTransactionLimit: 100_000, dailyLimit: 50_000 },
@@ -570,6 +585,17 @@ describe.each(databases)("agents on %s", (kind) => {
       const full = await transferOut(agent, account.id, bank.id, 1);
       expect(full.error).toMatchObject({ status: 403, details: { dailySpend: 50_000 } });
       expect(await balanceOf(sandbox.client, account.id)).toBe(450_000);
+      // The platform sees the same usage on the agent: three movements today, 50,000 spent.
+      const read = await sandbox.client.GET("/agents/{agentId}", {
+        params: { path: { agentId: created.agent.id } },
+      });
+      expect(read.response.status).toBe(200);
+      expect(read.data).toMatchObject({
+        id: created.agent.id,
+        customerId: customer.id,
+        isConnected: true,
+        usage: { dailyTransactionCount: 3, dailySpend: 50_000, monthlySpend: 50_000 },
+      });
       await advanceClock(sandbox.client, DAY);
       expect((await transferOut(agent, account.id, bank.id, 50_000)).data?.status).toBe(
         "COMPLETED",

@@ -1343,6 +1343,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description One agent of the platform: its policy, whether its device code was redeemed (`isConnected`), and its `usage` so far (today's and this month's spend and today's count, on the platform's sandbox clock, as its limits count them). Another platform's agent is 404.
+         */
+        get: operations["getAgentById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/device-codes/{code}/redeem": {
         parameters: {
             query?: never;
@@ -11445,6 +11468,32 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

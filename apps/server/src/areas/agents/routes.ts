@@ -11,9 +11,13 @@ export function withoutDeviceCode(path: string): string {
 
 export function agentRoutes(
   agents: AgentService,
-): Handlers<"createAgent" | "redeemAgentDeviceCode"> {
+): Handlers<"createAgent" | "getAgentById" | "redeemAgentDeviceCode"> {
   return {
     createAgent: async ({ body }, ctx) => ({ status: 201, body: await agents.create(ctx, body) }),
+    getAgentById: async ({ params }, ctx) => ({
+      status: 200,
+      body: await agents.get(ctx, params.agentId),
+    }),
     // No credentials: the device code in the path is the caller's only proof.
     redeemAgentDeviceCode: async ({ params }) => ({
       status: 200,

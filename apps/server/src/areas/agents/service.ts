@@ -176,6 +176,19 @@ export class AgentService implements AgentTokenVerifier {
     }
   }
 
+  /** One agent of this platform, with its usage so far. */
+  async get(ctx: RequestContext, id: string): Promise<Agent> {
+    const row = await this.services.data.one(
+      q
+        .selectFrom("Agent")
+        .selectAll()
+        .where("id", "=", id)
+        .where("platformId", "=", ctx.platformId),
+    );
+    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Agent ${id} not found`);
+    return this.view(row, ctx.clock.now());
+  }
+
   private async view(row: AgentRow, now: Date): Promise<Agent> {
     return {
       id: row.id,
