@@ -33,10 +33,15 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
     if (typeof id !== "string" || Number.isNaN(createdAt.getTime())) throw new Error("bad cursor");
     return { createdAt, id };
   } catch {
-    throw invalidInput("cursor is not a value returned as nextCursor", {
-      errors: [fieldError("query.cursor", "unknown cursor")],
-    });
+    throw unknownCursor();
   }
+}
+
+/** The answer to a cursor this API did not make (400 naming the parameter). */
+function unknownCursor() {
+  return invalidInput("cursor is not a value returned as nextCursor", {
+    errors: [fieldError("query.cursor", "unknown cursor")],
+  });
 }
 
 export function encodeCursor(row: CursorPosition): string {
@@ -88,6 +93,36 @@ export function toPage<R extends CursorPosition, T>(
   return page;
 }
 
+/** The time filters of several lists, each inclusive and optional. */
+export interface TimeFilter {
+  createdAfter?: string | undefined;
+  createdBefore?: string | undefined;
+  updatedAfter?: string | undefined;
+  updatedBefore?: string | undefined;
+}
+
+/**
+ * Narrows a list to the rows created and updated within `filter`'s times:
+ * `q.selectFrom(...).$call(withinTimes(filter))`, for any table with
+ * `createdAt` and `updatedAt`.
+ */
+export function withinTimes(filter: TimeFilter) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return <QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB => {
+    let query = qb;
+    const bounds = [
+      ["createdAt", ">=", filter.createdAfter],
+      ["createdAt", "<=", filter.createdBefore],
+      ["updatedAt", ">=", filter.updatedAfter],
+      ["updatedAt", "<=", filter.updatedBefore],
+    ] as const;
+    for (const [column, op, value] of bounds) {
+      if (value) query = query.where(column, op, new Date(value)) as QB;
+    }
+    return query;
+  };
+}
+
 /**
  * A page of a fixed, ordered list held in memory (the sandbox's
  * directories): the cursor is the position after the page, opaque to
@@ -119,9 +154,7 @@ function listPosition(cursor: string): number {
   } catch {
     // Answered below, like any other cursor it did not make.
   }
-  throw invalidInput("cursor is not a value returned as nextCursor", {
-    errors: [fieldError("query.cursor", "unknown cursor")],
-  });
+  throw unknownCursor();
 }
 
 /**

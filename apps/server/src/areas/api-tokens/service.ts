@@ -3,7 +3,13 @@ import { prepared, q, run, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { countedPage, decodeCursor, newestPage, type Page } from "../../http/pagination.js";
+import {
+  countedPage,
+  decodeCursor,
+  newestPage,
+  type Page,
+  withinTimes,
+} from "../../http/pagination.js";
 import {
   generateCredentials,
   hashSecret,
@@ -86,12 +92,7 @@ export class ApiTokenService {
   ): Promise<Page<ApiToken> & { totalCount: number }> {
     let query = q.selectFrom("ApiToken").where("platformId", "=", ctx.platformId);
     if (filter.name !== undefined) query = query.where("name", "=", filter.name);
-    if (filter.createdAfter) query = query.where("createdAt", ">=", new Date(filter.createdAfter));
-    if (filter.createdBefore)
-      query = query.where("createdAt", "<=", new Date(filter.createdBefore));
-    if (filter.updatedAfter) query = query.where("updatedAt", ">=", new Date(filter.updatedAfter));
-    if (filter.updatedBefore)
-      query = query.where("updatedAt", "<=", new Date(filter.updatedBefore));
+    query = query.$call(withinTimes(filter));
     return countedPage(
       this.services.data,
       {

@@ -7,7 +7,7 @@ import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../
 import { emitEvent, notifyEventEmitted, outboxRow, type EventInput } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
-import { type Page, newestCountedPage } from "../../http/pagination.js";
+import { type Page, newestCountedPage, withinTimes } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
 import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
@@ -429,12 +429,7 @@ export class CustomerService {
     if (filter.region) query = query.where("region", "=", filter.region);
     // currencies is a JSON array of codes: a quoted code is one element.
     if (filter.currency) query = query.where("currencies", "like", `%"${filter.currency}"%`);
-    if (filter.createdAfter) query = query.where("createdAt", ">=", new Date(filter.createdAfter));
-    if (filter.createdBefore)
-      query = query.where("createdAt", "<=", new Date(filter.createdBefore));
-    if (filter.updatedAfter) query = query.where("updatedAt", ">=", new Date(filter.updatedAfter));
-    if (filter.updatedBefore)
-      query = query.where("updatedAt", "<=", new Date(filter.updatedBefore));
+    query = query.$call(withinTimes(filter));
     if (!filter.isIncludingDeleted) query = query.where("deletedAt", "is", null);
     return newestCountedPage(this.services.data, query, filter, toCustomer);
   }
