@@ -247,7 +247,7 @@ export async function startServer(
   const bulkImport = new BulkCustomerImport(services, customers);
   bulkImport.registerJobs(jobHandlers);
   const kycLinks = new KycLinkService(services, customers, clocks, () => origin);
-  const documents = new DocumentService(services);
+  const documents = new DocumentService(services, customers, beneficialOwners);
   quotePayments.registerJobs(jobHandlers);
   umaReceive.registerJobs(jobHandlers);
 

@@ -135,6 +135,50 @@ describe.each(databases)("documents on %s", (kind) => {
     expect(missing.response.status).toBe(400);
   });
 
+  it("takes a business's beneficial owner as a holder", async () => {
+    const business = await sandbox.client.POST("/customers", {
+      body: {
+        customerType: "BUSINESS",
+        businessInfo: {
+          legalName: "Paper Trail Ltd",
+          country: "US",
+          taxId: "84-2203119",
+          incorporatedOn: "2021-03-01",
+        },
+      },
+    });
+    const owner = await sandbox.client.POST("/beneficial-owners", {
+      body: {
+        customerId: business.data!.id!,
+        roles: ["UBO"],
+        ownershipPercentage: 60,
+        personalInfo: {
+          firstName: "Wile",
+          lastName: "Coyote",
+          birthDate: "1949-09-17",
+          nationality: "US",
+          address: { line1: "1 Mesa Rd", postalCode: "85001", country: "US" },
+          idType: "SSN",
+          identifier: "123-45-6789",
+        },
+      },
+    });
+    expect(owner.response.status).toBe(201);
+    const { data, response } = await upload(
+      sandbox.client,
+      { bytes: PDF, name: "owner-passport.pdf" },
+      passport({ documentHolder: owner.data!.id }),
+    );
+    expect(response.status).toBe(201);
+    expect(data!.documentHolder).toBe(owner.data!.id);
+    const unknown = await upload(
+      sandbox.client,
+      { bytes: PDF, name: "owner-passport.pdf" },
+      passport({ documentHolder: "BeneficialOwner:019542f5-b3e7-1d02-0000-000000000001" }),
+    );
+    expect(unknown.response.status).toBe(404);
+  });
+
   it("answers 404 for a holder the platform does not have, and for another platform's document", async () => {
     const unknown = await upload(
       sandbox.client,

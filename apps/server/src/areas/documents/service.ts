@@ -8,6 +8,8 @@ import { fileBytes } from "../../http/operations.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { type Page, newestCountedPage } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
+import type { BeneficialOwnerService } from "../beneficial-owners/service.js";
+import type { CustomerService } from "../customers/service.js";
 
 // Verification documents (/documents). Each file is reviewed as it arrives:
 // its content must be a PDF, JPEG or PNG within the size limit, then the
@@ -95,7 +97,11 @@ function detailsOf(input: DocumentReplacement) {
 }
 
 export class DocumentService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly services: Services,
+    private readonly customers: CustomerService,
+    private readonly beneficialOwners: BeneficialOwnerService,
+  ) {}
 
   async upload(
     ctx: RequestContext,
@@ -195,26 +201,8 @@ export class DocumentService {
 
   /** A customer (not deleted) or beneficial owner of this platform; 404 otherwise. */
   private async requireHolder(ctx: RequestContext, holder: string): Promise<void> {
-    const data = this.services.data;
-    const found = holder.startsWith("BeneficialOwner:")
-      ? await data.one(
-          q
-            .selectFrom("BeneficialOwner")
-            .select("id")
-            .where("id", "=", holder)
-            .where("platformId", "=", ctx.platformId),
-        )
-      : await data.one(
-          q
-            .selectFrom("Customer")
-            .select("id")
-            .where("id", "=", holder)
-            .where("platformId", "=", ctx.platformId)
-            .where("deletedAt", "is", null),
-        );
-    if (!found) {
-      throw notFound("REFERENCE_NOT_FOUND", `No customer or beneficial owner ${holder}`);
-    }
+    if (holder.startsWith("BeneficialOwner:")) await this.beneficialOwners.get(ctx, holder);
+    else await this.customers.getActiveRow(ctx, holder);
   }
 }
 
