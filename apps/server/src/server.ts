@@ -213,7 +213,7 @@ export async function startServer(
   const webhooks = new WebhookService(
     services,
     () => dispatcher.nudge(),
-    (url, payload, key) => dispatcher.send(url, payload, key, true),
+    (url, payload, key) => dispatcher.send(url, payload, key),
   );
   const idempotency = new IdempotencyStore(data, clock, {
     ...defaultIdempotencyOptions,
