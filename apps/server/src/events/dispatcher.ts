@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "../clock.js";
 import type { WebhookConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import { onEventEmitted } from "./outbox.js";
-import type { AttemptRecord, ClaimedEvent, ClaimedRun, OutboxStore } from "./outbox-store.js";
+import type { AttemptRecord, ClaimedEvent, OutboxStore } from "./outbox-store.js";
 import { retryDelayMs, retryWindowOver } from "./retry.js";
 import { DeliverySender, type SentAttempt } from "./delivery-sender.js";
 import type { PostResult } from "./webhook-post.js";
