@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient, Schemas } from "@sandbox/client";
+import { verifyWebhook, type SandboxClient, type Schemas } from "@sandbox/client";
 import {
   STABLECOIN_FUNDING_SECONDS,
   STABLECOIN_FUNDING_WINDOW_SECONDS,
@@ -18,6 +18,7 @@ import {
   platformAccount,
   rememberAccount,
 } from "./money-helpers.js";
+import { startReceiver, waitFor } from "./webhook-receiver.js";
 
 // Stablecoins: provider account links, registered tokens, and their mints and
 // burns. Money moves through the ledger where an internal account takes part
@@ -763,6 +764,42 @@ describe.each(databases)("stablecoins on %s", (kind) => {
         params: { path: { stablecoinId: coin.id }, query: { cursor: "nope" } },
       });
       expect(badCursor.response.status).toBe(400);
+    });
+
+    it("reports the token account's balance changes with signed INTERNAL_ACCOUNT.BALANCE_UPDATED webhooks", async () => {
+      const receiver = await startReceiver();
+      try {
+        const own = await sandbox.otherPlatformClient();
+        await own.PATCH("/config", { body: { webhookEndpoint: receiver.url } });
+        await linked(own, "brale_client_hooks");
+        const token = (await register(own, "HOOK")).data!;
+        const funding = (await platformAccount(own, "USD")).id;
+        const holder = (
+          await own.GET("/platform/internal-accounts", { params: { query: { currency: "HOOK" } } })
+        ).data!.data[0]!.id;
+        await fund(own, funding, 10_000);
+        const minted = await mint(own, token.id, {
+          amount: "10000000",
+          fundingSource: { type: "GRID_INTERNAL_ACCOUNT", accountId: funding },
+          destination: { accountId: holder },
+        });
+        await advanceClock(own, STABLECOIN_PROCESSING_SECONDS);
+        expect((await operation(own, minted.data!.id)).status).toBe("COMPLETED");
+
+        const { data: events } = await own.GET("/sandbox/webhooks/events", {
+          params: { query: { type: "INTERNAL_ACCOUNT.BALANCE_UPDATED", objectId: holder } },
+        });
+        expect(events?.data).toHaveLength(1);
+        const event = events!.data[0]!;
+        expect(event.payload.data).toMatchObject({ id: holder, balance: { amount: 10_000_000 } });
+        await waitFor("the mint's balance webhook", () => receiver.delivered().includes(event.id));
+        const delivered = receiver.requests.find((request) => request.eventId === event.id)!;
+        const pem = (await own.GET("/sandbox/keys")).data!.webhookPublicKey;
+        expect(verifyWebhook(delivered.rawBody, delivered.signature, pem)).toBe(true);
+        expect(JSON.parse(delivered.rawBody)).toEqual(event.payload);
+      } finally {
+        await receiver.close();
+      }
     });
 
     it("keeps another platform out of the stablecoin, its operations and its accounts", async () => {

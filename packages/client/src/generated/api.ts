@@ -2495,7 +2495,7 @@ export interface webhooks {
         put?: never;
         /**
          * Internal account changed
-         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["internalAccountStatusWebhook"];
         delete?: never;
