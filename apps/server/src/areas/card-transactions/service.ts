@@ -150,32 +150,35 @@ interface CardForUse {
   maxSpendPerTransaction: bigint | null;
 }
 
-/** The card as an authorization needs it (the hot path): compiled once. */
+/**
+ * The card as an authorization needs it (the hot path), compiled once, with
+ * its cardholder's accounts in the same read: a card is funded only by its
+ * cardholder's accounts (cards/service.ts), and its balance events show them
+ * as they were read here. One row per account; the card's own columns are
+ * renamed where an account has a column of the same name.
+ */
 const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
   q
     .selectFrom("Card")
     .innerJoin("Customer", "Customer.id", "Card.cardholderId")
+    .leftJoin("InternalAccount as a", (join) =>
+      join
+        .onRef("a.customerId", "=", "Card.cardholderId")
+        .onRef("a.platformId", "=", "Card.platformId"),
+    )
     .select([
-      "Card.id",
+      "Card.id as cardId",
       "Card.cardholderId",
       "Customer.platformCustomerId",
       "Card.state",
-      "Card.currency",
+      "Card.currency as cardCurrency",
       "Card.fundingSources",
       "Card.maxSpendPerTransaction",
       "Card.pendingIssuance",
     ])
+    .selectAll("a")
     .where("Card.id", "=", args.cardId)
     .where("Card.platformId", "=", args.platformId),
-);
-
-/** A funding source as the authorization's balance event shows it: compiled once. */
-const fundingAccount = prepared((args: { id: string; platformId: string }) =>
-  q
-    .selectFrom("InternalAccount")
-    .selectAll()
-    .where("id", "=", args.id)
-    .where("platformId", "=", args.platformId),
 );
 
 /** The pull of a declined authorization: never made. */
@@ -204,7 +207,7 @@ export class CardTransactionService {
     cardId: string,
     input: SimulateAuthorization,
   ): Promise<CardTransaction> {
-    const card = await this.cardForAuthorization(ctx, cardId);
+    const { card, accounts } = await this.cardForAuthorization(ctx, cardId);
     if (input.currency.code === undefined) {
       throw invalidInput("currency.code is required: the currency of the authorization", {
         errors: [fieldError("body.currency.code", "required")],
@@ -230,8 +233,10 @@ export class CardTransactionService {
               ? rule.declineReason
               : undefined;
     const fundingSources = JSON.parse(card.fundingSources) as string[];
+    const byId = new Map(accounts.map((account) => [account.id, account]));
+    // The funding sources that exist, in the card's order.
     const fundingAccounts =
-      declineReason === undefined ? await this.fundingAccounts(ctx, fundingSources) : [];
+      declineReason === undefined ? fundingSources.flatMap((id) => byId.get(id) ?? []) : [];
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
@@ -250,25 +255,48 @@ export class CardTransactionService {
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
   }
 
-  /** The card's funding sources that exist, in the card's order. */
-  private async fundingAccounts(ctx: RequestContext, ids: readonly string[]) {
-    const platformId = ctx.platformId;
-    const rows = await Promise.all(
-      ids.map((id) => this.services.data.one(fundingAccount({ id, platformId }))),
+  /** The card and its cardholder's accounts, as the authorization needs them, in one read. */
+  private async cardForAuthorization(
+    ctx: RequestContext,
+    cardId: string,
+  ): Promise<{ card: CardForUse; accounts: RowOf<"InternalAccount">[] }> {
+    const rows = await this.services.data.all(cardForUse({ cardId, platformId: ctx.platformId }));
+    const first = rows[0];
+    if (!first) throw notFound("REFERENCE_NOT_FOUND", `Card ${cardId} not found`);
+    const accounts = rows.flatMap((r): RowOf<"InternalAccount">[] =>
+      r.id === null
+        ? []
+        : [
+            {
+              id: r.id,
+              platformId: r.platformId!,
+              customerId: r.customerId,
+              type: r.type!,
+              currency: r.currency!,
+              balance: r.balance!,
+              status: r.status!,
+              privacyEnabled: r.privacyEnabled!,
+              walletPrivateKey: r.walletPrivateKey,
+              createdAt: r.createdAt!,
+              updatedAt: r.updatedAt!,
+            },
+          ],
     );
-    return rows.filter((row) => row !== undefined);
-  }
-
-  /** The card as the authorization needs it, in one read. */
-  private async cardForAuthorization(ctx: RequestContext, cardId: string): Promise<CardForUse> {
-    const row = await this.services.data.one(cardForUse({ cardId, platformId: ctx.platformId }));
-    if (!row) throw notFound("REFERENCE_NOT_FOUND", `Card ${cardId} not found`);
     // An issuance step may be due: the card service applies it first.
-    if (row.pendingIssuance === null) return row;
-    return {
-      ...(await this.cards.getRow(ctx, cardId)),
-      platformCustomerId: row.platformCustomerId,
+    if (first.pendingIssuance !== null) {
+      const card = await this.cards.getRow(ctx, cardId);
+      return { card: { ...card, platformCustomerId: first.platformCustomerId }, accounts };
+    }
+    const card: CardForUse = {
+      id: first.cardId,
+      cardholderId: first.cardholderId,
+      platformCustomerId: first.platformCustomerId,
+      state: first.state,
+      currency: first.cardCurrency,
+      fundingSources: first.fundingSources,
+      maxSpendPerTransaction: first.maxSpendPerTransaction,
     };
+    return { card, accounts };
   }
 
   async clear(ctx: RequestContext, cardId: string, input: SimulateClearing) {
