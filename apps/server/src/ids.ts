@@ -25,7 +25,8 @@ export type IdType =
   | "BulkImportJob"
   | "Job"
   | "ScaChallenge"
-  | "ContactVerificationCode";
+  | "ContactVerificationCode"
+  | "DelegatedKey";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

@@ -181,10 +181,28 @@ const fundingAccount = prepared((args: { id: string; platformId: string }) =>
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
+/**
+ * Signs a card's pull from an embedded wallet (the wallet's delegated key for
+ * this card, see areas/auth/delegated-keys.ts); false when nothing may sign it.
+ */
+export interface WalletPullSigner {
+  authorizeCardPayment(
+    ctx: RequestContext,
+    payment: {
+      cardId: string;
+      accountId: string;
+      amount: bigint;
+      currency: string;
+      merchantDescriptor: string;
+    },
+  ): Promise<boolean>;
+}
+
 export class CardTransactionService {
   constructor(
     private readonly services: Services,
     private readonly cards: CardService,
+    private readonly walletPulls: WalletPullSigner,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -231,7 +249,14 @@ export class CardTransactionService {
               : undefined;
     const fundingSources = JSON.parse(card.fundingSources) as string[];
     const fundingAccounts =
-      declineReason === undefined ? await this.fundingAccounts(ctx, fundingSources) : [];
+      declineReason === undefined
+        ? await this.fundingAccounts(ctx, fundingSources, {
+            cardId: card.id,
+            amount,
+            currency: input.currency.code,
+            merchantDescriptor: input.merchant.descriptor,
+          })
+        : [];
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
@@ -250,11 +275,27 @@ export class CardTransactionService {
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
   }
 
-  /** The card's funding sources that exist, in the card's order. */
-  private async fundingAccounts(ctx: RequestContext, ids: readonly string[]) {
+  /**
+   * The card's funding sources that exist, in the card's order. An embedded
+   * wallet counts only when its delegated key for this card signs the pull
+   * (none, PENDING or REVOKED: the card cannot draw on the wallet).
+   */
+  private async fundingAccounts(
+    ctx: RequestContext,
+    ids: readonly string[],
+    payment: { cardId: string; amount: bigint; currency: string; merchantDescriptor: string },
+  ) {
     const platformId = ctx.platformId;
     const rows = await Promise.all(
-      ids.map((id) => this.services.data.one(fundingAccount({ id, platformId }))),
+      ids.map(async (id) => {
+        const row = await this.services.data.one(fundingAccount({ id, platformId }));
+        if (row?.type !== "EMBEDDED_WALLET") return row;
+        const signed = await this.walletPulls.authorizeCardPayment(ctx, {
+          ...payment,
+          accountId: row.id,
+        });
+        return signed ? row : undefined;
+      }),
     );
     return rows.filter((row) => row !== undefined);
   }
