@@ -2,7 +2,14 @@ import type { Schemas } from "@sandbox/client";
 import { createStamp, generateP256KeyPair, type P256KeyPair } from "@sandbox/crypto";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../src/clock.js";
+import { loadAuthConfig } from "../src/config.js";
+import { serverStamp } from "../src/crypto/stamps.js";
 import { q } from "../src/db/query.js";
+import type { RequestContext } from "../src/http/context.js";
+import { Activity, type DelegatedScope } from "../src/signing/activities.js";
+import { payloadToSign } from "../src/signing/challenges.js";
+import { SignedRequests } from "../src/signing/signed-requests.js";
 import { balanceOf, createCard, expectLedgersBalance, getCard } from "./card-fixtures.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createAccount, fund } from "./money-helpers.js";
@@ -375,6 +382,59 @@ describe.each(databases)("delegated keys on %s", (kind) => {
     const bySelf = await post(body, signedHeaders(first, leaked));
     expect(bySelf.response.status).toBe(401);
     expect(errorOf(bySelf).code).toBe("WALLET_SIGNATURE_INVALID");
+  });
+
+  it("the one verifier takes a delegated key's stamp only within its scope and while ACTIVE", async () => {
+    const { key, body } = await walletCard(0);
+    const created = await activeKey(body, key);
+    const row = (await sandbox.server.data.one(
+      q.selectFrom("DelegatedKey").selectAll().where("id", "=", created.id),
+    ))!;
+    const signing = new SignedRequests(
+      { data: sandbox.server.data, clock: systemClock, log: sandbox.server.log },
+      loadAuthConfig({}),
+    );
+    const ctx: RequestContext = {
+      platformId: row.platformId,
+      tokenId: "test",
+      clock: systemClock,
+      log: sandbox.server.log,
+    };
+    const check = (scope: DelegatedScope, privateKey = row.privateKey) => {
+      const payload = payloadToSign(row.platformId, scope.activity, { n: 1 }, new Date());
+      return signing.verifyDelegated(ctx, serverStamp(payload, privateKey), payload, scope);
+    };
+    const pay: DelegatedScope = {
+      activity: Activity.SIGN_CARD_PAYMENT,
+      accountId: row.accountId,
+      fundingSourceId: row.fundingSourceId,
+    };
+    const own: DelegatedScope = {
+      activity: Activity.DELETE_DELEGATED_USER,
+      accountId: row.accountId,
+      delegatedKeyId: row.id,
+    };
+    await expect(check(pay)).resolves.toBe(row.id);
+    await expect(check(own)).resolves.toBe(row.id);
+    // Another funding source, another key's revocation, another key.
+    const reason = { code: "WALLET_SIGNATURE_INVALID" };
+    await expect(check({ ...pay, fundingSourceId: "CardFundingSource:x" })).rejects.toMatchObject(
+      reason,
+    );
+    await expect(check({ ...own, delegatedKeyId: "DelegatedKey:x" })).rejects.toMatchObject(reason);
+    await expect(check(pay, generateP256KeyPair().privateKeyHex)).rejects.toMatchObject(reason);
+    // A stamp over another payload.
+    const payload = payloadToSign(row.platformId, pay.activity, {}, new Date());
+    await expect(
+      signing.verifyDelegated(ctx, serverStamp(`${payload} `, row.privateKey), payload, pay),
+    ).rejects.toMatchObject(reason);
+
+    const revoked = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(revoked.response.status).toBe(204);
+    await expect(check(pay)).rejects.toMatchObject(reason);
+    await expect(check(own)).rejects.toMatchObject(reason);
   });
 
   it("answers 404 for a card funding source that does not exist, and 400 for bad input", async () => {
