@@ -6,6 +6,7 @@ import type { CredentialService } from "./areas/auth/credentials.js";
 import type { LoginService } from "./areas/auth/login.js";
 import { authRoutes } from "./areas/auth/routes.js";
 import type { SessionService } from "./areas/auth/sessions.js";
+import type { DelegatedKeyService } from "./areas/auth/delegated-keys.js";
 import { cardSimulationRoutes } from "./areas/card-transactions/routes.js";
 import type { CardTransactionService } from "./areas/card-transactions/service.js";
 import { cardRoutes } from "./areas/cards/routes.js";
@@ -84,6 +85,7 @@ export interface ApiServices {
   stablecoinOperations: StablecoinOperationService;
   stablecoinProviderAccounts: StablecoinProviderAccountService;
   stablecoins: StablecoinService;
+  delegatedKeys: DelegatedKeyService;
   transactions: TransactionService;
   ownership: OwnershipVerification;
   bulkImport: BulkCustomerImport;
@@ -148,7 +150,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
       s.stablecoinOperations,
       s.idempotency,
     ),
-    authRoutes(s.credentials, s.login, s.sessions),
+    authRoutes(s.credentials, s.login, s.sessions, s.delegatedKeys),
     sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),
     sandboxClockRoutes(s.sandboxClock),
     webhookRoutes(s.webhooks),

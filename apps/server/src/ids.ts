@@ -28,7 +28,8 @@ export type IdType =
   | "ContactVerificationCode"
   | "Stablecoin"
   | "StablecoinOperation"
-  | "StablecoinProviderAccount";
+  | "StablecoinProviderAccount"
+  | "DelegatedKey";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

@@ -38,6 +38,7 @@ import { LoginService } from "./areas/auth/login.js";
 import { OidcVerifier } from "./areas/auth/oidc.js";
 import { PasskeyVerifier } from "./areas/auth/passkey.js";
 import { SessionService } from "./areas/auth/sessions.js";
+import { DelegatedKeyService } from "./areas/auth/delegated-keys.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
 import { SignedRequests } from "./signing/signed-requests.js";
 import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
@@ -255,7 +256,8 @@ export async function startServer(
   umaReceive.registerJobs(jobHandlers);
 
   const cards = new CardService(services, customers, clocks, () => origin);
-  const cardTransactions = new CardTransactionService(services, cards);
+  const delegatedKeys = new DelegatedKeyService(services, signing, cards, accounts);
+  const cardTransactions = new CardTransactionService(services, cards, delegatedKeys);
   registerCardIssuanceJob(jobHandlers);
   cardTransactions.registerJobs(jobHandlers);
   const stablecoinProviderAccounts = new StablecoinProviderAccountService(services);
@@ -284,6 +286,7 @@ export async function startServer(
       contactVerification,
       credentials,
       customers,
+      delegatedKeys,
       externalAccounts,
       idempotency,
       ownership,

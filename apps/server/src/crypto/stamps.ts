@@ -1,6 +1,12 @@
-import { StampError, decodeStamp, type ParsedStamp } from "@sandbox/crypto";
-import { verifyDer, verifyingKey } from "./ecdsa.js";
-import { compressPoint, uncompressedPoint } from "./p256-keys.js";
+import {
+  STAMP_SCHEME,
+  StampError,
+  base64urlEncode,
+  decodeStamp,
+  type ParsedStamp,
+} from "@sandbox/crypto";
+import { signDer, verifyDer, verifyingKey } from "./ecdsa.js";
+import { compressPoint, publicKeyFromPrivateKey, uncompressedPoint } from "./p256-keys.js";
 
 // Wallet stamps (`Service-Wallet-Signature`) on the server: the header is
 // decoded by @sandbox/crypto's decodeStamp, shared with every client; the
@@ -42,4 +48,18 @@ export function verifyStamp(stamp: string | ReadStamp, payload: string): { publi
       ? read.publicKey.toLowerCase()
       : compressPoint(read.point).toString("hex");
   return { publicKey: compressed };
+}
+
+/**
+ * A stamp made on the server, with a key the sandbox keeps (a delegated key):
+ * the same header a client makes, with OpenSSL's signer.
+ */
+export function serverStamp(payload: string, privateKeyHex: string): string {
+  const signature = signDer(Buffer.from(payload, "utf8"), privateKeyHex).toString("hex");
+  const stamp = {
+    publicKey: publicKeyFromPrivateKey(privateKeyHex, true),
+    scheme: STAMP_SCHEME,
+    signature,
+  };
+  return base64urlEncode(JSON.stringify(stamp));
 }

@@ -137,6 +137,21 @@ export interface SignedChallenge {
   createdAt: Date;
 }
 
+export interface DelegatedKey {
+  id: string;
+  platformId: string;
+  cardId: string;
+  fundingSourceId: string;
+  accountId: string;
+  publicKey: string;
+  privateKey: string;
+  nickname: string;
+  status: string;
+  activeFundingSourceId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface RateLimitEvent {
   id: string;
   key: string;
@@ -532,6 +547,7 @@ export interface Tables {
   AuthMethod: AuthMethod;
   AuthSession: AuthSession;
   SignedChallenge: SignedChallenge;
+  DelegatedKey: DelegatedKey;
   RateLimitEvent: RateLimitEvent;
   WebhookEvent: WebhookEvent;
   WebhookAttempt: WebhookAttempt;

@@ -16,6 +16,7 @@ import {
   type ChallengeRow,
   type SignerRule,
 } from "./challenges.js";
+import { Activity, type DelegatedScope } from "./activities.js";
 import { isFirstLeg, type WalletHeaders } from "./headers.js";
 
 /** The 202 body: SignedRequestChallenge, plus `type` for AuthSignedRequestChallenge. */
@@ -71,6 +72,26 @@ export type SignedResult<T> =
 
 const walletError = (code: string, message: string, reason?: string) =>
   new ApiError(401, code, message, reason ? { reason } : {});
+
+/** The compressed key whose signature over `payload` the stamp carries; 401 when it does not verify. */
+function signerOf(stamp: ReadStamp, payload: string): string {
+  try {
+    return verifyStamp(stamp, payload).publicKey;
+  } catch (err) {
+    if (err instanceof StampError && err.kind === "MALFORMED") {
+      throw walletError(
+        "WALLET_SIGNATURE_MALFORMED",
+        "Service-Wallet-Signature is not a well-formed stamp.",
+        err.message,
+      );
+    }
+    throw walletError(
+      "WALLET_SIGNATURE_INVALID",
+      "The wallet signature is not valid for this request.",
+      "Signature does not verify over payloadToSign",
+    );
+  }
+}
 
 export function toChallengeBody(row: ChallengeRow): ChallengeBody {
   return {
@@ -205,23 +226,7 @@ export class SignedRequests {
     const approval: Approval = { challenge, issuedAt: challenge.createdAt };
     if (stamp === undefined) return approval;
 
-    let signer: string;
-    try {
-      signer = verifyStamp(stamp, challenge.payload).publicKey;
-    } catch (err) {
-      if (err instanceof StampError && err.kind === "MALFORMED") {
-        throw walletError(
-          "WALLET_SIGNATURE_MALFORMED",
-          "Service-Wallet-Signature is not a well-formed stamp.",
-          err.message,
-        );
-      }
-      throw walletError(
-        "WALLET_SIGNATURE_INVALID",
-        "The wallet signature is not valid for this request.",
-        "Signature does not verify over payloadToSign",
-      );
-    }
+    const signer = signerOf(stamp, challenge.payload);
     approval.signerPublicKey = signer;
 
     if (challenge.signerKind === "KEY") {
@@ -254,14 +259,72 @@ export class SignedRequests {
         : sessions.where("AuthSession.accountId", "=", challenge.accountId),
     );
     if (!session) {
+      // A delegated key is found, and refused: it signs only what its scope
+      // names (verifyDelegated), never a session's actions.
+      const delegated = await this.services.data.one(
+        q
+          .selectFrom("DelegatedKey")
+          .select("id")
+          .where("platformId", "=", ctx.platformId)
+          .where("publicKey", "=", signer),
+      );
       throw walletError(
         "WALLET_SIGNATURE_INVALID",
         "The wallet signature is not valid for this request.",
-        "Signer is not an active session key of this wallet",
+        delegated
+          ? "Signer is a delegated key, which cannot sign this action"
+          : "Signer is not an active session key of this wallet",
       );
     }
     approval.sessionId = session.id;
     return approval;
+  }
+
+  /**
+   * A stamp made with a delegated key the sandbox keeps, over `payload` (an
+   * action of the key's scope), checked like a retry's stamp: the signature,
+   * then the signer, which must be an ACTIVE delegated key of the account
+   * whose scope covers this action (its funding source for a card payment,
+   * itself for its revocation). Returns the key's id. A PENDING or REVOKED
+   * key, or any other key, is 401 WALLET_SIGNATURE_INVALID.
+   */
+  async verifyDelegated(
+    ctx: RequestContext,
+    header: string,
+    payload: string,
+    scope: DelegatedScope,
+  ): Promise<string> {
+    let stamp: ReadStamp;
+    try {
+      stamp = readStamp(header);
+    } catch (err) {
+      throw walletError(
+        "WALLET_SIGNATURE_MALFORMED",
+        "Service-Wallet-Signature is not a well-formed stamp.",
+        err instanceof Error ? err.message : undefined,
+      );
+    }
+    const signer = signerOf(stamp, payload);
+    let keys = q
+      .selectFrom("DelegatedKey")
+      .select("id")
+      .where("platformId", "=", ctx.platformId)
+      .where("accountId", "=", scope.accountId)
+      .where("publicKey", "=", signer)
+      .where("status", "=", "ACTIVE");
+    keys =
+      scope.activity === Activity.SIGN_CARD_PAYMENT
+        ? keys.where("fundingSourceId", "=", scope.fundingSourceId)
+        : keys.where("id", "=", scope.delegatedKeyId);
+    const key = await this.services.data.one(keys);
+    if (!key) {
+      throw walletError(
+        "WALLET_SIGNATURE_INVALID",
+        "The wallet signature is not valid for this request.",
+        "Signer is not an ACTIVE delegated key for this action",
+      );
+    }
+    return key.id;
   }
 
   /**

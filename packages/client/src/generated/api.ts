@@ -1407,7 +1407,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a card
-         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown cardholder or account is 400 `INVALID_INPUT` naming the field; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE. `maxSpendPerTransaction` caps each authorization (in the card's minor units); a larger one is declined. The sandbox runs no 3-D Secure: `threeDSecurePassword` is accepted and not kept.
+         * @description Issues a virtual card to a KYC-approved customer (400 `CARDHOLDER_KYC_NOT_APPROVED` otherwise), funded by one or more of that customer's internal accounts, tried in the order given. An unknown cardholder or account is 400 `INVALID_INPUT` naming the field; an account of another customer, or one that cannot fund cards, is 400 `FUNDING_SOURCE_INELIGIBLE`; accounts in another currency than the card are 400 `INVALID_CURRENCY`. The card is returned in PROCESSING; every later state change is reported with `CARD.STATE_CHANGE`. In the sandbox the last 3 characters of `platformCardId` (or of `cardholderId` when absent) select the issuance outcome: `001` stays PROCESSING, `002` becomes CLOSED with `ISSUER_REJECTED`, `005` activates after about 30 seconds (sandbox clock), anything else activates right after the response: the job worker applies it within a moment, and any read of the card (`GET /cards/{id}`, `GET /cards`) or operation on it applies a change that is already due first, so the next read shows ACTIVE. `maxSpendPerTransaction` caps each authorization (in the card's minor units); a larger one is declined. An `EMBEDDED_WALLET` funding source is drawn on only while that card and wallet have an ACTIVE delegated key (`POST /auth/delegated-keys`); until then the card skips it. The sandbox runs no 3-D Secure: `threeDSecurePassword` is accepted and not kept.
          */
         post: operations["createCard"];
         delete?: never;
@@ -1649,6 +1649,60 @@ export interface paths {
          * @description Revokes a session before `expiresAt`; its signing key stops working. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. Once revoked, the session id returns 404.
          */
         delete: operations["revokeAuthSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/delegated-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delegated signing keys
+         * @description Lists the delegated keys of an embedded wallet (`accountId`), of a card funding source (`fundingSourceId`), or of both together, in every status (PENDING, ACTIVE, REVOKED), newest first. At least one filter is required (400 otherwise); ids that name nothing of the platform list nothing.
+         */
+        get: operations["listDelegatedKeys"];
+        put?: never;
+        /**
+         * Create a delegated signing key
+         * @description Lets the sandbox sign card payments from an embedded wallet that funds a card, without the user's session: the key pair is made and kept by the sandbox (its private half is never returned) and serves one card funding source, the pair (`cardId`, `internalAccountId`). Three legs, each with the same body: the first call answers 202 with a challenge that names the new key; its signed retry (`Service-Wallet-Signature` by an active session of the wallet, and `Request-Id`) records the key as PENDING and answers a second 202; the signed retry of that one makes it ACTIVE (201). A flow left after the second leg leaves a PENDING key that can sign nothing and blocks nothing. A funding source holds at most one ACTIVE key (409 `CONFLICT` while one does). An ACTIVE key authorizes the card's pulls from the wallet and its own revocation, nothing else: wallet management, exports and quote executions still need a session.
+         */
+        post: operations["createDelegatedKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/delegated-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the delegated key.
+                 * @example DelegatedKey:0197a3c1-5a2e-7c41-9d0b-3f6e2a1b4c5d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a delegated signing key
+         * @description One delegated key, in any status.
+         */
+        get: operations["getDelegatedKeyById"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a delegated signing key
+         * @description Revokes an ACTIVE delegated key: the key itself signs its revocation (no session is involved), and from then on the card can no longer pull from the wallet with it. A key that is PENDING or already REVOKED is 400 `INVALID_INPUT`.
+         */
+        delete: operations["revokeDelegatedKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4723,7 +4777,7 @@ export interface components {
          */
         CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION" | "DECLINED" | "EXPIRED" | "REVERSED";
         /**
-         * @description Why an authorization was declined: no funding source can cover the amount (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension), or the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED, sandbox extension).
+         * @description Why an authorization was declined: no funding source can cover the amount, an embedded wallet without an ACTIVE delegated key for the card counting as none (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension), or the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED, sandbox extension).
          * @enum {string}
          */
         CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE" | "MAX_SPEND_EXCEEDED";
@@ -4962,6 +5016,71 @@ export interface components {
             /** @description The sessions, newest first. `encryptedSessionSigningKey` is never included. */
             data: components["schemas"]["AuthSession"][];
         };
+        /**
+         * @description PENDING: the second leg of creation ran, the third did not; the key signs nothing. ACTIVE: the key signs the card's pulls from the wallet. REVOKED: the key signs nothing any more.
+         * @enum {string}
+         */
+        DelegatedKeyStatus: "PENDING" | "ACTIVE" | "REVOKED";
+        /** @description A signing key kept by the sandbox for one card funding source (a card and the embedded wallet that funds it). Its private half is never returned. */
+        DelegatedKey: {
+            /**
+             * @description Identifier, in the form `DelegatedKey:<uuid>`.
+             * @example DelegatedKey:0197a3c1-5a2e-7c41-9d0b-3f6e2a1b4c5d
+             */
+            id: string;
+            /**
+             * @description The card the key signs for.
+             * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+             */
+            cardId: string;
+            /**
+             * @description The card funding source, in the form `CardFundingSource:<uuid>`: the same id for the same card and account.
+             * @example CardFundingSource:6c1f0e2a-9b3d-8e47-a5c2-1d0f9e8b7a64
+             */
+            fundingSourceId: string;
+            /**
+             * @description The embedded wallet the card draws on.
+             * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
+             */
+            accountId: string;
+            /** @description The key's public half, compressed P-256, lowercase hex. */
+            publicKey: string;
+            /** @description The label given at creation. */
+            nickname: string;
+            status: components["schemas"]["DelegatedKeyStatus"];
+            /**
+             * Format: date-time
+             * @description When the second leg recorded the key.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key last changed status.
+             */
+            updatedAt: string;
+        };
+        /** @description Delegated keys matching the filters. */
+        DelegatedKeyListResponse: {
+            /** @description The keys, newest first. */
+            data: components["schemas"]["DelegatedKey"][];
+        };
+        /** @description The card funding source to delegate card-payment signing for. Send the same body on all three legs. */
+        DelegatedKeyCreateRequest: {
+            /**
+             * @description The card.
+             * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+             */
+            cardId: string;
+            /**
+             * @description The embedded wallet among the card's `fundingSources`.
+             * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
+             */
+            internalAccountId: string;
+            /** @description A label for the key. */
+            nickname: string;
+        };
+        /** @description A challenge of the delegated-key creation flow; stamp it with an active session key of the wallet. */
+        DelegatedKeySignedRequestChallenge: components["schemas"]["SignedRequestChallenge"];
         /** @description First leg of a signed retry. Stamp `payloadToSign` and repeat the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`. */
         SignedRequestChallenge: {
             /** @description Canonical JSON to stamp. Sign this exact string; do not re-serialise it. */
@@ -13151,6 +13270,256 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDelegatedKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The embedded wallet whose keys to list.
+                 * @example InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d
+                 */
+                accountId?: string;
+                /**
+                 * @description The card funding source whose keys to list (`fundingSourceId` of a DelegatedKey).
+                 * @example CardFundingSource:6c1f0e2a-9b3d-8e47-a5c2-1d0f9e8b7a64
+                 */
+                fundingSourceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegatedKeyListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createDelegatedKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
+                 */
+                "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /**
+                 * @description The `requestId` of the challenge being answered, echoed exactly.
+                 * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
+                 */
+                "Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                 *       "internalAccountId": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
+                 *       "nickname": "Card payments"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DelegatedKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Third leg accepted: the key is ACTIVE. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "DelegatedKey:0197a3c1-5a2e-7c41-9d0b-3f6e2a1b4c5d",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "fundingSourceId": "CardFundingSource:6c1f0e2a-9b3d-8e47-a5c2-1d0f9e8b7a64",
+                     *       "accountId": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
+                     *       "publicKey": "03b1f5e0c2a8d94e7f6a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+                     *       "nickname": "Card payments",
+                     *       "status": "ACTIVE",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:05Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DelegatedKey"];
+                };
+            };
+            /** @description Signature required: stamp `payloadToSign` and send the same body again with `Service-Wallet-Signature` and `Request-Id` (after the first and after the second leg). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"accountId\":\"InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d\",\"cardId\":\"Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449\",\"fundingSourceId\":\"CardFundingSource:6c1f0e2a-9b3d-8e47-a5c2-1d0f9e8b7a64\",\"nickname\":\"Card payments\",\"publicKey\":\"03b1f5e0c2a8d94e7f6a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_CREATE_DELEGATED_USER\"}",
+                     *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
+                     *       "expiresAt": "2025-10-13T09:35:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DelegatedKeySignedRequestChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description API credentials are invalid, or the wallet signature or `Request-Id` of a retry was rejected. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description The card, the embedded wallet, or the card funding source (the wallet among the card's `fundingSources`) does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "code": "REFERENCE_NOT_FOUND",
+                     *       "message": "The internal account is not a funding source of this card."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description The card funding source already has an ACTIVE delegated key; revoke it first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "code": "CONFLICT",
+                     *       "message": "This card funding source already has an ACTIVE delegated key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDelegatedKeyById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the delegated key.
+                 * @example DelegatedKey:0197a3c1-5a2e-7c41-9d0b-3f6e2a1b4c5d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delegated key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegatedKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No delegated key with this id on the platform. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "code": "REFERENCE_NOT_FOUND",
+                     *       "message": "No delegated key with this id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeDelegatedKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the delegated key.
+                 * @example DelegatedKey:0197a3c1-5a2e-7c41-9d0b-3f6e2a1b4c5d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is REVOKED. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key is not ACTIVE. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 400,
+                     *       "code": "INVALID_INPUT",
+                     *       "message": "Only an ACTIVE delegated key can be revoked; this one is REVOKED."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No delegated key with this id on the platform. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "code": "REFERENCE_NOT_FOUND",
+                     *       "message": "No delegated key with this id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };

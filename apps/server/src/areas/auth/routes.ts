@@ -1,6 +1,7 @@
 import type { Handlers } from "../../http/operations.js";
 import { walletHeaders } from "../../signing/headers.js";
 import type { CredentialService } from "./credentials.js";
+import type { DelegatedKeyService } from "./delegated-keys.js";
 import type { LoginService } from "./login.js";
 import type { SessionService } from "./sessions.js";
 
@@ -8,6 +9,7 @@ export function authRoutes(
   credentials: CredentialService,
   login: LoginService,
   sessions: SessionService,
+  delegatedKeys: DelegatedKeyService,
 ): Handlers<
   | "createAuthCredential"
   | "listAuthCredentials"
@@ -17,6 +19,10 @@ export function authRoutes(
   | "listAuthSessions"
   | "refreshAuthSession"
   | "revokeAuthSession"
+  | "createDelegatedKey"
+  | "listDelegatedKeys"
+  | "getDelegatedKeyById"
+  | "revokeDelegatedKey"
 > {
   return {
     createAuthCredential: ({ headers, body }, ctx) =>
@@ -41,5 +47,19 @@ export function authRoutes(
       sessions.refresh(ctx, params.id, walletHeaders(headers), body.clientPublicKey),
     revokeAuthSession: ({ params, headers }, ctx) =>
       sessions.revoke(ctx, params.id, walletHeaders(headers)),
+    createDelegatedKey: ({ headers, body }, ctx) =>
+      delegatedKeys.create(ctx, walletHeaders(headers), body),
+    listDelegatedKeys: async ({ query }, ctx) => ({
+      status: 200,
+      body: await delegatedKeys.list(ctx, query),
+    }),
+    getDelegatedKeyById: async ({ params }, ctx) => ({
+      status: 200,
+      body: await delegatedKeys.get(ctx, params.id),
+    }),
+    revokeDelegatedKey: async ({ params }, ctx) => {
+      await delegatedKeys.revoke(ctx, params.id);
+      return { status: 204 };
+    },
   };
 }

@@ -184,10 +184,28 @@ const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
 
+/**
+ * Signs a card's pull from an embedded wallet (the wallet's delegated key for
+ * this card, see areas/auth/delegated-keys.ts); false when nothing may sign it.
+ */
+export interface WalletPullSigner {
+  authorizeCardPayment(
+    ctx: RequestContext,
+    payment: {
+      cardId: string;
+      accountId: string;
+      amount: bigint;
+      currency: string;
+      merchantDescriptor: string;
+    },
+  ): Promise<boolean>;
+}
+
 export class CardTransactionService {
   constructor(
     private readonly services: Services,
     private readonly cards: CardService,
+    private readonly walletPulls: WalletPullSigner,
   ) {}
 
   registerJobs(handlers: JobHandlers): void {
@@ -236,7 +254,18 @@ export class CardTransactionService {
     const byId = new Map(accounts.map((account) => [account.id, account]));
     // The funding sources that exist, in the card's order.
     const fundingAccounts =
-      declineReason === undefined ? fundingSources.flatMap((id) => byId.get(id) ?? []) : [];
+      declineReason === undefined
+        ? await this.usableFundingAccounts(
+            ctx,
+            fundingSources.flatMap((id) => byId.get(id) ?? []),
+            {
+              cardId: card.id,
+              amount,
+              currency: input.currency.code,
+              merchantDescriptor: input.merchant.descriptor,
+            },
+          )
+        : [];
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
@@ -253,6 +282,27 @@ export class CardTransactionService {
       pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
     };
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
+  }
+
+  /**
+   * The funding sources a pull may draw on, in the card's order. An embedded
+   * wallet counts only when its delegated key for this card signs the pull
+   * (none, PENDING or REVOKED: the card cannot draw on the wallet).
+   */
+  private async usableFundingAccounts(
+    ctx: RequestContext,
+    accounts: RowOf<"InternalAccount">[],
+    payment: { cardId: string; amount: bigint; currency: string; merchantDescriptor: string },
+  ): Promise<RowOf<"InternalAccount">[]> {
+    if (!accounts.some((account) => account.type === "EMBEDDED_WALLET")) return accounts;
+    const signed = await Promise.all(
+      accounts.map(
+        async (account) =>
+          account.type !== "EMBEDDED_WALLET" ||
+          (await this.walletPulls.authorizeCardPayment(ctx, { ...payment, accountId: account.id })),
+      ),
+    );
+    return accounts.filter((_, i) => signed[i]);
   }
 
   /** The card and its cardholder's accounts, as the authorization needs them, in one read. */

@@ -1,0 +1,524 @@
+import type { Schemas } from "@sandbox/client";
+import { createStamp, generateP256KeyPair, type P256KeyPair } from "@sandbox/crypto";
+import { ApiKeyStamper } from "@turnkey/api-key-stamper";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../src/clock.js";
+import { loadAuthConfig } from "../src/config.js";
+import { serverStamp } from "../src/crypto/stamps.js";
+import { q } from "../src/db/query.js";
+import type { RequestContext } from "../src/http/context.js";
+import { Activity, type DelegatedScope } from "../src/signing/activities.js";
+import { payloadToSign } from "../src/signing/challenges.js";
+import { SignedRequests } from "../src/signing/signed-requests.js";
+import { balanceOf, createCard, expectLedgersBalance, getCard } from "./card-fixtures.js";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { createAccount, fund } from "./money-helpers.js";
+import {
+  createWallet,
+  errorOf,
+  otpLogin,
+  signedHeaders,
+  type SignedChallenge,
+} from "./support/wallet.js";
+
+type DelegatedKey = Schemas["DelegatedKey"];
+type CreateBody = Schemas["DelegatedKeyCreateRequest"];
+type Headers = { "Service-Wallet-Signature"?: string; "Request-Id"?: string };
+
+interface Payload {
+  organizationId: string;
+  parameters: Record<string, string>;
+  timestampMs: string;
+  type: string;
+}
+
+const payloadOf = (challenge: SignedChallenge) => JSON.parse(challenge.payloadToSign) as Payload;
+
+describe.each(databases)("delegated keys on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let seq = 0;
+  beforeAll(async () => {
+    sandbox = await startSandbox(kind);
+  });
+  afterEach(async () => {
+    if (sandbox) await expectLedgersBalance(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  /** An embedded wallet with a signed-in session, funded, funding an ACTIVE USDB card. */
+  async function walletCard(amount = 10_000) {
+    const wallet = await createWallet(sandbox);
+    const { session, key } = await otpLogin(sandbox, wallet.emailMethodId);
+    if (amount > 0) await fund(sandbox.client, wallet.accountId, amount);
+    const created = await createCard(sandbox, {
+      cardholderId: wallet.customerId,
+      platformCardId: `wallet-card-${++seq}-x`,
+      form: "VIRTUAL",
+      fundingSources: [wallet.accountId],
+    });
+    const card = await getCard(sandbox, created.id);
+    expect(card.state).toBe("ACTIVE");
+    const body: CreateBody = {
+      cardId: card.id,
+      internalAccountId: wallet.accountId,
+      nickname: "Card payments",
+    };
+    return { wallet, session, key, card, body };
+  }
+
+  function post(body: CreateBody, header: Headers = {}, client = sandbox.client) {
+    return client.POST("/auth/delegated-keys", { params: { header }, body });
+  }
+
+  /** The first two legs: the key is PENDING, the third challenge is returned. */
+  async function pendingKey(body: CreateBody, key: P256KeyPair) {
+    const first = await post(body);
+    expect(first.response.status).toBe(202);
+    const second = await post(
+      body,
+      signedHeaders(first.data as SignedChallenge, key.privateKeyHex),
+    );
+    expect(second.response.status).toBe(202);
+    return { first: first.data as SignedChallenge, second: second.data as SignedChallenge };
+  }
+
+  /** All three legs, each stamped by `key`. */
+  async function activeKey(body: CreateBody, key: P256KeyPair): Promise<DelegatedKey> {
+    const { second } = await pendingKey(body, key);
+    const third = await post(body, signedHeaders(second, key.privateKeyHex));
+    expect(third.response.status).toBe(201);
+    return third.data as DelegatedKey;
+  }
+
+  function purchase(cardId: string, amount: number) {
+    return sandbox.client.POST("/sandbox/cards/{id}/simulate/authorization", {
+      params: { path: { id: cardId } },
+      body: {
+        amount,
+        currency: { code: "USDB" },
+        merchant: { descriptor: "BLUE BOTTLE COFFEE SF", mcc: "5814", country: "US" },
+      },
+    });
+  }
+
+  it("creates an ACTIVE key in three signed legs, after which the card pulls from the wallet", async () => {
+    const { wallet, key, card, body } = await walletCard(10_000);
+
+    // Without a delegated key the card cannot draw on the wallet.
+    const before = await purchase(card.id, 1_500);
+    expect(before.data).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
+    expect(await balanceOf(sandbox, wallet.accountId)).toBe(10_000);
+
+    const first = await post(body);
+    expect(first.response.status).toBe(202);
+    const leg1 = first.data as SignedChallenge;
+    expect(leg1).not.toHaveProperty("type");
+    expect(leg1.requestId).toMatch(/^Request:/);
+    const p1 = payloadOf(leg1);
+    expect(p1.type).toBe("ACTIVITY_TYPE_CREATE_DELEGATED_USER");
+    expect(p1.parameters).toMatchObject({
+      accountId: wallet.accountId,
+      cardId: card.id,
+      nickname: "Card payments",
+    });
+    expect(p1.parameters.fundingSourceId).toMatch(/^CardFundingSource:[0-9a-f-]{36}$/);
+    expect(p1.parameters.publicKey).toMatch(/^0[23][0-9a-f]{64}$/);
+
+    // Second leg, stamped with the published stamper: the key exists, PENDING.
+    const stamper = new ApiKeyStamper({
+      apiPublicKey: key.publicKeyHex,
+      apiPrivateKey: key.privateKeyHex,
+    });
+    const { stampHeaderValue } = await stamper.stamp(leg1.payloadToSign);
+    const second = await post(body, {
+      "Service-Wallet-Signature": stampHeaderValue,
+      "Request-Id": leg1.requestId,
+    });
+    expect(second.response.status).toBe(202);
+    const leg2 = second.data as SignedChallenge;
+    expect(leg2.requestId).not.toBe(leg1.requestId);
+    const p2 = payloadOf(leg2);
+    expect(p2.type).toBe("ACTIVITY_TYPE_CREATE_DELEGATED_POLICY");
+    expect(p2.parameters.publicKey).toBe(p1.parameters.publicKey);
+    const pendingId = p2.parameters.delegatedKeyId!;
+    const pending = await sandbox.client.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: pendingId } },
+    });
+    expect(pending.data).toMatchObject({ status: "PENDING" });
+    expect((await purchase(card.id, 1_500)).data).toMatchObject({ status: "DECLINED" });
+
+    const third = await post(body, signedHeaders(leg2, key.privateKeyHex));
+    expect(third.response.status).toBe(201);
+    const created = third.data as DelegatedKey;
+    expect(created).toEqual({
+      id: pendingId,
+      cardId: card.id,
+      fundingSourceId: p1.parameters.fundingSourceId,
+      accountId: wallet.accountId,
+      publicKey: p1.parameters.publicKey,
+      nickname: "Card payments",
+      status: "ACTIVE",
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+
+    const read = await sandbox.client.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(read.data).toEqual(created);
+    const byAccount = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { accountId: wallet.accountId } },
+    });
+    expect(byAccount.data?.data).toEqual([created]);
+    const bySource = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { fundingSourceId: created.fundingSourceId } },
+    });
+    expect(bySource.data?.data).toEqual([created]);
+
+    // The key signs the card's pull: the wallet pays.
+    const approved = await purchase(card.id, 1_500);
+    expect(approved.response.status).toBe(202);
+    expect(approved.data).toMatchObject({ status: "AUTHORIZED", accountId: wallet.accountId });
+    expect(await balanceOf(sandbox, wallet.accountId)).toBe(8_500);
+    // The first test pays for the server's first use of each operation (the
+    // validators compile on first use), which on a busy machine takes longer
+    // than the default 30 seconds.
+  }, 120_000);
+
+  it("revokes a key: the card stops drawing on the wallet at once", async () => {
+    const { wallet, key, card, body } = await walletCard(10_000);
+    const created = await activeKey(body, key);
+    expect((await purchase(card.id, 1_000)).data).toMatchObject({ status: "AUTHORIZED" });
+
+    const revoked = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(revoked.response.status).toBe(204);
+    const read = await sandbox.client.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(read.data).toMatchObject({ id: created.id, status: "REVOKED" });
+
+    const declined = await purchase(card.id, 1_000);
+    expect(declined.data).toMatchObject({
+      status: "DECLINED",
+      declineReason: "INSUFFICIENT_FUNDS",
+    });
+    expect(await balanceOf(sandbox, wallet.accountId)).toBe(9_000);
+
+    const again = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(again.response.status).toBe(400);
+    expect(errorOf(again).code).toBe("INVALID_INPUT");
+
+    // The funding source is free again: a new key, a new key pair.
+    const renewed = await activeKey(body, key);
+    expect(renewed.id).not.toBe(created.id);
+    expect(renewed.publicKey).not.toBe(created.publicKey);
+    expect(renewed.fundingSourceId).toBe(created.fundingSourceId);
+    expect((await purchase(card.id, 1_000)).data).toMatchObject({ status: "AUTHORIZED" });
+    const listed = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { accountId: wallet.accountId, fundingSourceId: created.fundingSourceId } },
+    });
+    expect(listed.data?.data.map((k) => [k.id, k.status])).toEqual([
+      [renewed.id, "ACTIVE"],
+      [created.id, "REVOKED"],
+    ]);
+  });
+
+  it("keeps one ACTIVE key per funding source; an abandoned PENDING key blocks nothing", async () => {
+    const { key, body } = await walletCard(0);
+    const abandoned = await pendingKey(body, key);
+    const pendingId = payloadOf(abandoned.second).parameters.delegatedKeyId!;
+
+    const created = await activeKey({ ...body, nickname: "Second try" }, key);
+    expect(created.id).not.toBe(pendingId);
+
+    // While it is ACTIVE, another flow is refused on its first leg...
+    const refused = await post(body);
+    expect(refused.response.status).toBe(409);
+    expect(errorOf(refused).code).toBe("CONFLICT");
+    // ... and the abandoned flow cannot be finished.
+    const late = await post(body, signedHeaders(abandoned.second, key.privateKeyHex));
+    expect(late.response.status).toBe(409);
+
+    // A PENDING key cannot be revoked (it signs nothing to revoke with).
+    const pendingRevoke = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: pendingId } },
+    });
+    expect(pendingRevoke.response.status).toBe(400);
+    expect(errorOf(pendingRevoke).code).toBe("INVALID_INPUT");
+  });
+
+  it("lets only one of two flows finishing together make its key ACTIVE", async () => {
+    const { key, body } = await walletCard(0);
+    const a = await pendingKey(body, key);
+    const b = await pendingKey({ ...body, nickname: "Other device" }, key);
+    const [ra, rb] = await Promise.all([
+      post(body, signedHeaders(a.second, key.privateKeyHex)),
+      post({ ...body, nickname: "Other device" }, signedHeaders(b.second, key.privateKeyHex)),
+    ]);
+    expect([ra.response.status, rb.response.status].sort()).toEqual([201, 409]);
+    const listed = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { fundingSourceId: payloadOf(a.second).parameters.fundingSourceId } },
+    });
+    expect(listed.data?.data.map((k) => k.status).sort()).toEqual(["ACTIVE", "PENDING"]);
+  });
+
+  it("refuses retries that are not the wallet's, not the same request, or replayed", async () => {
+    const { key, body } = await walletCard(0);
+    const first = (await post(body)).data as SignedChallenge;
+
+    const missing = await post(body, { "Request-Id": first.requestId });
+    expect(missing.response.status).toBe(401);
+    expect(errorOf(missing).code).toBe("WALLET_SIGNATURE_MISSING");
+    const noId = await post(body, {
+      "Service-Wallet-Signature": createStamp(first.payloadToSign, key.privateKeyHex),
+    });
+    expect(errorOf(noId).code).toBe("REQUEST_ID_MISSING");
+    const malformed = await post(body, {
+      "Service-Wallet-Signature": "not-a-stamp",
+      "Request-Id": first.requestId,
+    });
+    expect(errorOf(malformed).code).toBe("WALLET_SIGNATURE_MALFORMED");
+
+    // A body other than the first leg's.
+    const mismatch = await post(
+      { ...body, nickname: "Something else" },
+      signedHeaders(first, key.privateKeyHex),
+    );
+    expect(mismatch.response.status).toBe(401);
+    expect(errorOf(mismatch).code).toBe("WALLET_SIGNATURE_BODY_MISMATCH");
+
+    // A valid stamp by a key that is no session of this wallet.
+    const foreign = await post(body, signedHeaders(first, generateP256KeyPair().privateKeyHex));
+    expect(foreign.response.status).toBe(401);
+    expect(errorOf(foreign)).toMatchObject({
+      code: "WALLET_SIGNATURE_INVALID",
+      reason: "Signer is not an active session key of this wallet",
+    });
+    // A session of another wallet.
+    const other = await createWallet(sandbox);
+    const otherLogin = await otpLogin(sandbox, other.emailMethodId);
+    const otherSession = await post(body, signedHeaders(first, otherLogin.key.privateKeyHex));
+    expect(errorOf(otherSession).code).toBe("WALLET_SIGNATURE_INVALID");
+
+    // None of that used the challenge; the real retry goes through, once.
+    const second = await post(body, signedHeaders(first, key.privateKeyHex));
+    expect(second.response.status).toBe(202);
+    const replay = await post(body, signedHeaders(first, key.privateKeyHex));
+    expect(replay.response.status).toBe(401);
+    expect(errorOf(replay)).toMatchObject({
+      code: "UNAUTHORIZED",
+      reason: "Request-Id already consumed",
+    });
+    const third = await post(
+      body,
+      signedHeaders(second.data as SignedChallenge, key.privateKeyHex),
+    );
+    expect(third.response.status).toBe(201);
+    const replayThird = await post(
+      body,
+      signedHeaders(second.data as SignedChallenge, key.privateKeyHex),
+    );
+    expect(replayThird.response.status).toBe(409);
+  });
+
+  it("refuses a stamp by a revoked session", async () => {
+    const { key, session, body } = await walletCard(0);
+    const first = (await post(body)).data as SignedChallenge;
+    const revoke = await sandbox.client.DELETE("/auth/sessions/{id}", {
+      params: { path: { id: session.id } },
+    });
+    const revoked = await sandbox.client.DELETE("/auth/sessions/{id}", {
+      params: {
+        path: { id: session.id },
+        header: signedHeaders(revoke.data as SignedChallenge, key.privateKeyHex),
+      },
+    });
+    expect(revoked.response.status).toBe(204);
+    const res = await post(body, signedHeaders(first, key.privateKeyHex));
+    expect(res.response.status).toBe(401);
+    expect(errorOf(res).code).toBe("WALLET_SIGNATURE_INVALID");
+  });
+
+  it("a delegated key signs nothing outside its scope, even if its private half leaked", async () => {
+    const { wallet, key, body } = await walletCard(0);
+    const created = await activeKey(body, key);
+    // The sandbox never returns the private half; a test reads it to prove
+    // that even the key itself cannot sign the wallet's session actions.
+    const row = await sandbox.server.data.one(
+      q.selectFrom("DelegatedKey").select("privateKey").where("id", "=", created.id),
+    );
+    const leaked = row!.privateKey;
+
+    const exportBody = { clientPublicKey: generateP256KeyPair().publicKeyUncompressedHex };
+    const exportChallenge = await sandbox.client.POST("/internal-accounts/{id}/export", {
+      params: { path: { id: wallet.accountId } },
+      body: exportBody,
+    });
+    expect(exportChallenge.response.status).toBe(202);
+    const exported = await sandbox.client.POST("/internal-accounts/{id}/export", {
+      params: {
+        path: { id: wallet.accountId },
+        header: signedHeaders(exportChallenge.data as SignedChallenge, leaked),
+      },
+      body: exportBody,
+    });
+    expect(exported.response.status).toBe(401);
+    expect(errorOf(exported)).toMatchObject({
+      code: "WALLET_SIGNATURE_INVALID",
+      reason: "Signer is a delegated key, which cannot sign this action",
+    });
+
+    // Nor a further delegated key.
+    await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    const first = (await post(body)).data as SignedChallenge;
+    const bySelf = await post(body, signedHeaders(first, leaked));
+    expect(bySelf.response.status).toBe(401);
+    expect(errorOf(bySelf).code).toBe("WALLET_SIGNATURE_INVALID");
+  });
+
+  it("the one verifier takes a delegated key's stamp only within its scope and while ACTIVE", async () => {
+    const { key, body } = await walletCard(0);
+    const created = await activeKey(body, key);
+    const row = (await sandbox.server.data.one(
+      q.selectFrom("DelegatedKey").selectAll().where("id", "=", created.id),
+    ))!;
+    const signing = new SignedRequests(
+      { data: sandbox.server.data, clock: systemClock, log: sandbox.server.log },
+      loadAuthConfig({}),
+    );
+    const ctx: RequestContext = {
+      platformId: row.platformId,
+      tokenId: "test",
+      clock: systemClock,
+      log: sandbox.server.log,
+    };
+    const check = (scope: DelegatedScope, privateKey = row.privateKey) => {
+      const payload = payloadToSign(row.platformId, scope.activity, { n: 1 }, new Date());
+      return signing.verifyDelegated(ctx, serverStamp(payload, privateKey), payload, scope);
+    };
+    const pay: DelegatedScope = {
+      activity: Activity.SIGN_CARD_PAYMENT,
+      accountId: row.accountId,
+      fundingSourceId: row.fundingSourceId,
+    };
+    const own: DelegatedScope = {
+      activity: Activity.DELETE_DELEGATED_USER,
+      accountId: row.accountId,
+      delegatedKeyId: row.id,
+    };
+    await expect(check(pay)).resolves.toBe(row.id);
+    await expect(check(own)).resolves.toBe(row.id);
+    // Another funding source, another key's revocation, another key.
+    const reason = { code: "WALLET_SIGNATURE_INVALID" };
+    await expect(check({ ...pay, fundingSourceId: "CardFundingSource:x" })).rejects.toMatchObject(
+      reason,
+    );
+    await expect(check({ ...own, delegatedKeyId: "DelegatedKey:x" })).rejects.toMatchObject(reason);
+    await expect(check(pay, generateP256KeyPair().privateKeyHex)).rejects.toMatchObject(reason);
+    // A stamp over another payload.
+    const payload = payloadToSign(row.platformId, pay.activity, {}, new Date());
+    await expect(
+      signing.verifyDelegated(ctx, serverStamp(`${payload} `, row.privateKey), payload, pay),
+    ).rejects.toMatchObject(reason);
+
+    const revoked = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(revoked.response.status).toBe(204);
+    await expect(check(pay)).rejects.toMatchObject(reason);
+    await expect(check(own)).rejects.toMatchObject(reason);
+  });
+
+  it("answers 404 for a card funding source that does not exist, and 400 for bad input", async () => {
+    const { wallet, key, body } = await walletCard(0);
+    const unknownCard = await post({
+      ...body,
+      cardId: "Card:00000000-0000-4000-8000-000000000000",
+    });
+    expect(unknownCard.response.status).toBe(404);
+    expect(errorOf(unknownCard).code).toBe("REFERENCE_NOT_FOUND");
+
+    // An account of the customer that is not an embedded wallet.
+    const usd = await createAccount(sandbox.client, wallet.customerId, "USD");
+    const notWallet = await post({ ...body, internalAccountId: usd.id });
+    expect(notWallet.response.status).toBe(404);
+
+    // An embedded wallet that does not fund this card.
+    const other = await createWallet(sandbox);
+    const unbound = await post({ ...body, internalAccountId: other.accountId });
+    expect(unbound.response.status).toBe(404);
+    expect(errorOf(unbound).code).toBe("REFERENCE_NOT_FOUND");
+
+    const empty = await post({ ...body, nickname: "" });
+    expect(empty.response.status).toBe(400);
+    expect(errorOf(empty).code).toBe("INVALID_INPUT");
+
+    const unfiltered = await sandbox.client.GET("/auth/delegated-keys", {});
+    expect(unfiltered.response.status).toBe(400);
+    expect(errorOf(unfiltered).code).toBe("INVALID_INPUT");
+    const nothing = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { accountId: "InternalAccount:00000000-0000-4000-8000-000000000000" } },
+    });
+    expect(nothing.data).toEqual({ data: [] });
+
+    const unknown = await sandbox.client.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: "DelegatedKey:00000000-0000-4000-8000-000000000000" } },
+    });
+    expect(unknown.response.status).toBe(404);
+    expect(errorOf(unknown).code).toBe("REFERENCE_NOT_FOUND");
+    const unknownRevoke = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: "DelegatedKey:00000000-0000-4000-8000-000000000000" } },
+    });
+    expect(unknownRevoke.response.status).toBe(404);
+
+    // A first leg is checked like the others: nothing was created by any of these.
+    const none = await sandbox.client.GET("/auth/delegated-keys", {
+      params: { query: { accountId: wallet.accountId } },
+    });
+    expect(none.data).toEqual({ data: [] });
+    expect((await activeKey(body, key)).status).toBe("ACTIVE");
+  });
+
+  it("keeps each platform's delegated keys to itself", async () => {
+    const { wallet, key, body } = await walletCard(0);
+    const created = await activeKey(body, key);
+    const other = await sandbox.otherPlatformClient();
+
+    const read = await other.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(read.response.status).toBe(404);
+    const revoke = await other.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(revoke.response.status).toBe(404);
+    const listed = await other.GET("/auth/delegated-keys", {
+      params: { query: { accountId: wallet.accountId, fundingSourceId: created.fundingSourceId } },
+    });
+    expect(listed.data).toEqual({ data: [] });
+    const create = await post(body, {}, other);
+    expect(create.response.status).toBe(404);
+
+    // A challenge of this platform is unknown to the other one.
+    const renewed = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(renewed.response.status).toBe(204);
+    const first = (await post(body)).data as SignedChallenge;
+    const crossed = await post(body, signedHeaders(first, key.privateKeyHex), other);
+    expect(crossed.response.status).toBe(404);
+
+    const still = await sandbox.client.GET("/auth/delegated-keys/{id}", {
+      params: { path: { id: created.id } },
+    });
+    expect(still.data?.status).toBe("REVOKED");
+  });
+});
