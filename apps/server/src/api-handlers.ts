@@ -42,6 +42,9 @@ import type { PlatformService } from "./areas/platform/service.js";
 import { quoteRoutes } from "./areas/quotes/routes.js";
 import { cryptoRoutes } from "./areas/crypto/routes.js";
 import type { QuoteService } from "./areas/quotes/service.js";
+import type { BeneficiaryTrustService } from "./areas/sca/beneficiary-trust.js";
+import { scaRoutes } from "./areas/sca/routes.js";
+import type { ScaService } from "./areas/sca/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
@@ -62,6 +65,7 @@ export interface ApiServices {
   agents: AgentService;
   apiTokens: ApiTokenService;
   beneficialOwners: BeneficialOwnerService;
+  beneficiaryTrust: BeneficiaryTrustService;
   cards: CardService;
   cardTransactions: CardTransactionService;
   contactVerification: ContactVerificationService;
@@ -76,6 +80,7 @@ export interface ApiServices {
   quotes: QuoteService;
   receivers: ReceiverService;
   sandboxClock: SandboxClockService;
+  sca: ScaService;
   sessions: SessionService;
   transactions: TransactionService;
   ownership: OwnershipVerification;
@@ -118,6 +123,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     kycLinkRoutes(s.kycLinks, s.idempotency),
     documentRoutes(s.documents),
     contactVerificationRoutes(s.contactVerification),
+    scaRoutes(s.sca, s.beneficiaryTrust),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),

@@ -25,6 +25,8 @@ export type IdType =
   | "BulkImportJob"
   | "Job"
   | "ScaChallenge"
+  | "ScaFactor"
+  | "ScaFactorReset"
   | "ContactVerificationCode";
 
 // Record ids are time-ordered (version 7): rows written together then sit

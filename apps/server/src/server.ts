@@ -34,6 +34,9 @@ import { CredentialService } from "./areas/auth/credentials.js";
 import { LoginService } from "./areas/auth/login.js";
 import { OidcVerifier } from "./areas/auth/oidc.js";
 import { PasskeyVerifier } from "./areas/auth/passkey.js";
+import { BeneficiaryTrustService } from "./areas/sca/beneficiary-trust.js";
+import { ScaPasskeys } from "./areas/sca/passkeys.js";
+import { ScaService } from "./areas/sca/service.js";
 import { SessionService } from "./areas/auth/sessions.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
 import { SignedRequests } from "./signing/signed-requests.js";
@@ -221,6 +224,8 @@ export async function startServer(
   });
   const verifications = new VerificationService(services, customers);
   const externalAccounts = new ExternalAccountService(services, customers);
+  const sca = new ScaService(services, customers, new ScaPasskeys(config.auth));
+  const beneficiaryTrust = new BeneficiaryTrustService(services, customers, externalAccounts);
   const ownership = new OwnershipVerification(
     services,
     externalAccounts,
@@ -267,6 +272,7 @@ export async function startServer(
       agents,
       apiTokens: new ApiTokenService(services),
       beneficialOwners,
+      beneficiaryTrust,
       cards,
       cardTransactions,
       contactVerification,
@@ -285,6 +291,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
+      sca,
       sessions,
       transactions,
       transfers,
