@@ -30,7 +30,11 @@ const WRONG_CODE = "654321";
 const ORIGIN = "http://localhost:3000";
 
 /** The WebAuthn JSON a browser hands back from navigator.credentials.create. */
-function registrationJson(authenticator: SoftwareAuthenticator, challenge: string, origin = ORIGIN) {
+function registrationJson(
+  authenticator: SoftwareAuthenticator,
+  challenge: string,
+  origin = ORIGIN,
+) {
   const made = authenticator.create(challenge, { origin });
   return {
     id: made.credentialId,
@@ -142,8 +146,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     sandbox.client.POST("/sca/login/start", { ...query(customerId), body: { factor } });
   const completeLogin = (customerId: string, body: Schemas["ScaLoginCompleteRequest"]) =>
     sandbox.client.POST("/sca/login/complete", { ...query(customerId), body });
-  const recordEvent = (customerId: string, eventType: Schemas["RecordSecurityEventRequest"]["eventType"]) =>
-    sandbox.client.POST("/sca/record-event", { ...query(customerId), body: { eventType } });
+  const recordEvent = (
+    customerId: string,
+    eventType: Schemas["RecordSecurityEventRequest"]["eventType"],
+  ) => sandbox.client.POST("/sca/record-event", { ...query(customerId), body: { eventType } });
   /** Two instants within a few seconds of each other (the sandbox clock runs in real time). */
   const near = (actual: string | null | undefined, expected: number) =>
     expect(Math.abs(new Date(String(actual)).getTime() - expected)).toBeLessThan(5_000);
@@ -189,10 +195,13 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
         body: { code: SANDBOX_SCA_CODE },
       }),
       await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/untrust", ea),
-      await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/untrust/confirm", {
-        ...ea,
-        body: { code: SANDBOX_SCA_CODE },
-      }),
+      await sandbox.client.POST(
+        "/customers/external-accounts/{externalAccountId}/untrust/confirm",
+        {
+          ...ea,
+          body: { code: SANDBOX_SCA_CODE },
+        },
+      ),
     ];
     expect(answers).toHaveLength(14);
     for (const answer of answers) {
@@ -230,7 +239,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
 
   it("enrols a TOTP factor: a secret, then the sandbox code; wrong codes count down", async () => {
     const { id } = await customer();
-    const { data } = await sandbox.client.POST("/sca/factors", { ...query(id), body: { type: "TOTP" } });
+    const { data } = await sandbox.client.POST("/sca/factors", {
+      ...query(id),
+      body: { type: "TOTP" },
+    });
     if (data?.type !== "TOTP") throw new Error("no TOTP enrolment");
     expect(data.secretBase32Encoded).toMatch(/^[A-Z2-7]{32}$/);
     expect(data.totpUri).toBe(
@@ -262,12 +274,18 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
   it(`ends a TOTP enrolment after ${SCA_MAX_ATTEMPTS} wrong codes, and after ${SCA_CHALLENGE_SECONDS} seconds`, async () => {
     const { id } = await customer();
     const start = async () => {
-      const { data } = await sandbox.client.POST("/sca/factors", { ...query(id), body: { type: "TOTP" } });
+      const { data } = await sandbox.client.POST("/sca/factors", {
+        ...query(id),
+        body: { type: "TOTP" },
+      });
       if (data?.type !== "TOTP") throw new Error("no TOTP enrolment");
       return data.secret;
     };
     const confirm = (secret: string, code: string) =>
-      sandbox.client.POST("/sca/factors/confirm", { ...query(id), body: { type: "TOTP", secret, code } });
+      sandbox.client.POST("/sca/factors/confirm", {
+        ...query(id),
+        body: { type: "TOTP", secret, code },
+      });
     const secret = await start();
     const left: unknown[] = [];
     for (let i = 0; i < SCA_MAX_ATTEMPTS; i++) {
@@ -323,7 +341,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
       type: "PASSKEY",
       factor: { factor: "PASSKEY", credentialId: authenticator.credentialId, name: "Passkey" },
     });
-    const second = await sandbox.client.POST("/sca/factors", { ...query(id), body: { type: "PASSKEY" } });
+    const second = await sandbox.client.POST("/sca/factors", {
+      ...query(id),
+      body: { type: "PASSKEY" },
+    });
     expect(second.error).toMatchObject({ status: 409, code: "PASSKEY_ALREADY_ENROLLED" });
 
     const login = await startLogin(id, "PASSKEY");
@@ -377,7 +398,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     await verifyPhone(id);
     const before = await now();
     const { data } = await startLogin(id, "SMS_OTP");
-    expect(data).toMatchObject({ factor: "SMS_OTP", challengeId: expect.stringMatching(/^ScaChallenge:/) });
+    expect(data).toMatchObject({
+      factor: "SMS_OTP",
+      challengeId: expect.stringMatching(/^ScaChallenge:/),
+    });
     near(data!.expiresAt, before + SCA_CHALLENGE_SECONDS * 1000);
     const answer = (code: string, challengeId = data!.challengeId) =>
       completeLogin(id, { factor: "SMS_OTP", challengeId, code, endUserIpAddress: "203.0.113.42" });
@@ -406,7 +430,11 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     const { id } = await customer();
     await enrolTotp(id);
     expect((await startLogin(id, "TOTP")).data).toEqual({ factor: "TOTP" });
-    const wrong = await completeLogin(id, { factor: "TOTP", code: WRONG_CODE, endUserIpAddress: "203.0.113.42" });
+    const wrong = await completeLogin(id, {
+      factor: "TOTP",
+      code: WRONG_CODE,
+      endUserIpAddress: "203.0.113.42",
+    });
     expect(wrong.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     const right = await completeLogin(id, {
       factor: "TOTP",
@@ -507,7 +535,8 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     expect(response.status).toBe(201);
     expect(started?.livenessAccessToken).toMatch(/^liveness_/);
     const path = { params: { query: { customerId: id }, path: { resetId: started!.resetId } } };
-    const status = async () => (await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data;
+    const status = async () =>
+      (await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data;
     expect(await status()).toMatchObject({
       status: "INITIATED",
       factor: "TOTP",
@@ -547,7 +576,9 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
       body: { factor: "SMS_OTP" },
     });
     const path = { params: { query: { customerId: id }, path: { resetId: started!.resetId } } };
-    expect((await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data?.enrollmentStatus).toBeNull();
+    expect(
+      (await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data?.enrollmentStatus,
+    ).toBeNull();
     await advanceClock(sandbox.client, SCA_RESET_LIVENESS_SECONDS);
     const noMobile = await sandbox.client.POST("/sca/factors/reset/{resetId}/complete", path);
     expect(noMobile.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
@@ -559,7 +590,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     const { data: after } = await sandbox.client.GET("/customers/{customerId}", {
       params: { path: { customerId: id } },
     });
-    expect(after).toMatchObject({ phoneNumber: "+33698765432", contactVerification: { phone: "VERIFIED" } });
+    expect(after).toMatchObject({
+      phoneNumber: "+33698765432",
+      contactVerification: { phone: "VERIFIED" },
+    });
     expect(await factors(id)).toEqual([{ factor: "SMS_OTP" }]);
   });
 
@@ -571,7 +605,9 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     const { data: first } = await start();
     await advanceClock(sandbox.client, SCA_RESET_WINDOW_SECONDS);
     const path = { params: { query: { customerId: id }, path: { resetId: first!.resetId } } };
-    expect((await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data?.status).toBe("EXPIRED");
+    expect((await sandbox.client.GET("/sca/factors/reset/{resetId}", path)).data?.status).toBe(
+      "EXPIRED",
+    );
     const late = await sandbox.client.POST("/sca/factors/reset/{resetId}/complete", {
       ...path,
       body: { mobile: { countryCode: "+33", number: "698765432" } },
@@ -629,7 +665,10 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
       });
       near(started.data?.scaChallenge?.expiresAt, before + SCA_CHALLENGE_SECONDS * 1000);
       const challengeId = started.data!.scaChallenge!.id;
-      expect((await confirmTrust(iban.id, { challengeId: "ScaChallenge:other", code: SANDBOX_SCA_CODE })).error).toMatchObject({
+      expect(
+        (await confirmTrust(iban.id, { challengeId: "ScaChallenge:other", code: SANDBOX_SCA_CODE }))
+          .error,
+      ).toMatchObject({
         status: 400,
         code: "INVALID_INPUT",
       });

@@ -36,7 +36,12 @@ describe("one-time codes", () => {
       kind: "EXPIRED",
     });
     expect(
-      judgeCode("CONTACT_VERIFICATION", issueCode("CONTACT_VERIFICATION", at), SANDBOX_CONTACT_VERIFICATION_CODE, at),
+      judgeCode(
+        "CONTACT_VERIFICATION",
+        issueCode("CONTACT_VERIFICATION", at),
+        SANDBOX_CONTACT_VERIFICATION_CODE,
+        at,
+      ),
     ).toEqual({ kind: "ACCEPT" });
   });
 
@@ -65,7 +70,10 @@ describe("one-time codes", () => {
   it("locks logins step by step, then suspends", () => {
     expect(loginLockoutAt(1)).toEqual({ kind: "NONE" });
     for (const step of SCA_LOCKOUT_STEPS) {
-      expect(loginLockoutAt(step.failedAttempts)).toEqual({ kind: "LOCKED", seconds: step.seconds });
+      expect(loginLockoutAt(step.failedAttempts)).toEqual({
+        kind: "LOCKED",
+        seconds: step.seconds,
+      });
     }
     expect(SCA_LOCKOUT_STEPS.map((step) => step.seconds / 60)).toEqual([15, 30, 60, 1440]);
     expect(loginLockoutAt(SCA_SUSPEND_AT_FAILED_LOGINS)).toEqual({ kind: "SUSPENDED" });

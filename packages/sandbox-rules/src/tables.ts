@@ -43,13 +43,15 @@ export const SCA_SESSION_SECONDS = 900;
  * Failed-login lockouts, by the cumulative count of failed logins that reaches each step; at
  * SCA_SUSPEND_AT_FAILED_LOGINS or more the customer is suspended (no automatic expiry).
  */
-export const SCA_LOCKOUT_STEPS: readonly { readonly failedAttempts: number; readonly seconds: number }[] =
-  [
-    { failedAttempts: 5, seconds: 15 * 60 },
-    { failedAttempts: 6, seconds: 30 * 60 },
-    { failedAttempts: 7, seconds: 60 * 60 },
-    { failedAttempts: 8, seconds: 24 * 60 * 60 },
-  ];
+export const SCA_LOCKOUT_STEPS: readonly {
+  readonly failedAttempts: number;
+  readonly seconds: number;
+}[] = [
+  { failedAttempts: 5, seconds: 15 * 60 },
+  { failedAttempts: 6, seconds: 30 * 60 },
+  { failedAttempts: 7, seconds: 60 * 60 },
+  { failedAttempts: 8, seconds: 24 * 60 * 60 },
+];
 export const SCA_SUSPEND_AT_FAILED_LOGINS = 9;
 /** A 2FA reset's liveness check passes by itself this long after the reset starts. */
 export const SCA_RESET_LIVENESS_SECONDS = 30;

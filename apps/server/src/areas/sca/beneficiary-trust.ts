@@ -128,13 +128,18 @@ export class BeneficiaryTrustService {
       issued: pending,
       code: input.code,
       now,
-      store: scaChallengeStore(pending.id),
+      store: scaChallengeStore(pending),
       unusable: (why) =>
         noChallenge(why === "EXPIRED" ? "The challenge expired" : "Too many wrong codes"),
     });
     const trusted = change === "TRUST";
     const done = await this.services.data.transaction(function* () {
-      const consumed = yield* run(q.deleteFrom("ScaChallenge").where("id", "=", pending.id));
+      const consumed = yield* run(
+        q
+          .deleteFrom("ScaChallenge")
+          .where("id", "=", pending.id)
+          .where("platformId", "=", pending.platformId),
+      );
       if (consumed === 0) return false;
       const marked = yield* one(
         q

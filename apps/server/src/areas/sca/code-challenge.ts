@@ -9,7 +9,12 @@
  * or spent code gets the caller's own error (each flow says how to start
  * again). A flow only says where its code lives.
  */
-import { attemptsLeft, judgeCode, type CodeChallengeKind, type IssuedCode } from "@sandbox/sandbox-rules";
+import {
+  attemptsLeft,
+  judgeCode,
+  type CodeChallengeKind,
+  type IssuedCode,
+} from "@sandbox/sandbox-rules";
 import { ApiError } from "../../errors.js";
 import type { Database } from "../../db/database.js";
 import { one, q, run } from "../../db/query.js";
@@ -51,12 +56,21 @@ export async function answerCode(data: Database, answer: CodeAnswer): Promise<vo
   );
   const { rejection } = judged;
   throw new ApiError(rejection.status, rejection.errorCode, rejection.message, {
-    details: { attemptsLeft: attemptsLeft(kind, counted ?? Number.MAX_SAFE_INTEGER), ...answer.wrongDetails },
+    details: {
+      attemptsLeft: attemptsLeft(kind, counted ?? Number.MAX_SAFE_INTEGER),
+      ...answer.wrongDetails,
+    },
   });
 }
 
 /** The store of a code kept in an ScaChallenge row: voided by deleting it. */
-export function scaChallengeStore(id: string): CodeStore {
+export function scaChallengeStore({
+  id,
+  platformId,
+}: {
+  id: string;
+  platformId: string;
+}): CodeStore {
   return {
     *countWrong(spent) {
       const counted = yield* one(
@@ -64,10 +78,13 @@ export function scaChallengeStore(id: string): CodeStore {
           .updateTable("ScaChallenge")
           .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
           .where("id", "=", id)
+          .where("platformId", "=", platformId)
           .returning("attempts"),
       );
       if (counted && spent(counted.attempts)) {
-        yield* run(q.deleteFrom("ScaChallenge").where("id", "=", id));
+        yield* run(
+          q.deleteFrom("ScaChallenge").where("id", "=", id).where("platformId", "=", platformId),
+        );
       }
       return counted?.attempts;
     },

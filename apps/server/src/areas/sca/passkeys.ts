@@ -25,11 +25,20 @@ export interface ScaPasskey {
   transports: string[];
 }
 
-const TRANSPORTS: readonly string[] = ["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"];
+const TRANSPORTS: readonly string[] = [
+  "ble",
+  "cable",
+  "hybrid",
+  "internal",
+  "nfc",
+  "smart-card",
+  "usb",
+];
 const isTransport = (value: unknown): value is AuthenticatorTransportFuture =>
   typeof value === "string" && TRANSPORTS.includes(value);
 
-const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : undefined;
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
@@ -82,7 +91,10 @@ export class ScaPasskeys {
     const clientDataJSON = text(response.clientDataJSON);
     const attestationObject = text(response.attestationObject);
     if (!id || !clientDataJSON || !attestationObject) {
-      throw refused("credential", "id, response.clientDataJSON and response.attestationObject are required");
+      throw refused(
+        "credential",
+        "id, response.clientDataJSON and response.attestationObject are required",
+      );
     }
     const transports = Array.isArray(response.transports)
       ? response.transports.filter(isTransport)

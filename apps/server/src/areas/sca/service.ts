@@ -68,7 +68,7 @@ function recoveryCode(): string {
 }
 
 /** The store of a pending TOTP enrolment's code: voided by deleting the enrolment. */
-function pendingFactorStore(id: string): CodeStore {
+function pendingFactorStore({ id, platformId }: { id: string; platformId: string }): CodeStore {
   return {
     *countWrong(spent) {
       const counted = yield* one(
@@ -76,11 +76,14 @@ function pendingFactorStore(id: string): CodeStore {
           .updateTable("ScaFactor")
           .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
           .where("id", "=", id)
+          .where("platformId", "=", platformId)
           .where("status", "=", "PENDING")
           .returning("attempts"),
       );
       if (counted && spent(counted.attempts)) {
-        yield* run(q.deleteFrom("ScaFactor").where("id", "=", id));
+        yield* run(
+          q.deleteFrom("ScaFactor").where("id", "=", id).where("platformId", "=", platformId),
+        );
       }
       return counted?.attempts;
     },
@@ -291,7 +294,7 @@ export class ScaService {
           { type: "public-key", alg: -7 },
           { type: "public-key", alg: -257 },
         ],
-        timeout: (issued.expiresAt.getTime() - now.getTime()),
+        timeout: issued.expiresAt.getTime() - now.getTime(),
         attestation: "none",
         authenticatorSelection: { residentKey: "preferred", userVerification: "preferred" },
         excludeCredentials: [],
@@ -334,7 +337,7 @@ export class ScaService {
         issued: { expiresAt: pending.expiresAt ?? now, attempts: pending.attempts },
         code: input.code,
         now,
-        store: pendingFactorStore(pending.id),
+        store: pendingFactorStore(pending),
         unusable: (why) =>
           noEnrolment(
             "TOTP",
@@ -347,6 +350,7 @@ export class ScaService {
             .updateTable("ScaFactor")
             .set({ status: "ACTIVE", expiresAt: null, updatedAt: now, name: "Authenticator app" })
             .where("id", "=", pending.id)
+            .where("platformId", "=", pending.platformId)
             .where("status", "=", "PENDING"),
         );
         if (activated === 0) return false;
@@ -408,12 +412,17 @@ export class ScaService {
             updatedAt: now,
           })
           .where("id", "=", pending.id)
+          .where("platformId", "=", pending.platformId)
           .where("status", "=", "PENDING")
           .returningAll(),
       );
     });
     if (activated === "ALREADY") {
-      throw new ApiError(409, "PASSKEY_ALREADY_ENROLLED", `Customer ${row.id} already has a passkey`);
+      throw new ApiError(
+        409,
+        "PASSKEY_ALREADY_ENROLLED",
+        `Customer ${row.id} already has a passkey`,
+      );
     }
     if (!activated) throw noEnrolment("PASSKEY", "The passkey enrolment was already confirmed");
     return { type: "PASSKEY", factor: factorView(activated) };
@@ -469,7 +478,11 @@ export class ScaService {
         ),
     );
     if (input.factor === "SMS_OTP") {
-      return { factor: "SMS_OTP", challengeId: challenge.id, expiresAt: issued.expiresAt.toISOString() };
+      return {
+        factor: "SMS_OTP",
+        challengeId: challenge.id,
+        expiresAt: issued.expiresAt.toISOString(),
+      };
     }
     const [passkey] = await this.activeFactors(ctx, row.id, "PASSKEY");
     return {
@@ -478,7 +491,13 @@ export class ScaService {
         challenge: challenge.webauthnChallenge,
         rpId: this.passkeys.relyingPartyId,
         allowCredentials: passkey
-          ? [{ type: "public-key", id: passkey.credentialId, transports: passkeyOf(passkey).transports }]
+          ? [
+              {
+                type: "public-key",
+                id: passkey.credentialId,
+                transports: passkeyOf(passkey).transports,
+              },
+            ]
           : [],
         timeout: issued.expiresAt.getTime() - now.getTime(),
         userVerification: "preferred",
@@ -519,7 +538,9 @@ export class ScaService {
       });
 
     // The proof the factor needs must be there (the contract's anyOf).
-    if (input.factor === "PASSKEY" ? !input.passkeyAssertion || !input.origin : input.code == null) {
+    if (
+      input.factor === "PASSKEY" ? !input.passkeyAssertion || !input.origin : input.code == null
+    ) {
       const field = input.factor === "PASSKEY" ? "passkeyAssertion" : "code";
       throw invalidInput(
         input.factor === "PASSKEY"
@@ -558,7 +579,7 @@ export class ScaService {
           errors: [fieldError("body.challengeId", "not the pending login's challengeId")],
         });
       }
-      const store = scaChallengeStore(pending.id);
+      const store = scaChallengeStore(pending);
       await answerCode(this.services.data, {
         kind: "SCA",
         issued: pending,
@@ -591,11 +612,18 @@ export class ScaService {
         throw err;
       }
       await this.services.data.execute(
-        q.updateTable("ScaFactor").set({ counter, updatedAt: now }).where("id", "=", factor.id),
+        q
+          .updateTable("ScaFactor")
+          .set({ counter, updatedAt: now })
+          .where("id", "=", factor.id)
+          .where("platformId", "=", factor.platformId),
       );
     }
     const consumed = await this.services.data.execute(
-      q.deleteFrom("ScaChallenge").where("id", "=", pending.id),
+      q
+        .deleteFrom("ScaChallenge")
+        .where("id", "=", pending.id)
+        .where("platformId", "=", pending.platformId),
     );
     if (consumed === 0) throw noLogin("The login was already completed");
     return this.openSession(ctx, row.id, now);
@@ -785,6 +813,7 @@ export class ScaService {
           .updateTable("ScaFactorReset")
           .set({ completedAt: now })
           .where("id", "=", reset.id)
+          .where("platformId", "=", reset.platformId)
           .where("completedAt", "is", null),
       );
       if (claimed === 0) return false;
