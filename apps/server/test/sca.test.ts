@@ -27,6 +27,9 @@ import {
 import { SoftwareAuthenticator } from "./support/authenticator.js";
 
 const WRONG_CODE = "654321";
+// The first use of each operation compiles its response check; these tests
+// call many operations, or move money, and need longer on a busy machine.
+const SLOW_TEST_MS = 90_000;
 const ORIGIN = "http://localhost:3000";
 
 /** The WebAuthn JSON a browser hands back from navigator.credentials.create. */
@@ -163,52 +166,59 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
     expect(SANDBOX_SCA_CODE).toBe("123456");
   });
 
-  it("answers 409 CONFLICT on every SCA operation for a customer outside the EEA (seed rule 10)", async () => {
-    const american = await customer("US");
-    const account = await createBankAccount(sandbox.client, american.id, "000", "EUR");
-    const q = query(american.id);
-    const reset = { params: { query: { customerId: american.id }, path: { resetId: "x" } } };
-    const ea = { params: { path: { externalAccountId: account.id } } };
-    const answers = [
-      await sandbox.client.GET("/sca/factors", q),
-      await sandbox.client.POST("/sca/factors", { ...q, body: { type: "TOTP" } }),
-      await sandbox.client.POST("/sca/factors/confirm", {
-        ...q,
-        body: { type: "TOTP", secret: "s", code: SANDBOX_SCA_CODE },
-      }),
-      await sandbox.client.DELETE("/sca/factors/{credentialId}", {
-        params: { query: { customerId: american.id }, path: { credentialId: "c" } },
-      }),
-      await startLogin(american.id, "SMS_OTP"),
-      await completeLogin(american.id, {
-        factor: "SMS_OTP",
-        code: SANDBOX_SCA_CODE,
-        endUserIpAddress: "203.0.113.42",
-      }),
-      await recordEvent(american.id, "FAILED_LOGIN_ATTEMPT"),
-      await sandbox.client.POST("/sca/factors/reset", { ...q, body: { factor: "SMS_OTP" } }),
-      await sandbox.client.GET("/sca/factors/reset/{resetId}", reset),
-      await sandbox.client.POST("/sca/factors/reset/{resetId}/complete", reset),
-      await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/trust", ea),
-      await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/trust/confirm", {
-        ...ea,
-        body: { code: SANDBOX_SCA_CODE },
-      }),
-      await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/untrust", ea),
-      await sandbox.client.POST(
-        "/customers/external-accounts/{externalAccountId}/untrust/confirm",
-        {
-          ...ea,
-          body: { code: SANDBOX_SCA_CODE },
-        },
-      ),
-    ];
-    expect(answers).toHaveLength(14);
-    for (const answer of answers) {
-      expect(answer.response.status).toBe(409);
-      expect(answer.error).toMatchObject({ status: 409, code: "CONFLICT" });
-    }
-  });
+  it(
+    "answers 409 CONFLICT on every SCA operation for a customer outside the EEA (seed rule 10)",
+    async () => {
+      const american = await customer("US");
+      const account = await createBankAccount(sandbox.client, american.id, "000", "EUR");
+      const q = query(american.id);
+      const reset = { params: { query: { customerId: american.id }, path: { resetId: "x" } } };
+      const ea = { params: { path: { externalAccountId: account.id } } };
+      const answers = [
+        await sandbox.client.GET("/sca/factors", q),
+        await sandbox.client.POST("/sca/factors", { ...q, body: { type: "TOTP" } }),
+        await sandbox.client.POST("/sca/factors/confirm", {
+          ...q,
+          body: { type: "TOTP", secret: "s", code: SANDBOX_SCA_CODE },
+        }),
+        await sandbox.client.DELETE("/sca/factors/{credentialId}", {
+          params: { query: { customerId: american.id }, path: { credentialId: "c" } },
+        }),
+        await startLogin(american.id, "SMS_OTP"),
+        await completeLogin(american.id, {
+          factor: "SMS_OTP",
+          code: SANDBOX_SCA_CODE,
+          endUserIpAddress: "203.0.113.42",
+        }),
+        await recordEvent(american.id, "FAILED_LOGIN_ATTEMPT"),
+        await sandbox.client.POST("/sca/factors/reset", { ...q, body: { factor: "SMS_OTP" } }),
+        await sandbox.client.GET("/sca/factors/reset/{resetId}", reset),
+        await sandbox.client.POST("/sca/factors/reset/{resetId}/complete", reset),
+        await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/trust", ea),
+        await sandbox.client.POST(
+          "/customers/external-accounts/{externalAccountId}/trust/confirm",
+          {
+            ...ea,
+            body: { code: SANDBOX_SCA_CODE },
+          },
+        ),
+        await sandbox.client.POST("/customers/external-accounts/{externalAccountId}/untrust", ea),
+        await sandbox.client.POST(
+          "/customers/external-accounts/{externalAccountId}/untrust/confirm",
+          {
+            ...ea,
+            body: { code: SANDBOX_SCA_CODE },
+          },
+        ),
+      ];
+      expect(answers).toHaveLength(14);
+      for (const answer of answers) {
+        expect(answer.response.status).toBe(409);
+        expect(answer.error).toMatchObject({ status: 409, code: "CONFLICT" });
+      }
+    },
+    SLOW_TEST_MS,
+  );
 
   it("answers 404 for another platform's customer and beneficiary", async () => {
     const other = await sandbox.otherPlatformClient();
@@ -650,84 +660,96 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
         body,
       });
 
-    it("trusts a beneficiary with the SMS code; its quotes need no challenge; untrusting brings them back", async () => {
-      const { id } = await customer("DE");
-      const iban = await createBankAccount(sandbox.client, id, "000", "EUR");
-      const before = await now();
-      const started = await trust(iban.id);
-      expect(started.data).toEqual({
-        scaChallenge: {
-          id: expect.stringMatching(/^ScaChallenge:/),
-          expiresAt: expect.any(String),
-          factor: "SMS_OTP",
-          availableFactors: ["SMS_OTP"],
-        },
-      });
-      near(started.data?.scaChallenge?.expiresAt, before + SCA_CHALLENGE_SECONDS * 1000);
-      const challengeId = started.data!.scaChallenge!.id;
-      expect(
-        (await confirmTrust(iban.id, { challengeId: "ScaChallenge:other", code: SANDBOX_SCA_CODE }))
-          .error,
-      ).toMatchObject({
-        status: 400,
-        code: "INVALID_INPUT",
-      });
-      expect((await confirmTrust(iban.id, { challengeId, code: WRONG_CODE })).error).toMatchObject({
-        status: 400,
-        code: "INVALID_INPUT",
-        details: { attemptsLeft: SCA_MAX_ATTEMPTS - 1 },
-      });
-      expect((await confirmTrust(iban.id, { challengeId, code: SANDBOX_SCA_CODE })).data).toEqual({
-        trusted: true,
-      });
-
-      // A trusted beneficiary cannot be deleted.
-      const deleting = await sandbox.client.DELETE(
-        "/customers/external-accounts/{externalAccountId}",
-        ea(iban.id),
-      );
-      expect(deleting.error).toMatchObject({ status: 409, code: "BENEFICIARY_TRUSTED" });
-
-      // A payment to it is executed without a challenge.
-      const account = await createAccount(sandbox.client, id, "USD", 20_000);
-      const quote = async () => {
-        const { data } = await sandbox.client.POST("/quotes", {
-          body: {
-            source: { sourceType: "ACCOUNT", accountId: account.id },
-            destination: { destinationType: "ACCOUNT", accountId: iban.id },
-            lockedCurrencySide: "SENDING",
-            lockedCurrencyAmount: 3_000,
+    it(
+      "trusts a beneficiary with the SMS code; its quotes need no challenge; untrusting brings them back",
+      async () => {
+        const { id } = await customer("DE");
+        const iban = await createBankAccount(sandbox.client, id, "000", "EUR");
+        const before = await now();
+        const started = await trust(iban.id);
+        expect(started.data).toEqual({
+          scaChallenge: {
+            id: expect.stringMatching(/^ScaChallenge:/),
+            expiresAt: expect.any(String),
+            factor: "SMS_OTP",
+            availableFactors: ["SMS_OTP"],
           },
         });
-        return data!;
-      };
-      const paid = await executeQuote(sandbox.client, (await quote()).id);
-      expect(paid.data?.status).toBe("COMPLETED");
-      expect(paid.data).not.toHaveProperty("scaChallenge");
-      expect(await balanceOf(sandbox.client, account.id)).toBe(17_000);
+        near(started.data?.scaChallenge?.expiresAt, before + SCA_CHALLENGE_SECONDS * 1000);
+        const challengeId = started.data!.scaChallenge!.id;
+        expect(
+          (
+            await confirmTrust(iban.id, {
+              challengeId: "ScaChallenge:other",
+              code: SANDBOX_SCA_CODE,
+            })
+          ).error,
+        ).toMatchObject({
+          status: 400,
+          code: "INVALID_INPUT",
+        });
+        expect(
+          (await confirmTrust(iban.id, { challengeId, code: WRONG_CODE })).error,
+        ).toMatchObject({
+          status: 400,
+          code: "INVALID_INPUT",
+          details: { attemptsLeft: SCA_MAX_ATTEMPTS - 1 },
+        });
+        expect((await confirmTrust(iban.id, { challengeId, code: SANDBOX_SCA_CODE })).data).toEqual(
+          {
+            trusted: true,
+          },
+        );
 
-      const { data: untrustStarted } = await untrust(iban.id);
-      expect(untrustStarted?.scaChallenge?.factor).toBe("SMS_OTP");
-      expect((await confirmUntrust(iban.id, { code: SANDBOX_SCA_CODE })).data).toEqual({
-        trusted: false,
-      });
-      const held = await executeQuote(sandbox.client, (await quote()).id);
-      expect(held.data).toMatchObject({
-        status: "PENDING_AUTHORIZATION",
-        scaChallenge: { factor: "SMS_OTP" },
-      });
-      const released = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
-        params: { path: { quoteId: held.data!.id } },
-        body: { code: SANDBOX_SCA_CODE },
-      });
-      expect(released.data?.status).toBe("COMPLETED");
+        // A trusted beneficiary cannot be deleted.
+        const deleting = await sandbox.client.DELETE(
+          "/customers/external-accounts/{externalAccountId}",
+          ea(iban.id),
+        );
+        expect(deleting.error).toMatchObject({ status: 409, code: "BENEFICIARY_TRUSTED" });
 
-      const deleted = await sandbox.client.DELETE(
-        "/customers/external-accounts/{externalAccountId}",
-        ea(iban.id),
-      );
-      expect(deleted.response.status).toBe(204);
-    });
+        // A payment to it is executed without a challenge.
+        const account = await createAccount(sandbox.client, id, "USD", 20_000);
+        const quote = async () => {
+          const { data } = await sandbox.client.POST("/quotes", {
+            body: {
+              source: { sourceType: "ACCOUNT", accountId: account.id },
+              destination: { destinationType: "ACCOUNT", accountId: iban.id },
+              lockedCurrencySide: "SENDING",
+              lockedCurrencyAmount: 3_000,
+            },
+          });
+          return data!;
+        };
+        const paid = await executeQuote(sandbox.client, (await quote()).id);
+        expect(paid.data?.status).toBe("COMPLETED");
+        expect(paid.data).not.toHaveProperty("scaChallenge");
+        expect(await balanceOf(sandbox.client, account.id)).toBe(17_000);
+
+        const { data: untrustStarted } = await untrust(iban.id);
+        expect(untrustStarted?.scaChallenge?.factor).toBe("SMS_OTP");
+        expect((await confirmUntrust(iban.id, { code: SANDBOX_SCA_CODE })).data).toEqual({
+          trusted: false,
+        });
+        const held = await executeQuote(sandbox.client, (await quote()).id);
+        expect(held.data).toMatchObject({
+          status: "PENDING_AUTHORIZATION",
+          scaChallenge: { factor: "SMS_OTP" },
+        });
+        const released = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+          params: { path: { quoteId: held.data!.id } },
+          body: { code: SANDBOX_SCA_CODE },
+        });
+        expect(released.data?.status).toBe("COMPLETED");
+
+        const deleted = await sandbox.client.DELETE(
+          "/customers/external-accounts/{externalAccountId}",
+          ea(iban.id),
+        );
+        expect(deleted.response.status).toBe(204);
+      },
+      SLOW_TEST_MS,
+    );
 
     it("refuses a confirmation with no challenge, an expired one, or one spent by wrong codes", async () => {
       const { id } = await customer();

@@ -551,6 +551,9 @@ export class ScaService {
     }
     if (input.factor === "TOTP") {
       await this.requireFactor(ctx, row, "TOTP");
+      // A TOTP code is the app's, not one the sandbox issued: it has no expiry
+      // or attempts of its own (the SCA code table decides it; a wrong one is
+      // a failed login).
       const { outcome } = scaCodeOutcome(input.code);
       if (outcome.kind === "REJECT") {
         await this.services.data.transaction(failed);
