@@ -47,6 +47,9 @@ import { stablecoinRoutes } from "./areas/stablecoins/routes.js";
 import type { StablecoinOperationService } from "./areas/stablecoins/operations.js";
 import type { StablecoinProviderAccountService } from "./areas/stablecoins/provider-accounts.js";
 import type { StablecoinService } from "./areas/stablecoins/service.js";
+import type { BeneficiaryTrustService } from "./areas/sca/beneficiary-trust.js";
+import { scaRoutes } from "./areas/sca/routes.js";
+import type { ScaService } from "./areas/sca/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
@@ -67,6 +70,7 @@ export interface ApiServices {
   agents: AgentService;
   apiTokens: ApiTokenService;
   beneficialOwners: BeneficialOwnerService;
+  beneficiaryTrust: BeneficiaryTrustService;
   cards: CardService;
   cardTransactions: CardTransactionService;
   contactVerification: ContactVerificationService;
@@ -81,6 +85,7 @@ export interface ApiServices {
   quotes: QuoteService;
   receivers: ReceiverService;
   sandboxClock: SandboxClockService;
+  sca: ScaService;
   sessions: SessionService;
   stablecoinOperations: StablecoinOperationService;
   stablecoinProviderAccounts: StablecoinProviderAccountService;
@@ -127,6 +132,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     kycLinkRoutes(s.kycLinks, s.idempotency),
     documentRoutes(s.documents),
     contactVerificationRoutes(s.contactVerification),
+    scaRoutes(s.sca, s.beneficiaryTrust),
     beneficialOwnerRoutes(s.beneficialOwners),
     verificationRoutes(s.verifications),
     internalAccountRoutes(s.internalAccounts),

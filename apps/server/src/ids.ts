@@ -29,7 +29,9 @@ export type IdType =
   | "Stablecoin"
   | "StablecoinOperation"
   | "StablecoinProviderAccount"
-  | "DelegatedKey";
+  | "DelegatedKey"
+  | "ScaFactor"
+  | "ScaFactorReset";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

@@ -37,6 +37,9 @@ import { CredentialService } from "./areas/auth/credentials.js";
 import { LoginService } from "./areas/auth/login.js";
 import { OidcVerifier } from "./areas/auth/oidc.js";
 import { PasskeyVerifier } from "./areas/auth/passkey.js";
+import { BeneficiaryTrustService } from "./areas/sca/beneficiary-trust.js";
+import { ScaPasskeys } from "./areas/sca/passkeys.js";
+import { ScaService } from "./areas/sca/service.js";
 import { SessionService } from "./areas/auth/sessions.js";
 import { DelegatedKeyService } from "./areas/auth/delegated-keys.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
@@ -225,6 +228,8 @@ export async function startServer(
   });
   const verifications = new VerificationService(services, customers);
   const externalAccounts = new ExternalAccountService(services, customers);
+  const sca = new ScaService(services, customers, new ScaPasskeys(config.auth));
+  const beneficiaryTrust = new BeneficiaryTrustService(services, customers, externalAccounts);
   const ownership = new OwnershipVerification(
     services,
     externalAccounts,
@@ -281,6 +286,7 @@ export async function startServer(
       agents,
       apiTokens: new ApiTokenService(services),
       beneficialOwners,
+      beneficiaryTrust,
       cards,
       cardTransactions,
       contactVerification,
@@ -300,6 +306,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
+      sca,
       sessions,
       stablecoinOperations,
       stablecoinProviderAccounts,

@@ -93,6 +93,12 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"code":"INVALID_INPUT","attemptsLeft":4}',
       '{"email":"VERIFIED","phone":"PENDING"}',
       "INVALID_STATE_TRANSITION",
+      '[{"factor":"SMS_OTP"}]',
+      "SUCCESS",
+      '{"factor":"SMS_OTP","availableFactors":["SMS_OTP"]}',
+      '{"trusted":true}',
+      "BENEFICIARY_TRUSTED",
+      "CONFLICT",
       '{"status":400,"code":"INVITATIONS_NOT_CONFIGURED"}',
       "wallet.example.com",
       expect.stringMatching(

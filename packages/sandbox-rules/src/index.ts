@@ -61,8 +61,14 @@ export {
   STABLECOIN_PROVIDER_ACCOUNT_TABLE,
   SCA_CHALLENGE_SECONDS,
   SCA_CODE_TABLE,
+  SCA_LOCKOUT_STEPS,
   SCA_MAX_ATTEMPTS,
   SCA_REGIONS,
+  SCA_RESET_LIVENESS_SECONDS,
+  SCA_RESET_MAX_PER_DAY,
+  SCA_RESET_WINDOW_SECONDS,
+  SCA_SESSION_SECONDS,
+  SCA_SUSPEND_AT_FAILED_LOGINS,
   TRANSFER_DELAYED_FAILURE_SECONDS,
   TRANSFER_TABLE,
   UMA_RECEIVER_TABLE,
@@ -94,5 +100,19 @@ export {
   transferOutcome,
   walletSignatureOutcome,
 } from "./evaluate.js";
+export type {
+  CodeChallengeKind,
+  CodeChallengePolicy,
+  CodeJudgement,
+  IssuedCode,
+  LoginLockout,
+} from "./code-challenge.js";
+export {
+  CODE_CHALLENGE_POLICIES,
+  attemptsLeft,
+  issueCode,
+  judgeCode,
+  loginLockoutAt,
+} from "./code-challenge.js";
 export type { DocsCheck } from "./render.js";
 export { GENERATED_HEADER, checkRenderedDocs, renderMagicValuesMarkdown } from "./render.js";

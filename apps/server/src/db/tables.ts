@@ -214,6 +214,7 @@ export interface ExternalAccount {
   ownershipType: string | null;
   platformAccountId: string | null;
   defaultUmaDepositAccount: Generated<boolean>;
+  scaTrustedAt: Date | null;
   ownershipChallenge: string | null;
   deletedAt: Date | null;
   createdAt: Date;
@@ -537,6 +538,60 @@ export interface StablecoinOperation {
   updatedAt: Date;
 }
 
+export interface ScaFactor {
+  id: string;
+  platformId: string;
+  customerId: string;
+  factor: string;
+  status: string;
+  secret: string | null;
+  credentialId: string | null;
+  publicKey: string | null;
+  counter: Generated<number>;
+  transports: string | null;
+  name: string | null;
+  webauthnChallenge: string | null;
+  attempts: Generated<number>;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ScaChallenge {
+  id: string;
+  platformId: string;
+  customerId: string;
+  purpose: string;
+  subjectId: string;
+  factor: string;
+  webauthnChallenge: string | null;
+  attempts: Generated<number>;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export interface ScaLoginState {
+  customerId: string;
+  platformId: string;
+  sessionExpiresAt: Date | null;
+  failedAttempts: Generated<number>;
+  lockedUntil: Date | null;
+  suspended: Generated<boolean>;
+  updatedAt: Date;
+}
+
+export interface ScaFactorReset {
+  id: string;
+  platformId: string;
+  customerId: string;
+  factor: string;
+  livenessAccessToken: string;
+  livenessPassesAt: Date;
+  expiresAt: Date;
+  completedAt: Date | null;
+  createdAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -572,6 +627,10 @@ export interface Tables {
   StablecoinProviderAccount: StablecoinProviderAccount;
   Stablecoin: Stablecoin;
   StablecoinOperation: StablecoinOperation;
+  ScaFactor: ScaFactor;
+  ScaChallenge: ScaChallenge;
+  ScaLoginState: ScaLoginState;
+  ScaFactorReset: ScaFactorReset;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
@@ -592,6 +651,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   clockOffsetSeconds: "int",
   completedAt: "date",
   consumedAt: "date",
+  counter: "int",
   createdAt: "date",
   debitedAmount: "bigint",
   decimals: "int",
@@ -605,6 +665,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   expMonth: "int",
   expYear: "int",
   failed: "int",
+  failedAttempts: "int",
   feeAmount: "bigint",
   fiatAmount: "bigint",
   firstAttemptAt: "date",
@@ -613,6 +674,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   lastEventAt: "date",
   lastVerifiedAt: "date",
   latencyMs: "int",
+  livenessPassesAt: "date",
   lockedUntil: "date",
   maxSpendPerTransaction: "bigint",
   nextAttemptAt: "date",
@@ -636,14 +698,17 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   revokedAt: "date",
   scaAttempts: "int",
   scaExpiresAt: "date",
+  scaTrustedAt: "date",
   sendingAmount: "bigint",
   seq: "bigint",
+  sessionExpiresAt: "date",
   settledAmount: "bigint",
   settlementCount: "int",
   settlementTotal: "bigint",
   size: "int",
   stepsApplied: "int",
   successful: "int",
+  suspended: "boolean",
   total: "int",
   updatedAt: "date",
   usedAt: "date",

@@ -623,9 +623,360 @@ export interface paths {
         post?: never;
         /**
          * Delete a customer external account
-         * @description Removes one of a customer's external accounts. It can no longer be paid to or from; transactions that used it keep its id.
+         * @description Removes one of a customer's external accounts. It can no longer be paid to or from; transactions that used it keep its id. A trusted beneficiary is 409 `BENEFICIARY_TRUSTED` until it is untrusted (`POST /customers/external-accounts/{externalAccountId}/untrust`).
          */
         delete: operations["deleteCustomerExternalAccountById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List enrolled SCA factors
+         * @description The factors the customer can authenticate with: `SMS_OTP` once its phone number is verified (contact verification), and each confirmed `TOTP` or `PASSKEY` enrolment. Only customers whose provider requires SCA use it (in the sandbox, a `region` in the European Economic Area); for any other customer 409 `CONFLICT`.
+         */
+        get: operations["listScaFactors"];
+        put?: never;
+        /**
+         * Start enrolling an SCA factor
+         * @description Starts a `TOTP` or `PASSKEY` enrolment (`SMS_OTP` needs none). `TOTP` answers a new shared secret and its `otpauth://` URI; `PASSKEY` answers WebAuthn creation options for the sandbox's relying party. Finish with `POST /sca/factors/confirm`. A second passkey is 409 `PASSKEY_ALREADY_ENROLLED`: delete the first one.
+         */
+        post: operations["startScaFactorEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors/confirm": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an SCA factor enrolment
+         * @description Finishes the enrolment started by `POST /sca/factors`. `TOTP` sends back the `secret` it was given and a code (in the sandbox always `123456`; 5 wrong codes or 5 minutes end the enrolment) and gets its recovery codes; `PASSKEY` sends the WebAuthn credential and the `origin` it was made on, verified against the enrolment's challenge, and gets the factor.
+         */
+        post: operations["confirmScaFactorEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors/{credentialId}": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `credentialId` of the enrolled passkey. */
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an enrolled SCA factor
+         * @description Removes the customer's passkey factor (the only kind with a `credentialId`). An unknown credential is 404.
+         */
+        delete: operations["deleteScaFactor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/login/start": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an SCA login
+         * @description Starts a login with one of the customer's factors. `SMS_OTP` issues a code (none is sent in the sandbox; it is `123456`) and answers its `challengeId` and `expiresAt`; `TOTP` answers the factor only; `PASSKEY` answers WebAuthn request options. A factor the customer does not have is 400 `INVALID_INPUT`.
+         */
+        post: operations["startScaLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/login/complete": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an SCA login
+         * @description Answers the started login: the code for `SMS_OTP` (with its `challengeId`) or `TOTP`, the WebAuthn assertion and its `origin` for `PASSKEY`. Success opens an SCA session until `sessionExpiresAt` (15 minutes in the sandbox). A wrong proof is 400 `INVALID_INPUT` and counts as a failed login; a customer locked by failed logins gets 423 `ACCOUNT_LOCKED`.
+         */
+        post: operations["completeScaLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/record-event": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a security event
+         * @description Tells the service about a login-security event on your side. `FAILED_LOGIN_ATTEMPT` adds to the customer's failed logins (5 lock it for 15 minutes, 6 for 30, 7 for an hour, 8 for a day, 9 or more suspend it); while locked, another one is 423 `ACCOUNT_LOCKED`. `RESET_PASSWORD_COMPLETED` ends every SCA session of the customer and clears the count and any lock.
+         */
+        post: operations["recordSecurityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors/reset": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a 2FA reset
+         * @description Starts recovering a lost factor behind a liveness check. In the sandbox the check passes by itself 30 seconds (sandbox clock) after the start; poll `GET /sca/factors/reset/{resetId}`, then complete within 30 minutes. A factor the customer does not have is 400 `INVALID_INPUT`; more than 5 resets in 24 hours is 429 `RATE_LIMITED`.
+         */
+        post: operations["startTwoFactorReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors/reset/{resetId}": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `resetId` of the reset's start. */
+                resetId: components["parameters"]["ScaResetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a 2FA reset's status
+         * @description Where a reset stands: `INITIATED` until its liveness check passes, then `LIVENESS_PASSED`, `COMPLETED` once completed, or `EXPIRED` when its window closed first.
+         */
+        get: operations["getTwoFactorResetStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sca/factors/reset/{resetId}/complete": {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `resetId` of the reset's start. */
+                resetId: components["parameters"]["ScaResetId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a 2FA reset
+         * @description Finishes a reset whose liveness check passed: a `TOTP` or `PASSKEY` factor is removed so the customer can enrol again; an `SMS_OTP` reset needs the new `mobile`, which becomes the customer's verified phone number. Before liveness passes, after the window, or a second time: 400 `INVALID_INPUT`.
+         */
+        post: operations["completeTwoFactorReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start trusting a beneficiary
+         * @description Starts making a customer's external account a trusted beneficiary, whose quotes then need no per-payment SCA challenge. Answers the SMS challenge to confirm with (code `123456` in the sandbox) on `.../trust/confirm`; starting again replaces it. The account's customer must require SCA, otherwise 409 `CONFLICT` (a platform's own account has no customer).
+         */
+        post: operations["startBeneficiaryTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/trust/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm trusting a beneficiary
+         * @description Answers the trust challenge with its code (or a passkey assertion and its `origin`). A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; an expired or spent challenge, or none started, is 400 `INVALID_INPUT`.
+         */
+        post: operations["confirmBeneficiaryTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/untrust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start untrusting a beneficiary
+         * @description Starts removing the trusted mark from an external account; its quotes are challenged again once confirmed on `.../untrust/confirm`.
+         */
+        post: operations["startBeneficiaryUntrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/external-accounts/{externalAccountId}/untrust/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm untrusting a beneficiary
+         * @description Answers the untrust challenge as for trusting; the account is no longer trusted.
+         */
+        post: operations["confirmBeneficiaryUntrust"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2621,6 +2972,242 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description One factor the customer can authenticate with. */
+        ScaFactorView: {
+            factor: components["schemas"]["ScaFactor"];
+            /** @description The passkey's credential id (`PASSKEY` only); delete the factor with it. */
+            credentialId?: string;
+            /** @description A label for the factor. */
+            name?: string;
+        };
+        ScaFactorList: {
+            factors: components["schemas"]["ScaFactorView"][];
+        };
+        /** TOTP Factor Enroll Request */
+        TotpFactorEnrollRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TOTP";
+        };
+        /** Passkey Factor Enroll Request */
+        PasskeyFactorEnrollRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PASSKEY";
+        };
+        ScaFactorEnrollRequestOneOf: components["schemas"]["TotpFactorEnrollRequest"] | components["schemas"]["PasskeyFactorEnrollRequest"];
+        TotpEnrollmentStart: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TOTP";
+            /** @description The shared secret; send it back on the confirmation. */
+            secret: string;
+            /** @description The same secret in Base32, for typing into an authenticator app. */
+            secretBase32Encoded: string;
+            /**
+             * @description The `otpauth://totp/...` URI an authenticator app scans.
+             * @example otpauth://totp/Sandbox:camille%40example.fr?secret=JBSWY3DPEHPK3PXP&issuer=Sandbox
+             */
+            totpUri: string;
+        };
+        PasskeyEnrollmentStart: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PASSKEY";
+            /** @description WebAuthn `PublicKeyCredentialCreationOptions` (JSON form), for `navigator.credentials.create`. */
+            options: {
+                [key: string]: unknown;
+            };
+            /**
+             * @example [
+             *       "http://localhost:3000"
+             *     ]
+             */
+            allowedOrigins: string[];
+            /** @example localhost */
+            relyingPartyId: string;
+        };
+        ScaFactorEnrollStartOneOf: components["schemas"]["TotpEnrollmentStart"] | components["schemas"]["PasskeyEnrollmentStart"];
+        TotpEnrollmentConfirmRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TOTP";
+            /** @description The `secret` the enrolment started with. */
+            secret: string;
+            /**
+             * @description A code from the authenticator app; `123456` in the sandbox.
+             * @example 123456
+             */
+            code: string;
+        };
+        PasskeyEnrollmentConfirmRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PASSKEY";
+            /**
+             * @description The origin the credential was created on; one of the start's `allowedOrigins`.
+             * @example http://localhost:3000
+             */
+            origin: string;
+            /** @description The WebAuthn registration response (JSON form) the device produced, as it is. */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        ScaFactorConfirmRequestOneOf: components["schemas"]["TotpEnrollmentConfirmRequest"] | components["schemas"]["PasskeyEnrollmentConfirmRequest"];
+        TotpEnrollmentConfirmResponse: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TOTP";
+            /**
+             * @description Recovery codes, shown this once.
+             * @example [
+             *       "K7QM-2XRD-9FHT"
+             *     ]
+             */
+            recoveryCodes: string[];
+        };
+        PasskeyEnrollmentConfirmResponse: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PASSKEY";
+            factor: components["schemas"]["ScaFactorView"];
+        };
+        ScaFactorConfirmResponseOneOf: components["schemas"]["TotpEnrollmentConfirmResponse"] | components["schemas"]["PasskeyEnrollmentConfirmResponse"];
+        ScaLoginStartRequest: {
+            factor: components["schemas"]["ScaFactor"];
+        };
+        /** @description What the started login needs: `challengeId` and `expiresAt` for `SMS_OTP`, nothing more for `TOTP`, WebAuthn options for `PASSKEY`. */
+        ScaLoginStart: {
+            factor: components["schemas"]["ScaFactor"];
+            challengeId?: string | null;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            /** @description WebAuthn `PublicKeyCredentialRequestOptions` (JSON form), for `navigator.credentials.get`. */
+            passkeyOptions?: {
+                [key: string]: unknown;
+            } | null;
+            allowedOrigins?: string[] | null;
+            relyingPartyId?: string | null;
+        };
+        ScaLoginCompleteRequest: {
+            factor: components["schemas"]["ScaFactor"];
+            /**
+             * @description The address of the customer's device.
+             * @example 203.0.113.42
+             */
+            endUserIpAddress: string;
+            /** @description The start's `challengeId` (`SMS_OTP`). */
+            challengeId?: string | null;
+            /**
+             * @description The `SMS_OTP` or `TOTP` code; `123456` in the sandbox.
+             * @example 123456
+             */
+            code?: string | null;
+            /** @description The WebAuthn authentication response (JSON form), for `PASSKEY`. */
+            passkeyAssertion?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The origin the assertion was made on. */
+            origin?: string | null;
+        };
+        ScaLoginComplete: {
+            /**
+             * @description `SUCCESS` when the login opened a session.
+             * @example SUCCESS
+             */
+            status: string;
+            /**
+             * Format: date-time
+             * @description When the SCA session ends.
+             */
+            sessionExpiresAt?: string | null;
+        };
+        RecordSecurityEventRequest: {
+            /** @enum {string} */
+            eventType: "RESET_PASSWORD_COMPLETED" | "FAILED_LOGIN_ATTEMPT";
+        };
+        RecordSecurityEventResponse: {
+            /** @enum {string} */
+            eventType: "RESET_PASSWORD_COMPLETED" | "FAILED_LOGIN_ATTEMPT";
+            /** @description Locked with no end, until a password reset is recorded. */
+            suspended: boolean;
+            /**
+             * Format: date-time
+             * @description The end of a temporary lock; null when not locked or when suspended.
+             */
+            lockedUntil?: string | null;
+            /** @description The customer's failed logins so far. */
+            failedAttempts: number;
+        };
+        TwoFactorResetStartRequest: {
+            factor: components["schemas"]["ScaFactor"];
+        };
+        TwoFactorResetStart: {
+            resetId: string;
+            /** @description The token a liveness SDK would be started with (opaque; the sandbox's check passes by itself). */
+            livenessAccessToken?: string | null;
+            verificationLink?: string | null;
+            /**
+             * Format: date-time
+             * @description The end of the reset's window.
+             */
+            expiresAt?: string | null;
+        };
+        TwoFactorResetStatus: {
+            /** @enum {string} */
+            status: "INITIATED" | "PENDING_REVIEW" | "LIVENESS_PASSED" | "COMPLETED" | "REJECTED" | "EXPIRED";
+            factor: components["schemas"]["ScaFactor"];
+            /**
+             * @description `PENDING` until the customer has the factor again, then `COMPLETED`; null for `SMS_OTP`.
+             * @enum {string|null}
+             */
+            enrollmentStatus?: "PENDING" | "COMPLETED" | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            completedAt?: string | null;
+        };
+        TwoFactorResetCompleteRequest: {
+            /** @description The new phone number of an `SMS_OTP` reset. */
+            mobile?: {
+                /** @example +33 */
+                countryCode: string;
+                /** @example 612345678 */
+                number: string;
+            };
+        };
+        BeneficiaryTrustStart: {
+            scaChallenge?: components["schemas"]["ScaChallenge"];
+        };
+        BeneficiaryTrustConfirmRequest: {
+            challengeId?: string | null;
+            /** @example 123456 */
+            code?: string | null;
+            passkeyAssertion?: {
+                [key: string]: unknown;
+            } | null;
+            origin?: string | null;
+        };
+        BeneficiaryTrustConfirm: {
+            trusted: boolean;
+        };
         /**
          * @description Identifier of a platform, in the form `Platform:<uuid>`.
          * @example Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1
@@ -8408,6 +8995,34 @@ export interface components {
         DocumentReplaceRequest: components["schemas"]["BaseDocumentRequest"];
     };
     responses: {
+        /** @description The customer does not use strong customer authentication (in the sandbox: its `region` is outside the European Economic Area), `CONFLICT`; or a passkey is already enrolled, `PASSKEY_ALREADY_ENROLLED`. */
+        ScaNotRequired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error409"];
+            };
+        };
+        /** @description The customer's login is locked by failed logins, or suspended. */
+        LoginLocked: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error423"];
+            };
+        };
+        /** @description The customer started 5 resets in the last 24 hours; retry after `Retry-After` seconds. */
+        TooManyResets: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error429"];
+            };
+        };
         /** @description The request is invalid; `code` says why. */
         BadRequest: {
             headers: {
@@ -8598,6 +9213,18 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The customer authenticating.
+         * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+         */
+        ScaCustomerId: string;
+        /** @description The `resetId` of the reset's start. */
+        ScaResetId: string;
+        /**
+         * @description The customer's external account (the beneficiary).
+         * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+         */
+        TrustedExternalAccountId: string;
         /**
          * @description Maximum number of items to return.
          * @example 20
@@ -10489,6 +11116,534 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listScaFactors: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's factors. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "factors": [
+                     *         {
+                     *           "factor": "SMS_OTP"
+                     *         },
+                     *         {
+                     *           "factor": "PASSKEY",
+                     *           "credentialId": "3q2-7w",
+                     *           "name": "Passkey"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScaFactorList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startScaFactorEnrollment: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "TOTP"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScaFactorEnrollRequestOneOf"];
+            };
+        };
+        responses: {
+            /** @description The material the customer's authenticator needs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScaFactorEnrollStartOneOf"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmScaFactorEnrollment: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScaFactorConfirmRequestOneOf"];
+            };
+        };
+        responses: {
+            /** @description The factor is enrolled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScaFactorConfirmResponseOneOf"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteScaFactor: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `credentialId` of the enrolled passkey. */
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The factor was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startScaLogin: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "factor": "SMS_OTP"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScaLoginStartRequest"];
+            };
+        };
+        responses: {
+            /** @description The material to complete the login with. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScaLoginStart"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    completeScaLogin: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "factor": "SMS_OTP",
+                 *       "challengeId": "ScaChallenge:019542f5-b3e7-1d02-0000-000000000007",
+                 *       "code": "123456",
+                 *       "endUserIpAddress": "203.0.113.42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScaLoginCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The login's outcome. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScaLoginComplete"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            423: components["responses"]["LoginLocked"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    recordSecurityEvent: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventType": "FAILED_LOGIN_ATTEMPT"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecordSecurityEventRequest"];
+            };
+        };
+        responses: {
+            /** @description The customer's login-security state after the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordSecurityEventResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            423: components["responses"]["LoginLocked"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startTwoFactorReset: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "factor": "TOTP"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TwoFactorResetStartRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset and its liveness handle. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorResetStart"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            429: components["responses"]["TooManyResets"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTwoFactorResetStatus: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `resetId` of the reset's start. */
+                resetId: components["parameters"]["ScaResetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reset's status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorResetStatus"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    completeTwoFactorReset: {
+        parameters: {
+            query: {
+                /**
+                 * @description The customer authenticating.
+                 * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+                 */
+                customerId: components["parameters"]["ScaCustomerId"];
+            };
+            header?: never;
+            path: {
+                /** @description The `resetId` of the reset's start. */
+                resetId: components["parameters"]["ScaResetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TwoFactorResetCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset is complete. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startBeneficiaryTrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge to confirm with. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficiaryTrustStart"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmBeneficiaryTrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "challengeId": "ScaChallenge:019542f5-b3e7-1d02-0000-000000000007",
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BeneficiaryTrustConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The beneficiary is trusted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficiaryTrustConfirm"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startBeneficiaryUntrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge to confirm with. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficiaryTrustStart"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmBeneficiaryUntrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's external account (the beneficiary).
+                 * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+                 */
+                externalAccountId: components["parameters"]["TrustedExternalAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BeneficiaryTrustConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The beneficiary is no longer trusted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeneficiaryTrustConfirm"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ScaNotRequired"];
             500: components["responses"]["InternalError"];
         };
     };

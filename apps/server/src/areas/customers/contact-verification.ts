@@ -11,19 +11,33 @@
  * two right answers consume the code once. The customer's verified value is
  * written in the same transaction that consumes the code.
  */
-import {
-  CONTACT_VERIFICATION_CODE_SECONDS,
-  CONTACT_VERIFICATION_MAX_ATTEMPTS,
-  contactVerificationCodeOutcome,
-} from "@sandbox/sandbox-rules";
-import { one, q, run, type Row } from "../../db/query.js";
+import { issueCode } from "@sandbox/sandbox-rules";
+import { one, q, run } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
+import { answerCode, type CodeStore } from "../sca/code-challenge.js";
 import { CHANNELS, channelStatus, type ContactChannel } from "./contact-channels.js";
 import { toCustomer, type Customer, type CustomerRow, type CustomerService } from "./service.js";
 
-type PendingCode = Row<"ContactVerificationCode">;
+/** A contact code's wrong answers count on its row; the last one deletes it. */
+function contactCodeStore(id: string): CodeStore {
+  return {
+    *countWrong(spent) {
+      const counted = yield* one(
+        q
+          .updateTable("ContactVerificationCode")
+          .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+          .where("id", "=", id)
+          .returning("attempts"),
+      );
+      if (counted && spent(counted.attempts)) {
+        yield* run(q.deleteFrom("ContactVerificationCode").where("id", "=", id));
+      }
+      return counted?.attempts;
+    },
+  };
+}
 
 /** No code can be confirmed: the customer must send a new one. */
 function noPendingCode(row: CustomerRow, channel: ContactChannel, why: string): ApiError {
@@ -80,8 +94,7 @@ export class ContactVerificationService {
     const code = {
       id: newId("ContactVerificationCode"),
       sentTo: contact,
-      attempts: 0,
-      expiresAt: new Date(now.getTime() + CONTACT_VERIFICATION_CODE_SECONDS * 1000),
+      ...issueCode("CONTACT_VERIFICATION", now),
       createdAt: now,
     };
     await this.services.data.execute(
@@ -118,21 +131,20 @@ export class ContactVerificationService {
         `The pending code was sent to a ${noun} the customer no longer has`,
       );
     }
-    if (now >= pending.expiresAt) {
-      throw noPendingCode(
-        row,
-        channel,
-        `The verification code sent at ${pending.createdAt.toISOString()} expired at ${pending.expiresAt.toISOString()}`,
-      );
-    }
-
-    const { outcome } = contactVerificationCodeOutcome(input.code);
-    if (outcome.kind === "REJECT") {
-      const attemptsLeft = await this.countWrongAttempt(pending);
-      throw new ApiError(outcome.status, outcome.errorCode, outcome.message, {
-        details: { attemptsLeft, errors: [fieldError("body.code", "not the code sent")] },
-      });
-    }
+    await answerCode(this.services.data, {
+      kind: "CONTACT_VERIFICATION",
+      issued: pending,
+      code: input.code,
+      now,
+      store: contactCodeStore(pending.id),
+      unusable: () =>
+        noPendingCode(
+          row,
+          channel,
+          `The verification code sent at ${pending.createdAt.toISOString()} expired at ${pending.expiresAt.toISOString()}`,
+        ),
+      wrongDetails: { errors: [fieldError("body.code", "not the code sent")] },
+    });
 
     const verified = await this.services.data.transaction(function* () {
       const consumed = yield* run(
@@ -161,26 +173,5 @@ export class ContactVerificationService {
       throw noPendingCode(row, channel, `The ${noun} verification code was already used`);
     }
     return toCustomer(verified);
-  }
-
-  /**
-   * Counts a wrong code against the code that was read (not one sent since);
-   * the last allowed attempt makes it void. Returns the attempts left.
-   */
-  private async countWrongAttempt(pending: PendingCode): Promise<number> {
-    return this.services.data.transaction(function* () {
-      const counted = yield* one(
-        q
-          .updateTable("ContactVerificationCode")
-          .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
-          .where("id", "=", pending.id)
-          .returning("attempts"),
-      );
-      const attempts = counted?.attempts ?? CONTACT_VERIFICATION_MAX_ATTEMPTS;
-      if (counted && attempts >= CONTACT_VERIFICATION_MAX_ATTEMPTS) {
-        yield* run(q.deleteFrom("ContactVerificationCode").where("id", "=", pending.id));
-      }
-      return Math.max(0, CONTACT_VERIFICATION_MAX_ATTEMPTS - attempts);
-    });
   }
 }

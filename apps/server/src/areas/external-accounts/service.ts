@@ -121,6 +121,7 @@ export class ExternalAccountService {
           ? ((input as CustomerAccountCreate).defaultUmaDepositAccount ?? false)
           : false,
       ownershipChallenge: null,
+      scaTrustedAt: null,
       deletedAt: null,
       createdAt: now,
       updatedAt: now,
@@ -220,9 +221,19 @@ export class ExternalAccountService {
     return newestCountedPage(this.services.data, query, filter, toExternalAccount);
   }
 
-  /** Retires the account: no new money moves to or from it; its transactions keep the id. */
+  /**
+   * Retires the account: no new money moves to or from it; its transactions
+   * keep the id. A trusted beneficiary (areas/sca) must be untrusted first.
+   */
   async delete(ctx: RequestContext, owner: Owner, id: string): Promise<void> {
     const row = await this.ownedRow(ctx, owner, id);
+    const trusted = () =>
+      new ApiError(
+        409,
+        "BENEFICIARY_TRUSTED",
+        `External account ${row.id} is a trusted beneficiary; untrust it with POST /customers/external-accounts/${row.id}/untrust before deleting it`,
+      );
+    if (row.scaTrustedAt !== null) throw trusted();
     const now = ctx.clock.now();
     const deleted = await this.services.data.transaction(() =>
       one(
@@ -232,9 +243,14 @@ export class ExternalAccountService {
           .where("id", "=", row.id)
           .where("platformId", "=", ctx.platformId)
           .where("deletedAt", "is", null)
+          .where("scaTrustedAt", "is", null)
           .returning("id"),
       ),
     );
-    if (!deleted) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
+    if (!deleted) {
+      const again = await this.ownedRow(ctx, owner, id);
+      if (again.scaTrustedAt !== null) throw trusted();
+      throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
+    }
   }
 }

@@ -1,14 +1,9 @@
 import { requireLookupOf } from "../receiver/lookups.js";
 import { randomInt } from "node:crypto";
 import type { Schemas } from "@sandbox/client";
-import {
-  SCA_CHALLENGE_SECONDS,
-  SCA_MAX_ATTEMPTS,
-  SCA_REGIONS,
-  scaCodeOutcome,
-} from "@sandbox/sandbox-rules";
+import { issueCode } from "@sandbox/sandbox-rules";
 import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
-import { insert, q } from "../../db/query.js";
+import { insert, one, q, run } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { newId } from "../../ids.js";
@@ -19,6 +14,8 @@ import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import { currenciesOf } from "../customers/service.js";
+import { answerCode, type CodeStore } from "../sca/code-challenge.js";
+import { paymentNeedsSca } from "../sca/requirement.js";
 import { StaleTransactionError, type Transaction } from "../transactions/records.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
 import type { UmaDirectory } from "../uma/directory.js";
@@ -169,7 +166,13 @@ export class QuoteService {
     const realtime = input.source.sourceType === "REALTIME_FUNDING";
     // A real-time-funded quote of an SCA customer withholds its instructions until authorized.
     const challenge =
-      realtime && (await this.requiresSca(ctx, customerId))
+      realtime &&
+      (await paymentNeedsSca(
+        this.services.data,
+        ctx,
+        customerId,
+        destination.destinationExternalAccountId,
+      ))
         ? newChallenge(ctx.clock.now(), input.scaFactor)
         : null;
     const now = ctx.clock.now();
@@ -334,11 +337,17 @@ export class QuoteService {
     return customer.region;
   }
 
-  /** Whether the customer's region requires strong customer authentication. */
-  private async requiresSca(ctx: RequestContext, customerId: string | null): Promise<boolean> {
-    if (customerId === null) return false;
-    const region = await this.customerRegion(ctx, customerId);
-    return region !== null && SCA_REGIONS.has(region);
+  /**
+   * Whether paying the quote needs a challenge: its customer uses SCA and
+   * its destination is not one of the customer's trusted beneficiaries.
+   */
+  private needsSca(ctx: RequestContext, quote: QuoteRow): Promise<boolean> {
+    return paymentNeedsSca(
+      this.services.data,
+      ctx,
+      quote.customerId,
+      quote.destinationExternalAccountId,
+    );
   }
 
   private async getRow(ctx: RequestContext, id: string): Promise<QuoteRow> {
@@ -417,7 +426,7 @@ export class QuoteService {
       amount: quote.sendingAmount,
       currency: quote.sendingCurrency,
     });
-    if (await this.requiresSca(ctx, quote.customerId)) {
+    if (await this.needsSca(ctx, quote)) {
       const challenged = await this.challenge(ctx, quote, input?.scaFactor, agent);
       return { kind: "EXECUTED", quote: toQuote(challenged) };
     }
@@ -463,29 +472,17 @@ export class QuoteService {
   ): Promise<Quote> {
     const quote = await this.pendingChallenge(ctx, id);
     const at = ctx.clock.now();
-    if (at >= (quote.scaExpiresAt ?? quote.expiresAt)) {
-      throw invalidInput("The SCA challenge expired; execute the quote again for a new one", {
-        field: "code",
-      });
-    }
-    const { outcome } = scaCodeOutcome(input.code);
-    if (outcome.kind === "REJECT") {
-      const attempts = quote.scaAttempts + 1;
-      await this.services.data.execute(
-        q
-          .updateTable("Quote")
-          .set(
-            attempts >= SCA_MAX_ATTEMPTS
-              ? { scaAttempts: attempts, scaChallengeId: null, scaExpiresAt: null }
-              : { scaAttempts: attempts },
-          )
-          .where("id", "=", quote.id)
-          .where("scaChallengeId", "=", quote.scaChallengeId),
-      );
-      throw new ApiError(outcome.status, outcome.errorCode, outcome.message, {
-        details: { attemptsLeft: Math.max(0, SCA_MAX_ATTEMPTS - attempts) },
-      });
-    }
+    await answerCode(this.services.data, {
+      kind: "SCA",
+      issued: { expiresAt: quote.scaExpiresAt ?? quote.expiresAt, attempts: quote.scaAttempts },
+      code: input.code,
+      now: at,
+      store: quoteChallengeStore(quote),
+      unusable: () =>
+        invalidInput("The SCA challenge expired; execute the quote again for a new one", {
+          field: "code",
+        }),
+    });
     if (quote.sourceAccountId === null) {
       const payments = this.payments;
       const released = await this.settle(() =>
@@ -524,7 +521,7 @@ export class QuoteService {
       throw new ApiError(
         409,
         "INVALID_STATE_TRANSITION",
-        (await this.requiresSca(ctx, quote.customerId))
+        (await this.needsSca(ctx, quote))
           ? `Quote ${id} has no pending SCA challenge (it is ${quote.status})`
           : `Quote ${id} needs no strong customer authentication: its customer's region does not require it`,
       );
@@ -656,6 +653,38 @@ function newChallenge(
   return {
     scaChallengeId: newId("ScaChallenge"),
     scaFactor: "SMS_OTP",
-    scaExpiresAt: new Date(at.getTime() + SCA_CHALLENGE_SECONDS * 1000),
+    scaExpiresAt: issueCode("SCA", at).expiresAt,
+  };
+}
+
+/**
+ * A quote keeps its challenge on its own row: a wrong answer counts against
+ * the challenge that was read, and the last one spends it (the quote then
+ * has no pending challenge).
+ */
+function quoteChallengeStore(quote: QuoteRow): CodeStore {
+  const challengeId = quote.scaChallengeId;
+  return {
+    *countWrong(spent) {
+      if (challengeId === null) return undefined;
+      const counted = yield* one(
+        q
+          .updateTable("Quote")
+          .set((eb) => ({ scaAttempts: eb("scaAttempts", "+", 1) }))
+          .where("id", "=", quote.id)
+          .where("scaChallengeId", "=", challengeId)
+          .returning("scaAttempts"),
+      );
+      if (counted && spent(counted.scaAttempts)) {
+        yield* run(
+          q
+            .updateTable("Quote")
+            .set({ scaChallengeId: null, scaExpiresAt: null })
+            .where("id", "=", quote.id)
+            .where("scaChallengeId", "=", challengeId),
+        );
+      }
+      return counted?.scaAttempts;
+    },
   };
 }

@@ -1,0 +1,92 @@
+/**
+ * The server side of one-time codes, shared by every flow that issues one:
+ * a quote's SCA challenge, contact verification, SCA factor enrolment, SCA
+ * login and beneficiary trust changes. What an answer means (expired, spent,
+ * right, wrong, attempts left) is the sandbox rules' `judgeCode`; this module
+ * applies it: a wrong answer is counted against the very code that was read
+ * (by its store, atomically, so a code issued since is never charged) and
+ * answered with the kind's rejection and `details.attemptsLeft`; an expired
+ * or spent code gets the caller's own error (each flow says how to start
+ * again). A flow only says where its code lives.
+ */
+import {
+  attemptsLeft,
+  judgeCode,
+  type CodeChallengeKind,
+  type IssuedCode,
+} from "@sandbox/sandbox-rules";
+import { ApiError } from "../../errors.js";
+import type { Database } from "../../db/database.js";
+import { one, q, run } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
+
+/** Where an issued code's wrong answers are counted. */
+export interface CodeStore {
+  /**
+   * Adds one wrong answer to the code that was read, voiding it once
+   * `spent(attempts)`; answers the count after it, or undefined when that
+   * code is gone (answered, replaced or voided meanwhile).
+   */
+  countWrong(spent: (attempts: number) => boolean): SqlProgram<number | undefined>;
+}
+
+export interface CodeAnswer {
+  kind: CodeChallengeKind;
+  issued: IssuedCode;
+  code: string | null | undefined;
+  now: Date;
+  store: CodeStore;
+  /** The error for a code no answer can satisfy any more. */
+  unusable: (why: "EXPIRED" | "SPENT") => ApiError;
+  /** Added to a wrong answer's details (next to attemptsLeft). */
+  wrongDetails?: Record<string, unknown>;
+}
+
+/**
+ * Checks an answer to an issued code: returns when it is the code, throws
+ * otherwise (after counting a wrong one).
+ */
+export async function answerCode(data: Database, answer: CodeAnswer): Promise<void> {
+  const judged = judgeCode(answer.kind, answer.issued, answer.code, answer.now);
+  if (judged.kind === "ACCEPT") return;
+  if (judged.kind === "EXPIRED" || judged.kind === "SPENT") throw answer.unusable(judged.kind);
+  const kind = answer.kind;
+  const counted = await data.transaction(() =>
+    answer.store.countWrong((attempts) => attemptsLeft(kind, attempts) === 0),
+  );
+  const { rejection } = judged;
+  throw new ApiError(rejection.status, rejection.errorCode, rejection.message, {
+    details: {
+      attemptsLeft: attemptsLeft(kind, counted ?? Number.MAX_SAFE_INTEGER),
+      ...answer.wrongDetails,
+    },
+  });
+}
+
+/** The store of a code kept in an ScaChallenge row: voided by deleting it. */
+export function scaChallengeStore({
+  id,
+  platformId,
+}: {
+  id: string;
+  platformId: string;
+}): CodeStore {
+  return {
+    *countWrong(spent) {
+      const counted = yield* one(
+        q
+          .updateTable("ScaChallenge")
+          .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+          .where("id", "=", id)
+          .where("platformId", "=", platformId)
+          .returning("attempts"),
+      );
+      if (counted && spent(counted.attempts)) {
+        yield* run(
+          q.deleteFrom("ScaChallenge").where("id", "=", id).where("platformId", "=", platformId),
+        );
+      }
+      return counted?.attempts;
+    },
+  };
+}
