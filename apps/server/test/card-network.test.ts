@@ -386,6 +386,16 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       expect(await balanceOf(sandbox, accountId)).toBe(5000);
       expect(await movesOf(txn.id)).toEqual([["CARD_CREDIT", 4000]]);
       await expectEvents(txn, ["CARD_TRANSACTION.SETTLED"]);
+      // Listed with the transactions that bring money into the account, not those that take it.
+      const listed = async (query: {
+        receiverAccountIdentifier?: string;
+        senderAccountIdentifier?: string;
+      }) =>
+        (await sandbox.client.GET("/transactions", { params: { query } })).data!.data.map(
+          (t) => t.id,
+        );
+      expect(await listed({ receiverAccountIdentifier: accountId })).toContain(txn.id);
+      expect(await listed({ senderAccountIdentifier: accountId })).not.toContain(txn.id);
       // A credit is not a purchase: it cannot be returned.
       const returned = await change("return", card.id, { cardTransactionId: txn.id, amount: 100 });
       expect(returned.response.status).toBe(409);
