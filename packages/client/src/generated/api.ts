@@ -1763,7 +1763,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate clearing
-         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it. Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
         post: operations["sandboxSimulateCardClearing"];
         delete?: never;
@@ -1789,7 +1789,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a return
-         * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED transaction (409 `INVALID_STATE_TRANSITION` otherwise); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
+         * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED purchase (409 `INVALID_STATE_TRANSITION` otherwise, and for a credit to the card); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
          */
         post: operations["sandboxSimulateCardReturn"];
         delete?: never;
@@ -1815,7 +1815,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incremental authorization
-         * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED transaction (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
+         * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED purchase (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise, and for a credit authorization). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
          */
         post: operations["sandboxSimulateCardIncrement"];
         delete?: never;
@@ -1841,7 +1841,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an authorization reversal
-         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`.
+         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
          */
         post: operations["sandboxSimulateCardReversal"];
         delete?: never;
