@@ -42,6 +42,10 @@ import type { PlatformService } from "./areas/platform/service.js";
 import { quoteRoutes } from "./areas/quotes/routes.js";
 import { cryptoRoutes } from "./areas/crypto/routes.js";
 import type { QuoteService } from "./areas/quotes/service.js";
+import { stablecoinRoutes } from "./areas/stablecoins/routes.js";
+import type { StablecoinOperationService } from "./areas/stablecoins/operations.js";
+import type { StablecoinProviderAccountService } from "./areas/stablecoins/provider-accounts.js";
+import type { StablecoinService } from "./areas/stablecoins/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
@@ -77,6 +81,9 @@ export interface ApiServices {
   receivers: ReceiverService;
   sandboxClock: SandboxClockService;
   sessions: SessionService;
+  stablecoinOperations: StablecoinOperationService;
+  stablecoinProviderAccounts: StablecoinProviderAccountService;
+  stablecoins: StablecoinService;
   transactions: TransactionService;
   ownership: OwnershipVerification;
   bulkImport: BulkCustomerImport;
@@ -135,6 +142,12 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     agentRoutes(s.agents),
     cardRoutes(s.cards),
     cardSimulationRoutes(s.cardTransactions),
+    stablecoinRoutes(
+      s.stablecoinProviderAccounts,
+      s.stablecoins,
+      s.stablecoinOperations,
+      s.idempotency,
+    ),
     authRoutes(s.credentials, s.login, s.sessions),
     sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),
     sandboxClockRoutes(s.sandboxClock),

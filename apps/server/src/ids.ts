@@ -25,7 +25,10 @@ export type IdType =
   | "BulkImportJob"
   | "Job"
   | "ScaChallenge"
-  | "ContactVerificationCode";
+  | "ContactVerificationCode"
+  | "Stablecoin"
+  | "StablecoinOperation"
+  | "StablecoinProviderAccount";
 
 // Record ids are time-ordered (version 7): rows written together then sit
 // together in every index keyed by an id, so a transaction dirties a few

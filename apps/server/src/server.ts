@@ -1,6 +1,9 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
+import { StablecoinOperationService } from "./areas/stablecoins/operations.js";
+import { StablecoinProviderAccountService } from "./areas/stablecoins/provider-accounts.js";
+import { StablecoinService } from "./areas/stablecoins/service.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { kycPageRoutes, withoutKycLinkToken } from "./areas/customers/kyc-page.js";
 import { KycLinkService } from "./areas/customers/kyc-links.js";
@@ -213,7 +216,7 @@ export async function startServer(
   const webhooks = new WebhookService(
     services,
     () => dispatcher.nudge(),
-    (url, payload, key) => dispatcher.send(url, payload, key, true),
+    (url, payload, key) => dispatcher.send(url, payload, key),
   );
   const idempotency = new IdempotencyStore(data, clock, {
     ...defaultIdempotencyOptions,
@@ -255,6 +258,15 @@ export async function startServer(
   const cardTransactions = new CardTransactionService(services, cards);
   registerCardIssuanceJob(jobHandlers);
   cardTransactions.registerJobs(jobHandlers);
+  const stablecoinProviderAccounts = new StablecoinProviderAccountService(services);
+  const stablecoins = new StablecoinService(services, stablecoinProviderAccounts);
+  const stablecoinOperations = new StablecoinOperationService(
+    services,
+    stablecoins,
+    accounts,
+    externalAccounts,
+  );
+  stablecoinOperations.registerJobs(jobHandlers);
 
   const app = createApp({
     log,
@@ -286,6 +298,9 @@ export async function startServer(
       receivers,
       sandboxClock,
       sessions,
+      stablecoinOperations,
+      stablecoinProviderAccounts,
+      stablecoins,
       transactions,
       transfers,
       umaReceive,

@@ -315,6 +315,22 @@ describe.each(databases)("customers on %s", (kind) => {
     expect(earlier.data).toMatchObject({ data: [], totalCount: 0 });
   });
 
+  it("takes times and ids in the query as a partner types them, colons unescaped", async () => {
+    const { data: made } = await sandbox.client.POST("/customers", {
+      body: individual("Colon Typed"),
+    });
+    const created = withId(made!);
+    // As in a curl command or a browser's address bar: `:` left as is.
+    const res = await sandbox.rawFetch(
+      `/customers?createdAfter=${created.createdAt!}&updatedBefore=2999-01-01T00:00:00Z`,
+    );
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { data: { id: string }[] };
+    expect(page.data.map((c) => c.id)).toContain(created.id);
+    const owners = await sandbox.rawFetch(`/beneficial-owners?customerId=${created.id}`);
+    expect(owners.status).toBe(200);
+  });
+
   it("hides one platform's customers from another (404, never 403)", async () => {
     const { data } = await sandbox.client.POST("/customers", { body: individual("Pri Vate") });
     const id = withId(data!).id;

@@ -20,7 +20,8 @@ import { openApiPath } from "../src/paths.js";
 interface Parameter {
   name: string;
   in: string;
-  schema?: { default?: unknown };
+  allowReserved?: boolean;
+  schema?: { default?: unknown; type?: string; enum?: unknown[]; $ref?: string };
 }
 
 interface Spec {
@@ -139,5 +140,20 @@ describe("operation handlers", () => {
     for (const name of DEFAULTED_QUERY_PARAMETERS) {
       expect(declared.get(name)?.every(Boolean), name).toBe(true);
     }
+  });
+
+  it("lets every free-text query parameter carry `:` and `/` as typed (ids and times hold them)", () => {
+    const strict = specOperations.flatMap((op) =>
+      op.parameters
+        .filter(
+          (p) =>
+            p.in === "query" &&
+            p.schema?.type === "string" &&
+            p.schema.enum === undefined &&
+            p.allowReserved !== true,
+        )
+        .map((p) => `${op.method.toUpperCase()} ${op.path} ${p.name}`),
+    );
+    expect(strict).toEqual([]);
   });
 });

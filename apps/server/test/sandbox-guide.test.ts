@@ -105,6 +105,15 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"name":"Reporting","permissions":["VIEW"],"secretShown":false}',
       "FORBIDDEN",
       "401",
+      "REVOKED",
+      "STABLECOIN_PROVIDER_ACCOUNT_REVOKED",
+      "ACTIVE",
+      '{"status":"PROCESSING","amount":"500000000"}',
+      "COMPLETED",
+      "500000000",
+      '{"status":"PROCESSING","estimatedDelivery":{"rail":"ACH_CREDIT","amount":"20000","currency":"USD","timing":"1-3 business days"}}',
+      "300000000",
+      "SERVICE_UNAVAILABLE",
     ]);
     // The idempotent transfer printed one transaction twice.
     expect(lines[18]).toBe(lines[19]);

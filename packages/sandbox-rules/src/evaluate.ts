@@ -15,6 +15,8 @@ import type {
   OtpOutcome,
   ScaCodeOutcome,
   QuoteDestinationOutcome,
+  StablecoinOperationOutcome,
+  StablecoinProviderAccountOutcome,
   TransferOutcome,
   UmaReceiverOutcome,
 } from "./outcomes.js";
@@ -35,6 +37,8 @@ import {
   SCA_CODE_TABLE,
   PASSKEY_SIGNATURE_TABLE,
   QUOTE_DESTINATION_TABLE,
+  STABLECOIN_OPERATION_TABLE,
+  STABLECOIN_PROVIDER_ACCOUNT_TABLE,
   TRANSFER_TABLE,
   UMA_RECEIVER_TABLE,
   WALLET_SIGNATURE_TABLE,
@@ -216,4 +220,18 @@ export function evaluateUmaReceiver(input: string): UmaReceiverEvaluation {
   }
   const { outcome, matched } = evaluate(UMA_RECEIVER_TABLE, address.address);
   return { outcome, address, matched };
+}
+
+/** The status of a linked stablecoin provider account, from its `apiClientId`. */
+export function stablecoinProviderAccountOutcome(
+  apiClientId: string | null | undefined,
+): Evaluation<StablecoinProviderAccountOutcome> {
+  return evaluate(STABLECOIN_PROVIDER_ACCOUNT_TABLE, apiClientId);
+}
+
+/** A stablecoin mint or burn, from its amount in whole fiat cents (decimal digits). */
+export function stablecoinOperationOutcome(
+  fiatCents: string | null | undefined,
+): Evaluation<StablecoinOperationOutcome> {
+  return evaluate(STABLECOIN_OPERATION_TABLE, fiatCents);
 }

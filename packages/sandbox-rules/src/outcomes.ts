@@ -182,3 +182,20 @@ export type DocumentReviewOutcome =
       | "UNSUITABLE_DOCUMENT"
       | "INCOMPLETE"
     >;
+
+/** The status a stablecoin provider account link gets when its credentials are checked. */
+export type StablecoinProviderAccountStatus = "ACTIVE" | "INVALID" | "REVOKED";
+export interface StablecoinProviderAccountOutcome {
+  readonly status: StablecoinProviderAccountStatus;
+}
+
+/**
+ * What happens to a stablecoin mint or burn. `COMPLETE` and `FAIL` are decided once the provider
+ * has processed it; `NEVER_FUNDED` leaves an operation that waits for funding (a wire mint, a burn
+ * of stablecoins sent from outside) waiting until it expires; a rejection creates nothing.
+ */
+export type StablecoinOperationOutcome =
+  | { readonly kind: "COMPLETE" }
+  | { readonly kind: "FAIL"; readonly failureReason: string }
+  | { readonly kind: "NEVER_FUNDED" }
+  | Rejection<503, "SERVICE_UNAVAILABLE">;

@@ -50,7 +50,9 @@ export type MagicTableId =
   | "cardIssuance"
   | "cardFundingSource"
   | "cardAuthorization"
-  | "documentReview";
+  | "documentReview"
+  | "stablecoinProviderAccount"
+  | "stablecoinOperation";
 
 export interface MagicTable<O> {
   readonly id: MagicTableId;

@@ -2,11 +2,7 @@ import {
   authorizationCommit,
   authorizationSteps,
 } from "../areas/card-transactions/authorization.js";
-import {
-  claimDueWebhookEvents,
-  recordWebhookAttempts,
-  releaseWebhookEvent,
-} from "../events/outbox-store.js";
+import { claimDueWebhookEvents, recordWebhookAttempts } from "../events/outbox-store.js";
 import type { SqlCommit, SqlProgram } from "./sql.js";
 
 // The direct-SQL write transactions, by name, so that they can run on the
@@ -18,14 +14,11 @@ export const sqlPrograms = {
   cardAuthorization: authorizationSteps,
   claimDueWebhookEvents,
   recordWebhookAttempts,
-  releaseWebhookEvent,
 };
 
 /** How each program's steps are committed (see SqlCommit); a transaction unless named here. */
 const commits: { [N in keyof typeof sqlPrograms]?: (input: SqlProgramInput<N>) => SqlCommit } = {
   cardAuthorization: authorizationCommit,
-  // One statement.
-  releaseWebhookEvent: () => "eachStep",
 };
 
 export type SqlProgramName = keyof typeof sqlPrograms;

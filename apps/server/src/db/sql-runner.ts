@@ -1,5 +1,6 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { eventSequenceMemory } from "../events/outbox.js";
+import { startThread } from "../threads.js";
 import type { SqlDriver } from "./sql.js";
 import {
   commitOf,
@@ -49,20 +50,6 @@ export interface CheckpointThreadData {
 const CHECKPOINT_EVERY_MS = 50;
 export const COMPLETE_CHECKPOINT_EVERY = 128;
 
-/** A worker running one of this folder's thread modules. */
-function moduleWorker(name: string, workerData: unknown): Worker {
-  return import.meta.url.endsWith(".ts")
-    ? // Under the test runner this module is TypeScript source: the thread
-      // loads its source through tsx's loader.
-      new Worker(
-        `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(
-          new URL(`./${name}.ts`, import.meta.url).href,
-        )}); });`,
-        { eval: true, workerData },
-      )
-    : new Worker(new URL(`./${name}.js`, import.meta.url), { workerData });
-}
-
 interface Pending {
   resolve: (value: never) => void;
   reject: (error: Error) => void;
@@ -109,7 +96,7 @@ export class SqliteWriterThread implements SqlRunner {
 
   private start(): Worker {
     const workerData: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
-    const worker = moduleWorker("sqlite-writer-thread", workerData);
+    const worker = startThread(new URL("./sqlite-writer-thread", import.meta.url), workerData);
     this.checkpointer ??= this.startCheckpointer();
     worker.on("message", (replies: WriterReply[]) => {
       for (const reply of replies) {
@@ -137,7 +124,7 @@ export class SqliteWriterThread implements SqlRunner {
 
   private startCheckpointer(): Worker {
     const data: CheckpointThreadData = { file: this.file, everyMs: CHECKPOINT_EVERY_MS };
-    const worker = moduleWorker("sqlite-checkpoint-thread", data);
+    const worker = startThread(new URL("./sqlite-checkpoint-thread", import.meta.url), data);
     // Without it the WAL only grows until the writer's next complete
     // checkpoint; nothing is lost, so a failure is reported, not fatal.
     worker.on("error", (err) => this.onCheckpointError?.(err));

@@ -463,6 +463,66 @@ export interface Invitation {
   updatedAt: Date;
 }
 
+export interface StablecoinProviderAccount {
+  id: string;
+  platformId: string;
+  provider: string;
+  providerAccountId: string;
+  providerEnvironment: string;
+  status: string;
+  apiClientId: string;
+  apiClientSecretSha256: string;
+  lastVerifiedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Stablecoin {
+  id: string;
+  platformId: string;
+  name: string;
+  symbol: string;
+  baseCurrency: string;
+  network: string;
+  decimals: number;
+  issuanceStatus: string;
+  gridOperationsStatus: string;
+  networkTokenIdentifier: string;
+  currency: string | null;
+  provider: string;
+  stablecoinProviderAccountId: string;
+  providerEnvironment: string;
+  providerTokenIdentifier: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StablecoinOperation {
+  id: string;
+  platformId: string;
+  stablecoinId: string;
+  operationType: string;
+  status: string;
+  amount: bigint;
+  fiatAmount: bigint;
+  provider: string;
+  providerEnvironment: string;
+  stablecoinProviderAccountId: string;
+  source: string;
+  destination: string;
+  fundingInstructions: string | null;
+  estimatedDelivery: string | null;
+  outcome: string;
+  debitedAccountId: string | null;
+  debitedAmount: bigint | null;
+  creditAccountId: string | null;
+  expiresAt: Date | null;
+  failureReason: string | null;
+  description: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Tables {
   Platform: Platform;
   ApiToken: ApiToken;
@@ -494,6 +554,9 @@ export interface Tables {
   BulkImportJob: BulkImportJob;
   ContactVerificationCode: ContactVerificationCode;
   Invitation: Invitation;
+  StablecoinProviderAccount: StablecoinProviderAccount;
+  Stablecoin: Stablecoin;
+  StablecoinOperation: StablecoinOperation;
 }
 
 /** Columns whose stored form is not their value, by name (the same in every table). */
@@ -515,6 +578,8 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   completedAt: "date",
   consumedAt: "date",
   createdAt: "date",
+  debitedAmount: "bigint",
+  decimals: "int",
   defaultUmaDepositAccount: "boolean",
   deletedAt: "date",
   deliveredAt: "date",
@@ -526,10 +591,12 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   expYear: "int",
   failed: "int",
   feeAmount: "bigint",
+  fiatAmount: "bigint",
   firstAttemptAt: "date",
   heldAmount: "bigint",
   httpStatus: "int",
   lastEventAt: "date",
+  lastVerifiedAt: "date",
   latencyMs: "int",
   lockedUntil: "date",
   maxSpendPerTransaction: "bigint",

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { performance } from "node:perf_hooks";
-import { webhookSignature } from "./webhook-signer.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { WebhookConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import { onEventEmitted } from "./outbox.js";
 import type { AttemptRecord, ClaimedEvent, OutboxStore } from "./outbox-store.js";
 import { retryDelayMs, retryWindowOver } from "./retry.js";
-import { WebhookPoster, type PostResult } from "./webhook-post.js";
+import { DeliverySender, type SentAttempt } from "./delivery-sender.js";
+import type { PostResult } from "./webhook-post.js";
 
 // Delivers outbox events (see outbox.ts) to each platform's webhook URL.
 //
@@ -19,7 +18,10 @@ import { WebhookPoster, type PostResult } from "./webhook-post.js";
 // - Order: an event is not attempted while an earlier PENDING event of the
 //   same platform and object exists. A blocked event is put off until its
 //   predecessor's next attempt (or lease end); finishing an event wakes its
-//   successor.
+//   successor. The events queued behind a claimed one are claimed with it
+//   (a run) and sent back to back, each once the one before was delivered:
+//   a busy object (an account's balance events) is not held to one event
+//   per poll.
 // - Fairness: a bounded pool per process, with a cap per platform (an eighth
 //   of the pool by default), so a slow or hanging receiver holds a few slots
 //   at most and the other platforms' events keep flowing.
@@ -35,6 +37,11 @@ import { WebhookPoster, type PostResult } from "./webhook-post.js";
 
 const NUDGE_DELAY_MS = 5;
 /**
+ * Most events of one object claimed and sent back to back (see ClaimedRun
+ * in outbox-store.ts): one poll and one record for the lot.
+ */
+const RUN_LENGTH = 64;
+/**
  * Due events read per platform beyond its free slots, so that a few found
  * blocked (not their object's turn) or taken by another process do not leave
  * slots empty until the next poll.
@@ -44,6 +51,7 @@ const READ_AHEAD = 4;
 /** Its platform as read by the poll that claimed it: a URL change applies from the next attempt. */
 interface Claim extends ClaimedEvent {
   token: string;
+  leaseUntil: Date;
 }
 
 type Outcome = PostResult;
@@ -75,17 +83,18 @@ export class WebhookDispatcher {
   private started = false;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
-  /** Attempts waiting to be recorded together (see record()). */
+  /** Attempts (and claims given back) waiting to be recorded together (see record()). */
   private unrecorded: {
-    record: AttemptRecord;
+    records: AttemptRecord[];
+    released: { id: string; token: string }[];
     recorded: () => void;
     failed: (e: unknown) => void;
   }[] = [];
 
-  private readonly poster: WebhookPoster;
+  private readonly sender: DeliverySender;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.poster = new WebhookPoster(options.config.timeoutMs);
+    this.sender = new DeliverySender(options.config.timeoutMs);
   }
 
   start(): void {
@@ -110,35 +119,29 @@ export class WebhookDispatcher {
     this.unsubscribe?.();
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.poster.interrupt();
+    this.sender.interrupt();
     await this.tickRunning;
     await Promise.allSettled(this.unsettled);
-    this.poster.close();
+    await this.sender.close();
   }
 
   /**
-   * One signed POST of an envelope, as every delivery is made: the
-   * dispatcher's attempts, and the sandbox's synchronous test webhook (which
-   * keeps the receiver's answer).
+   * One signed POST of an envelope, made as every delivery is: the
+   * sandbox's synchronous test webhook, which keeps the receiver's answer.
    */
   async send(
     url: string,
     payload: string,
     privateKeyHex: string,
-    keepBody = false,
   ): Promise<{ outcome: Outcome; latencyMs: number }> {
-    const started = performance.now();
-    const outcome = await this.poster.post(
+    const [attempt] = await this.sender.send({
       url,
-      payload,
-      {
-        "Content-Type": "application/json",
-        "X-Service-Signature": webhookSignature(payload, privateKeyHex),
-        "User-Agent": "payments-sandbox-webhooks/1",
-      },
-      keepBody,
-    );
-    return { outcome, latencyMs: Math.max(0, Math.round(performance.now() - started)) };
+      privateKeyHex,
+      payloads: [payload],
+      startBefore: Number.POSITIVE_INFINITY,
+      keepBody: true,
+    });
+    return { outcome: attempt!.outcome, latencyMs: attempt!.latencyMs };
   }
 
   private schedule(delayMs: number): void {
@@ -188,16 +191,20 @@ export class WebhookDispatcher {
     if (free <= 0 || this.stopped) return false;
     const now = realTime.now();
     const token = `${this.owner}:${randomUUID()}`;
+    const leaseUntil = new Date(now.getTime() + config.leaseMs);
     const { claimed, mayBeMore } = await store.poll({
       now,
-      leaseUntil: new Date(now.getTime() + config.leaseMs),
+      leaseUntil,
       token,
       free,
       platformCap: config.platformConcurrency,
       inFlight: this.inFlightPerPlatform(),
       readAhead: READ_AHEAD,
+      runLength: RUN_LENGTH,
     });
-    for (const event of claimed) this.startDelivery({ ...event, token });
+    for (const run of claimed) {
+      this.startDelivery(run.map((event) => ({ ...event, token, leaseUntil })));
+    }
     return mayBeMore && this.inFlight.size < config.concurrency;
   }
 
@@ -209,24 +216,51 @@ export class WebhookDispatcher {
     return counts;
   }
 
-  private startDelivery(claim: Claim): void {
-    this.inFlight.set(claim.id, claim.platformId);
-    const done = this.deliver(claim)
+  /** A run takes one slot, the first event's, until its last request is answered. */
+  private startDelivery(run: Claim[]): void {
+    const head = run[0]!;
+    this.inFlight.set(head.id, head.platformId);
+    const done = this.deliverRun(run)
       .catch((err: unknown) => {
         // The lease expires and another poll retries; nothing is lost.
-        this.options.log.error({ err, eventId: claim.id }, "webhook delivery bookkeeping failed");
+        this.options.log.error({ err, eventId: head.id }, "webhook delivery bookkeeping failed");
       })
       .finally(() => {
-        this.freeSlot(claim.id);
+        this.freeSlot(head.id);
         this.unsettled.delete(done);
       });
     this.unsettled.add(done);
   }
 
   /**
-   * Once the receiver has answered, the slot goes to the next event: the
-   * attempt is still to be recorded, but the event stays leased until it is,
-   * so no poll can take it (nor, while it is pending, its successor).
+   * Sends a run's events in order, each once the one before it was
+   * delivered, and records them together. After a failure, or when the lease
+   * could run out before another attempt ends, the rest go back untouched:
+   * they wait behind the failed event, as if claimed one by one.
+   */
+  private async deliverRun(run: Claim[]): Promise<void> {
+    const head = run[0]!;
+    const { platform } = head;
+    let attempts: SentAttempt[] = [];
+    if (!this.stopped) {
+      attempts = await this.sender.send({
+        url: platform.webhookUrl,
+        privateKeyHex: platform.webhookPrivateKey,
+        payloads: run.map((claim) => claim.payload),
+        startBefore: head.leaseUntil.getTime() - this.options.config.timeoutMs,
+        keepBody: false,
+      });
+    }
+    this.freeSlot(head.id);
+    const records = attempts.map((attempt, i) => this.attemptRecord(run[i]!, attempt));
+    const released = run.slice(attempts.length).map(({ id, token }) => ({ id, token }));
+    await this.record(records, released);
+  }
+
+  /**
+   * Once the receiver has answered, the slot goes to the next run: the
+   * attempts are still to be recorded, but their events stay leased until
+   * they are, so no poll can take them (nor, while pending, their successors).
    */
   private freeSlot(eventId: string): void {
     if (!this.inFlight.delete(eventId)) return;
@@ -235,37 +269,17 @@ export class WebhookDispatcher {
     this.schedule(NUDGE_DELAY_MS);
   }
 
-  private async deliver(claim: Claim): Promise<void> {
+  /** One attempt at one event: its outcome logged, its record to write. */
+  private attemptRecord(claim: Claim, sent: SentAttempt): AttemptRecord {
     const { clock, log } = this.options;
-    const { platform } = claim;
-    if (this.stopped) {
-      // Shutting down: give the event back untouched.
-      await this.options.store.release(claim.id, claim.token);
-      return;
-    }
-
-    const startedAt = realTime.now();
-    const attemptedAt = new Date(clock.now().getTime() + platform.clockOffsetSeconds * 1000);
-    const { outcome, latencyMs } = await this.send(
-      platform.webhookUrl,
-      claim.payload,
-      platform.webhookPrivateKey,
+    const { outcome, latencyMs } = sent;
+    // Attempt times are API times: the server's clock (which tests may set)
+    // plus the platform's sandbox offset, at the moment the request started.
+    const attemptedAt = new Date(
+      clock.now().getTime() -
+        (realTime.now().getTime() - sent.startedAt) +
+        claim.platform.clockOffsetSeconds * 1000,
     );
-    this.freeSlot(claim.id);
-
-    await this.record({
-      ...this.nextState(claim, outcome, startedAt),
-      eventId: claim.id,
-      token: claim.token,
-      replayCount: claim.replayCount,
-      attempt: {
-        id: randomUUID(),
-        attemptedAt,
-        httpStatus: outcome.kind === "response" ? outcome.httpStatus : null,
-        latencyMs,
-        error: outcome.kind === "response" ? null : outcome.error,
-      },
-    });
 
     if (outcome.kind !== "response" || outcome.httpStatus >= 300) {
       log.info(
@@ -282,6 +296,20 @@ export class WebhookDispatcher {
     } else {
       log.debug({ eventId: claim.id, latencyMs }, "webhook delivered");
     }
+
+    return {
+      ...this.nextState(claim, outcome, new Date(sent.startedAt), new Date(sent.endedAt)),
+      eventId: claim.id,
+      token: claim.token,
+      replayCount: claim.replayCount,
+      attempt: {
+        id: randomUUID(),
+        attemptedAt,
+        httpStatus: outcome.kind === "response" ? outcome.httpStatus : null,
+        latencyMs,
+        error: outcome.kind === "response" ? null : outcome.error,
+      },
+    };
   }
 
   /**
@@ -293,12 +321,12 @@ export class WebhookDispatcher {
     claim: Claim,
     outcome: Outcome,
     startedAt: Date,
+    now: Date,
   ): Pick<
     AttemptRecord,
     "status" | "firstAttemptAt" | "attemptCount" | "nextAttemptAt" | "deliveredAt" | "wake"
   > {
     const { config } = this.options;
-    const now = realTime.now();
     const firstAttemptAt = claim.firstAttemptAt ?? startedAt;
     const wake = {
       platformId: claim.platformId,
@@ -334,9 +362,12 @@ export class WebhookDispatcher {
    * time: one transaction (on SQLite, one commit shared with the API's
    * writes) for many deliveries. Resolves once it is committed.
    */
-  private record(record: AttemptRecord): Promise<void> {
+  private record(
+    records: AttemptRecord[],
+    released: { id: string; token: string }[],
+  ): Promise<void> {
     return new Promise((recorded, failed) => {
-      if (this.unrecorded.push({ record, recorded, failed }) === 1) {
+      if (this.unrecorded.push({ records, released, recorded, failed }) === 1) {
         setImmediate(() => void this.recordPending());
       }
     });
@@ -346,12 +377,15 @@ export class WebhookDispatcher {
     const batch = this.unrecorded;
     this.unrecorded = [];
     try {
-      await this.options.store.recordAttempts(batch.map((b) => b.record));
+      await this.options.store.recordAttempts(
+        batch.flatMap((b) => b.records),
+        batch.flatMap((b) => b.released),
+      );
       for (const b of batch) b.recorded();
       // A finished event made its object's next event due: look for it now,
       // not at the next poll, or one busy object (an account's balance
       // events) would go at a poll's pace.
-      if (batch.some((b) => b.record.wake !== undefined)) this.nudge();
+      if (batch.some((b) => b.records.some((r) => r.wake !== undefined))) this.nudge();
     } catch (err) {
       for (const b of batch) b.failed(err);
     }

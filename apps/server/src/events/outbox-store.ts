@@ -55,11 +55,21 @@ export interface PollInput {
    * blocked or taken by another process do not leave slots empty.
    */
   readAhead: number;
+  /** Most events in one run (see ClaimedRun). */
+  runLength: number;
 }
 
+/**
+ * Events of one object claimed together: the first in line, then those
+ * queued right behind it, in the order they happened. The dispatcher sends
+ * them one after the other, so a busy object's events do not each wait for
+ * a poll (and on a loaded server, for a turn of its event loop) of their own.
+ */
+export type ClaimedRun = readonly ClaimedEvent[];
+
 export interface PollResult {
-  /** Earliest due first. */
-  claimed: ClaimedEvent[];
+  /** Runs, the earliest due first. */
+  claimed: ClaimedRun[];
   /** More due events may be waiting than this poll had room for. */
   mayBeMore: boolean;
 }
@@ -122,12 +132,25 @@ const HEAD_SQL = `SELECT "nextAttemptAt", "lockedUntil" FROM ${EVENT}
  * an event exactly one gets it, and an object's order holds even if an
  * earlier event became pending again (a replay) since the poll read it.
  */
+const CLAIMED_COLUMNS = `"id", "platformId", "objectId", "seq", "payload", "attemptCount",
+  "replayCount", "firstAttemptAt"`;
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const claimSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
-  WHERE "id" IN (${Array.from({ length: n }, () => "?").join(", ")}) AND "status" = 'PENDING'
+  WHERE "id" IN (${placeholders(n)}) AND "status" = 'PENDING'
     AND "nextAttemptAt" <= ? AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
     AND NOT ${EARLIER_PENDING(EVENT)}
-  RETURNING "id", "platformId", "objectId", "seq", "payload", "attemptCount", "replayCount",
-    "firstAttemptAt"`;
+  RETURNING ${CLAIMED_COLUMNS}`;
+
+/** The pending events queued behind a claimed one, in order. */
+const FOLLOWERS_SQL = `SELECT "id", "nextAttemptAt", "lockedUntil", "attemptCount" FROM ${EVENT}
+  WHERE "platformId" = ? AND "objectId" = ? AND "status" = 'PENDING' AND "seq" > ?
+  ORDER BY "seq" LIMIT ?`;
+
+/** Followers are claimed without the earlier-pending test: the event before each is in the run. */
+const claimFollowersSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
+  WHERE "id" IN (${placeholders(n)}) AND "status" = 'PENDING'
+    AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
+  RETURNING ${CLAIMED_COLUMNS}`;
 
 /** A date as read: SQLite holds Prisma's ISO text, PostgreSQL's driver gives a Date. */
 function dateOf(value: unknown): Date {
@@ -208,7 +231,15 @@ export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult>
   const params: SqlValue[] = [input.leaseUntil, input.token, ...chosen, now, now];
   const rows = (yield { kind: "all", sql: claimSql(chosen.length), params }) as SqlRow[];
   const order = new Map(chosen.map((id, i) => [id, i]));
-  const claimed = rows.map((row): ClaimedEvent => ({
+  const heads = rows.map((row) => claimedEvent(row, targets));
+  heads.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  const claimed: ClaimedRun[] = [];
+  for (const head of heads) claimed.push([head, ...(yield* claimFollowers(head, input))]);
+  return { claimed, mayBeMore };
+}
+
+function claimedEvent(row: SqlRow, targets: Map<string, DeliveryTarget>): ClaimedEvent {
+  return {
     id: String(row.id),
     platformId: String(row.platformId),
     objectId: String(row.objectId),
@@ -218,9 +249,46 @@ export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult>
     replayCount: Number(row.replayCount),
     firstAttemptAt: optionalDate(row.firstAttemptAt),
     platform: targets.get(String(row.platformId))!,
-  }));
-  claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-  return { claimed, mayBeMore };
+  };
+}
+
+/**
+ * Claims, with the same lease, the events queued right behind a claimed
+ * one: up to the first that is leased or backing off after a failed attempt
+ * of its own (which only a replay of an earlier event leaves behind).
+ */
+function* claimFollowers(head: ClaimedEvent, input: PollInput): SqlProgram<ClaimedEvent[]> {
+  if (input.runLength <= 1) return [];
+  const now = input.now.getTime();
+  const rows = (yield {
+    kind: "all",
+    sql: FOLLOWERS_SQL,
+    params: [head.platformId, head.objectId, head.seq, input.runLength - 1],
+  }) as SqlRow[];
+  const ids: string[] = [];
+  for (const row of rows) {
+    const leased = (optionalDate(row.lockedUntil)?.getTime() ?? 0) >= now;
+    const backingOff = Number(row.attemptCount) > 0 && dateOf(row.nextAttemptAt).getTime() > now;
+    if (leased || backingOff) break;
+    ids.push(String(row.id));
+  }
+  if (ids.length === 0) return [];
+  const claimed = (yield {
+    kind: "all",
+    sql: claimFollowersSql(ids.length),
+    params: [input.leaseUntil, input.token, ...ids, input.now],
+  }) as SqlRow[];
+  const byId = new Map(claimed.map((row) => [String(row.id), row]));
+  const followers: ClaimedEvent[] = [];
+  for (const id of ids) {
+    const row = byId.get(id);
+    // Taken meanwhile (PostgreSQL, another process): the run ends before it.
+    if (!row) break;
+    byId.delete(id);
+    followers.push(claimedEvent(row, new Map([[head.platformId, head.platform]])));
+  }
+  for (const id of byId.keys()) yield* releaseWebhookEvent({ id, token: input.token });
+  return followers;
 }
 
 /**
@@ -248,9 +316,17 @@ function* putOff(event: DueEvent, now: Date): SqlProgram<void> {
   };
 }
 
-/** Records attempts and moves their events on, each fenced by its claim's token and round. */
-export function* recordWebhookAttempts(records: readonly AttemptRecord[]): SqlProgram<void> {
-  for (const r of records) {
+/**
+ * Records attempts and moves their events on, each fenced by its claim's
+ * token and round, and gives back untouched the claimed events not attempted
+ * (the rest of a run after a failure).
+ */
+export function* recordWebhookAttempts(input: {
+  records: readonly AttemptRecord[];
+  released: readonly { id: string; token: string }[];
+}): SqlProgram<void> {
+  for (const released of input.released) yield* releaseWebhookEvent(released);
+  for (const r of input.records) {
     yield { kind: "insert", table: "WebhookAttempt", row: { ...r.attempt, eventId: r.eventId } };
     const changed = (yield {
       kind: "run",
@@ -302,7 +378,7 @@ function* wakeSuccessor(wake: NonNullable<AttemptRecord["wake"]>): SqlProgram<vo
 }
 
 /** Gives a claimed event back untouched, if the claim still holds it. */
-export function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<void> {
+function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<void> {
   yield {
     kind: "run",
     sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL
@@ -318,11 +394,12 @@ export class OutboxStore {
     return this.writer.run("claimDueWebhookEvents", input);
   }
 
-  async recordAttempts(records: AttemptRecord[]): Promise<void> {
-    if (records.length > 0) await this.writer.run("recordWebhookAttempts", records);
-  }
-
-  async release(id: string, token: string): Promise<void> {
-    await this.writer.run("releaseWebhookEvent", { id, token });
+  async recordAttempts(
+    records: readonly AttemptRecord[],
+    released: readonly { id: string; token: string }[] = [],
+  ): Promise<void> {
+    if (records.length + released.length > 0) {
+      await this.writer.run("recordWebhookAttempts", { records, released });
+    }
   }
 }

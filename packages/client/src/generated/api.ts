@@ -1654,6 +1654,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stablecoin-provider-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List stablecoin provider account links
+         * @description The platform's provider account links, newest first, with the total.
+         */
+        get: operations["listStablecoinProviderAccounts"];
+        put?: never;
+        /**
+         * Link a stablecoin provider account
+         * @description Links the platform's API credentials at a stablecoin provider (only `BRALE`), for registering stablecoins and issuing them. The secret is checked and never returned; the sandbox keeps only its SHA-256. Without `providerAccountId` the sandbox derives one from `apiClientId`. `providerEnvironment` is always `SANDBOX` here. Sandbox: the last 3 characters of `apiClientId` decide the status the provider reports: `002` INVALID, `003` REVOKED, anything else ACTIVE (see the stablecoin provider account table in `docs/sandbox-magic-values.md`). Linking the same provider account twice is 409 `CONFLICT`.
+         */
+        post: operations["linkStablecoinProviderAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoin-provider-accounts/{stablecoinProviderAccountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the provider account link. */
+                stablecoinProviderAccountId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a stablecoin provider account link
+         * @description One provider account link. An unknown id, or another platform's, is 404 `STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND`.
+         */
+        get: operations["getStablecoinProviderAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List stablecoins
+         * @description The platform's registered stablecoins, newest first, with the total.
+         */
+        get: operations["listStablecoins"];
+        put?: never;
+        /**
+         * Register a provider-created stablecoin
+         * @description Registers a stablecoin that already exists at the provider, through one of the platform's provider account links. Without `stablecoinProviderAccountId` the platform's one ACTIVE link is used: with several it is 400 `STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED` (name one), with none 404 `STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND`, or the refusal of the newest link when it is not ACTIVE. A named link that is INVALID or REVOKED is 400 `STABLECOIN_PROVIDER_ACCOUNT_INVALID` or `STABLECOIN_PROVIDER_ACCOUNT_REVOKED`; an unknown one (or another platform's) 404 `STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND`. Registering the same `providerTokenIdentifier` twice is 409 `CONFLICT`. Sandbox: the token is USD-backed with 6 decimals, PROVISIONED and ENABLED for operations at once, its `currency` is `providerTokenIdentifier`, and the platform gets an `INTERNAL_CRYPTO` internal account in that currency (the one mints can credit and burns can debit).
+         */
+        post: operations["registerStablecoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoins/{stablecoinId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a stablecoin
+         * @description One registered stablecoin. An unknown id, or another platform's, is 404 `REFERENCE_NOT_FOUND`.
+         */
+        get: operations["getStablecoin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoins/{stablecoinId}/mints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a stablecoin
+         * @description Issues `amount` (in the stablecoin's smallest unit, a whole number of cents) of a registered stablecoin. Funding: `WIRE` answers wire `fundingInstructions` and waits in PENDING_FUNDING until `expiresAt`; `ACH_DEBIT` and `SAME_DAY_ACH_DEBIT` pull from a bank `externalAccountId` in the stablecoin's base currency; `GRID_INTERNAL_ACCOUNT` debits the cents at once from an internal account in the base currency (400 `INSUFFICIENT_BALANCE` if it cannot cover them); `PROVIDER_INTERNAL_BALANCE` spends the platform's balance at the provider. `destination.accountId` is a `SPARK_WALLET` external account, or the internal account holding the stablecoin's `currency`, which is credited when the mint completes. A mint that fails gives the debited cents back. Sandbox: the last 3 digits of the amount in cents decide the outcome (`002` FAILED, `003` never funded and EXPIRED, `503` 503 `SERVICE_UNAVAILABLE`, see `docs/sandbox-magic-values.md`); times run on the sandbox clock, 30 seconds to receive funding and 30 seconds of processing. Account balance changes are reported with `INTERNAL_ACCOUNT.BALANCE_UPDATED`.
+         */
+        post: operations["createStablecoinMint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoins/{stablecoinId}/burns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Burn a stablecoin
+         * @description Redeems `amount` of a registered stablecoin for fiat paid to a bank `destination.externalAccountId` in the stablecoin's base currency, on `rail` (`estimatedDelivery` says roughly when). Source: `EXTERNAL_ACCOUNT` answers a Spark deposit address in `fundingInstructions` and waits in PENDING_FUNDING until `expiresAt`; `GRID_INTERNAL_ACCOUNT` debits the amount at once from the internal account holding the stablecoin's `currency` (400 `INSUFFICIENT_BALANCE` if it cannot cover it), given back if the burn fails; `PROVIDER_INTERNAL_BALANCE` spends the platform's balance at the provider. Sandbox outcomes and times are those of mints.
+         */
+        post: operations["createStablecoinBurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoins/{stablecoinId}/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a stablecoin's mints and burns
+         * @description The stablecoin's operations, newest first, with the total. An unknown stablecoin is 404 `REFERENCE_NOT_FOUND`.
+         */
+        get: operations["listStablecoinOperations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stablecoin-operations/{stablecoinOperationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the mint or burn. */
+                stablecoinOperationId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a stablecoin mint or burn
+         * @description One mint or burn, with its current status. An unknown id, or another platform's, is 404 `REFERENCE_NOT_FOUND`.
+         */
+        get: operations["getStablecoinOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/internal-accounts/{accountId}/fund": {
         parameters: {
             query?: never;
@@ -2491,7 +2677,7 @@ export interface webhooks {
         put?: never;
         /**
          * Internal account changed
-         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["internalAccountStatusWebhook"];
         delete?: never;
@@ -2960,6 +3146,569 @@ export interface components {
              * @enum {string}
              */
             code: "PAYREQ_REQUEST_FAILED" | "COUNTERPARTY_PUBKEY_FETCH_ERROR" | "NO_COMPATIBLE_UMA_VERSION" | "LNURLP_REQUEST_FAILED" | "EMAIL_OTP_CREDENTIAL_SYNC_FAILED";
+        } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
+        /**
+         * @description Where the stablecoin stands at its provider.
+         * @enum {string}
+         */
+        StablecoinIssuanceStatus: "PENDING_REVIEW" | "PROVISIONING" | "PROVISIONED" | "REJECTED" | "FAILED";
+        /**
+         * @description Whether the stablecoin can be used in the platform's other operations.
+         * @enum {string}
+         */
+        StablecoinGridOperationsStatus: "NOT_ENABLED" | "PENDING_APPROVAL" | "ENABLING" | "ENABLED" | "DISABLED";
+        /**
+         * @description The stablecoin provider.
+         * @enum {string}
+         */
+        StablecoinProvider: "BRALE";
+        /**
+         * @description The network family of `networkTokenIdentifier`.
+         * @enum {string}
+         */
+        StablecoinNetwork: "SPARK";
+        /**
+         * @description The provider environment, which follows the platform's mode (always `SANDBOX` here).
+         * @enum {string}
+         */
+        StablecoinProviderEnvironment: "SANDBOX" | "PRODUCTION";
+        /** @description A provider-created stablecoin registered by the platform. */
+        Stablecoin: {
+            /**
+             * @description Identifier of the stablecoin.
+             * @example Stablecoin:0e3f3c52-5d07-4a7e-9f5c-3f1b8d2e6a10
+             */
+            id: string;
+            /**
+             * @description Display name.
+             * @example Sandbox Dollar SBXD
+             */
+            name: string;
+            /**
+             * @description Ticker symbol.
+             * @example SBXD
+             */
+            symbol: string;
+            /**
+             * @description The fiat currency backing the stablecoin.
+             * @example USD
+             */
+            baseCurrency: string;
+            network: components["schemas"]["StablecoinNetwork"];
+            /**
+             * @description Decimal places of the smallest unit.
+             * @example 6
+             */
+            decimals: number;
+            issuanceStatus: components["schemas"]["StablecoinIssuanceStatus"];
+            gridOperationsStatus: components["schemas"]["StablecoinGridOperationsStatus"];
+            /**
+             * @description The token's identifier on `network`.
+             * @example btknrt1sbxd0000000000000000000000000000000
+             */
+            networkTokenIdentifier: string;
+            /**
+             * @description The currency code the platform's accounts use for it, once enabled for operations.
+             * @example SBXD
+             */
+            currency?: string;
+            provider: components["schemas"]["StablecoinProvider"];
+            /**
+             * @description The provider account link it was registered through.
+             * @example StablecoinProviderAccount:7a1c0b9e-3d4f-4e2a-8b6c-5d9e0f1a2b3c
+             */
+            stablecoinProviderAccountId: string;
+            providerEnvironment: components["schemas"]["StablecoinProviderEnvironment"];
+            /**
+             * @description The provider's name for the token (Brale's `value_type`).
+             * @example SBXD
+             */
+            providerTokenIdentifier: string;
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updatedAt: string;
+        };
+        /** @description A page of stablecoins. */
+        StablecoinListResponse: {
+            /** @description The stablecoins of this page. */
+            data: components["schemas"]["Stablecoin"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
+            /** @description How many match, over all pages. */
+            totalCount?: number;
+        };
+        /** @description The stablecoin to register. */
+        StablecoinRegisterRequest: {
+            /**
+             * @description The provider's name for the token (Brale's `value_type`).
+             * @example SBXD
+             */
+            providerTokenIdentifier: string;
+            /**
+             * @description The token's identifier on `network`.
+             * @example btknrt1sbxd0000000000000000000000000000000
+             */
+            networkTokenIdentifier: string;
+            network: components["schemas"]["StablecoinNetwork"];
+            /**
+             * @description The provider account link to register through; needed when the platform has several ACTIVE links.
+             * @example StablecoinProviderAccount:7a1c0b9e-3d4f-4e2a-8b6c-5d9e0f1a2b3c
+             */
+            stablecoinProviderAccountId?: string;
+        };
+        StablecoinMintFundingSourceBase: {
+            /**
+             * @description How the mint is paid for.
+             * @enum {string}
+             */
+            type: "WIRE" | "ACH_DEBIT" | "SAME_DAY_ACH_DEBIT" | "GRID_INTERNAL_ACCOUNT" | "PROVIDER_INTERNAL_BALANCE";
+        };
+        /**
+         * Wire
+         * @description Paid by a wire to the coordinates in the operation's `fundingInstructions`.
+         */
+        StablecoinWireFundingSource: components["schemas"]["StablecoinMintFundingSourceBase"] & {
+            /** @enum {string} */
+            type: "WIRE";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "WIRE";
+        };
+        /**
+         * ACH Debit
+         * @description Paid by an ACH debit of a bank external account.
+         */
+        StablecoinAchDebitFundingSource: components["schemas"]["StablecoinMintFundingSourceBase"] & {
+            /** @enum {string} */
+            type: "ACH_DEBIT";
+            /**
+             * @description The bank external account debited, in the stablecoin's base currency.
+             * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+             */
+            externalAccountId: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ACH_DEBIT";
+        };
+        /**
+         * Same-Day ACH Debit
+         * @description Paid by a same-day ACH debit of a bank external account.
+         */
+        StablecoinSameDayAchDebitFundingSource: components["schemas"]["StablecoinMintFundingSourceBase"] & {
+            /** @enum {string} */
+            type: "SAME_DAY_ACH_DEBIT";
+            /**
+             * @description The bank external account debited, in the stablecoin's base currency.
+             * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+             */
+            externalAccountId: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "SAME_DAY_ACH_DEBIT";
+        };
+        /**
+         * Internal Account
+         * @description Paid from one of the platform's internal accounts.
+         */
+        StablecoinGridInternalFundingSource: components["schemas"]["StablecoinMintFundingSourceBase"] & {
+            /** @enum {string} */
+            type: "GRID_INTERNAL_ACCOUNT";
+            /**
+             * @description The internal account debited, in the stablecoin's base currency.
+             * @example InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5
+             */
+            accountId: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "GRID_INTERNAL_ACCOUNT";
+        };
+        /**
+         * Provider Internal Balance
+         * @description Paid from the platform's balance held at the provider.
+         */
+        StablecoinProviderBalanceFundingSource: components["schemas"]["StablecoinMintFundingSourceBase"] & {
+            /** @enum {string} */
+            type: "PROVIDER_INTERNAL_BALANCE";
+            /**
+             * @description The provider token spent.
+             * @example USDC
+             */
+            sourceTokenIdentifier: string;
+            /**
+             * @description The network the spent funds are on.
+             * @example SOLANA
+             */
+            cryptoNetwork: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PROVIDER_INTERNAL_BALANCE";
+        };
+        /** @description How a mint is paid for, by `type`. */
+        StablecoinMintFundingSource: components["schemas"]["StablecoinWireFundingSource"] | components["schemas"]["StablecoinAchDebitFundingSource"] | components["schemas"]["StablecoinSameDayAchDebitFundingSource"] | components["schemas"]["StablecoinGridInternalFundingSource"] | components["schemas"]["StablecoinProviderBalanceFundingSource"];
+        /** @description Where minted tokens go. */
+        StablecoinMintDestination: {
+            /**
+             * @description A `SPARK_WALLET` external account, or the internal account holding the stablecoin's `currency`.
+             * @example InternalAccount:5b6a2d3c-91f4-4b7e-8d2a-0c1e9f8a7b6c
+             */
+            accountId: string;
+        };
+        /** @description A mint to create. */
+        StablecoinMintRequest: {
+            /**
+             * @description How much to mint, in the stablecoin's smallest unit; a whole number of cents.
+             * @example 1000000000
+             */
+            amount: string;
+            fundingSource: components["schemas"]["StablecoinMintFundingSource"];
+            destination: components["schemas"]["StablecoinMintDestination"];
+            /**
+             * @description Your note on the operation.
+             * @example First issuance
+             */
+            description?: string;
+        };
+        /**
+         * @description Whether the operation issues or redeems tokens.
+         * @enum {string}
+         */
+        StablecoinOperationType: "MINT" | "BURN";
+        /**
+         * @description Where the operation stands: PENDING_FUNDING while it waits for the funds of its `fundingInstructions`, PROCESSING at the provider, then COMPLETED, FAILED or EXPIRED (never funded).
+         * @enum {string}
+         */
+        StablecoinOperationStatus: "CREATED" | "PENDING_FUNDING" | "PENDING_PROVIDER" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
+        /** @description Where an operation's funds come from, with the fields of its `type`. */
+        StablecoinOperationSource: {
+            /**
+             * @description The source's kind (`EXTERNAL_ACCOUNT` for burns of tokens sent from outside).
+             * @enum {string}
+             */
+            type: "WIRE" | "ACH_DEBIT" | "SAME_DAY_ACH_DEBIT" | "EXTERNAL_ACCOUNT" | "GRID_INTERNAL_ACCOUNT" | "PROVIDER_INTERNAL_BALANCE";
+            /** @description The bank external account debited, for ACH funding. */
+            externalAccountId?: string;
+            /** @description The internal account debited. */
+            accountId?: string;
+            /** @description The provider token spent, for provider balances. */
+            sourceTokenIdentifier?: string;
+            /** @description The network of the provider balance spent. */
+            cryptoNetwork?: string;
+        };
+        /** @description What to send, and where, for an operation waiting for funding; further fields depend on the rail (bank coordinates for a wire). */
+        StablecoinFundingInstructions: {
+            /**
+             * @description The rail to pay on (`WIRE`, `SPARK`).
+             * @example SPARK
+             */
+            rail?: string;
+            /**
+             * @description The network to send on, for token deposits.
+             * @example SPARK
+             */
+            network?: string;
+            /** @description The deposit address, for token deposits. */
+            address?: string;
+            /**
+             * @description The provider token the address takes.
+             * @example SBXD
+             */
+            valueType?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Where an operation's proceeds go. */
+        StablecoinOperationDestination: {
+            /** @description The receiving external or internal account. */
+            accountId: string;
+            /**
+             * @description The fiat payout rail, for burns.
+             * @enum {string}
+             */
+            rail?: "WIRE" | "ACH_CREDIT" | "SAME_DAY_ACH_CREDIT" | "RTP_CREDIT";
+        };
+        /** @description A rough guide to when a burn's fiat arrives; not a promise. */
+        StablecoinEstimatedDelivery: {
+            /**
+             * @description The payout rail.
+             * @example ACH_CREDIT
+             */
+            rail?: string;
+            /**
+             * @description The fiat paid out, in minor units of `currency`.
+             * @example 25000
+             */
+            amount?: string;
+            /**
+             * @description The fiat currency paid out.
+             * @example USD
+             */
+            currency?: string;
+            /**
+             * @description How long the rail usually takes.
+             * @example 1-3 business days
+             */
+            timing?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A mint or burn of a stablecoin. */
+        StablecoinOperation: {
+            /**
+             * @description Identifier of the operation.
+             * @example StablecoinOperation:2f4e6a8c-0b1d-4f3e-9a5c-7e9b1d3f5a7c
+             */
+            id: string;
+            /** @description The stablecoin minted or burned. */
+            stablecoinId: string;
+            operationType: components["schemas"]["StablecoinOperationType"];
+            status: components["schemas"]["StablecoinOperationStatus"];
+            /**
+             * @description The amount, in the stablecoin's smallest unit.
+             * @example 1000000000
+             */
+            amount: string;
+            provider: components["schemas"]["StablecoinProvider"];
+            providerEnvironment: components["schemas"]["StablecoinProviderEnvironment"];
+            /** @description The provider account link the operation runs through. */
+            stablecoinProviderAccountId: string;
+            source?: components["schemas"]["StablecoinOperationSource"];
+            fundingInstructions?: components["schemas"]["StablecoinFundingInstructions"];
+            destination?: components["schemas"]["StablecoinOperationDestination"];
+            estimatedDelivery?: components["schemas"]["StablecoinEstimatedDelivery"];
+            /**
+             * Format: date-time
+             * @description When an operation waiting for funding expires.
+             */
+            expiresAt?: string;
+            /**
+             * @description The provider's own status word.
+             * @example processing
+             */
+            providerStatus?: string;
+            /**
+             * @description Why a FAILED operation failed.
+             * @example PROVIDER_TRANSFER_FAILED
+             */
+            failureReason?: string;
+            /** @description Your note on the operation. */
+            description?: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updatedAt: string;
+        };
+        StablecoinBurnSourceBase: {
+            /**
+             * @description Where the burned tokens come from.
+             * @enum {string}
+             */
+            type: "EXTERNAL_ACCOUNT" | "GRID_INTERNAL_ACCOUNT" | "PROVIDER_INTERNAL_BALANCE";
+        };
+        /**
+         * External Account
+         * @description Tokens sent from any wallet to the deposit address in the operation's `fundingInstructions`.
+         */
+        StablecoinExternalAccountBurnSource: components["schemas"]["StablecoinBurnSourceBase"] & {
+            /** @enum {string} */
+            type: "EXTERNAL_ACCOUNT";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "EXTERNAL_ACCOUNT";
+        };
+        /**
+         * Internal Account
+         * @description Tokens held in the platform's internal account of the stablecoin's `currency`.
+         */
+        StablecoinGridInternalBurnSource: components["schemas"]["StablecoinBurnSourceBase"] & {
+            /** @enum {string} */
+            type: "GRID_INTERNAL_ACCOUNT";
+            /**
+             * @description The internal account debited.
+             * @example InternalAccount:5b6a2d3c-91f4-4b7e-8d2a-0c1e9f8a7b6c
+             */
+            accountId: string;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "GRID_INTERNAL_ACCOUNT";
+        };
+        /**
+         * Provider Internal Balance
+         * @description Tokens the platform already holds at the provider.
+         */
+        StablecoinProviderBalanceBurnSource: components["schemas"]["StablecoinBurnSourceBase"] & {
+            /** @enum {string} */
+            type: "PROVIDER_INTERNAL_BALANCE";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PROVIDER_INTERNAL_BALANCE";
+        };
+        /** @description Where a burn's tokens come from, by `type`. */
+        StablecoinBurnSource: components["schemas"]["StablecoinExternalAccountBurnSource"] | components["schemas"]["StablecoinGridInternalBurnSource"] | components["schemas"]["StablecoinProviderBalanceBurnSource"];
+        /** @description The bank account a burn's fiat is paid to. */
+        StablecoinBurnDestination: {
+            /**
+             * @description The destination's kind.
+             * @enum {string}
+             */
+            type: "EXTERNAL_ACCOUNT";
+            /**
+             * @description A bank external account in the stablecoin's base currency.
+             * @example ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f
+             */
+            externalAccountId: string;
+            /**
+             * @description The payout rail.
+             * @enum {string}
+             */
+            rail: "WIRE" | "ACH_CREDIT" | "SAME_DAY_ACH_CREDIT" | "RTP_CREDIT";
+        };
+        /** @description A burn to create. */
+        StablecoinBurnRequest: {
+            /**
+             * @description How much to burn, in the stablecoin's smallest unit; a whole number of cents.
+             * @example 250000000
+             */
+            amount: string;
+            source: components["schemas"]["StablecoinBurnSource"];
+            destination: components["schemas"]["StablecoinBurnDestination"];
+            /**
+             * @description Your note on the operation.
+             * @example Redemption
+             */
+            description?: string;
+        };
+        /** @description A page of stablecoin operations. */
+        StablecoinOperationListResponse: {
+            /** @description The operations of this page. */
+            data: components["schemas"]["StablecoinOperation"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
+            /** @description How many match, over all pages. */
+            totalCount?: number;
+        };
+        /**
+         * @description Whether the linked credentials work: ACTIVE, INVALID (they do not verify) or REVOKED (withdrawn at the provider).
+         * @enum {string}
+         */
+        StablecoinProviderAccountStatus: "ACTIVE" | "INVALID" | "REVOKED";
+        /** @description A platform's linked account at a stablecoin provider. The secret is never returned. */
+        StablecoinProviderAccount: {
+            /**
+             * @description Identifier of the link.
+             * @example StablecoinProviderAccount:7a1c0b9e-3d4f-4e2a-8b6c-5d9e0f1a2b3c
+             */
+            id: string;
+            provider: components["schemas"]["StablecoinProvider"];
+            /**
+             * @description The account's id at the provider.
+             * @example 2VcUIonJeVQzFoBuC7LdFT0dRe4
+             */
+            providerAccountId: string;
+            providerEnvironment: components["schemas"]["StablecoinProviderEnvironment"];
+            status: components["schemas"]["StablecoinProviderAccountStatus"];
+            /**
+             * Format: date-time
+             * @description When the credentials last verified; absent when they never did.
+             */
+            lastVerifiedAt?: string;
+            /**
+             * Format: date-time
+             * @description When it was linked.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updatedAt: string;
+        };
+        /** @description A page of provider account links. */
+        StablecoinProviderAccountListResponse: {
+            /** @description The links of this page. */
+            data: components["schemas"]["StablecoinProviderAccount"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore`. */
+            nextCursor?: string;
+            /** @description How many match, over all pages. */
+            totalCount?: number;
+        };
+        /** @description Provider credentials to link. */
+        StablecoinProviderAccountLinkRequest: {
+            provider: components["schemas"]["StablecoinProvider"];
+            /**
+             * @description The provider API client id.
+             * @example brale_client_123
+             */
+            apiClientId: string;
+            /**
+             * @description The provider API client secret; checked, kept only as a digest, never returned.
+             * @example brale_secret_456
+             */
+            apiClientSecret: string;
+            /**
+             * @description The account at the provider; the sandbox derives one from `apiClientId` when left out.
+             * @example 2VcUIonJeVQzFoBuC7LdFT0dRe4
+             */
+            providerAccountId?: string;
+        };
+        /** @description Error body returned with HTTP 503 (a provider is unavailable). */
+        Error503: {
+            /**
+             * @description HTTP status code.
+             * @constant
+             */
+            status: 503;
+            /**
+             * @description Error code.
+             *
+             *     | Code | Meaning |
+             *     |---|---|
+             *     | `SERVICE_UNAVAILABLE` | A provider the request needs is unavailable for now; retry later. |
+             * @enum {string}
+             */
+            code: "SERVICE_UNAVAILABLE";
         } & WithRequired<components["schemas"]["Error"], "status" | "code" | "message">;
         /** @description Error body returned with HTTP 501 (not implemented). */
         Error501: {
@@ -7868,6 +8617,15 @@ export interface components {
                 "application/json": components["schemas"]["Error424"];
             };
         };
+        /** @description A provider the request needs is unavailable for now; nothing was done. */
+        ServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error503"];
+            };
+        };
         /** @description The request asks for something this service does not do. */
         NotImplemented: {
             headers: {
@@ -7947,6 +8705,13 @@ export interface components {
          * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
          */
         IdempotencyKey: string;
+        /**
+         * @description Unique key for this operation, chosen by you (a UUID works well), required here. A repeat with the same key replays the first response for at least 24 hours.
+         * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+         */
+        RequiredIdempotencyKey: string;
+        /** @description Identifier of the stablecoin. */
+        StablecoinId: string;
     };
     requestBodies: never;
     headers: {
@@ -12590,6 +13355,390 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listStablecoinProviderAccounts: {
+        parameters: {
+            query?: {
+                /** @description Only links to this provider. */
+                provider?: components["schemas"]["StablecoinProvider"];
+                /** @description Only links in this status. */
+                status?: components["schemas"]["StablecoinProviderAccountStatus"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinProviderAccountListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    linkStablecoinProviderAccount: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well), required here. A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key": components["parameters"]["RequiredIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "BRALE",
+                 *       "apiClientId": "brale_client_123",
+                 *       "apiClientSecret": "brale_secret_456"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StablecoinProviderAccountLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description The link, with the status the provider reported. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinProviderAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStablecoinProviderAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the provider account link. */
+                stablecoinProviderAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinProviderAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listStablecoins: {
+        parameters: {
+            query?: {
+                /** @description Only stablecoins in this issuance status. */
+                issuanceStatus?: components["schemas"]["StablecoinIssuanceStatus"];
+                /** @description Only stablecoins in this operations status. */
+                gridOperationsStatus?: components["schemas"]["StablecoinGridOperationsStatus"];
+                /** @description Only stablecoins of this provider. */
+                provider?: components["schemas"]["StablecoinProvider"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of stablecoins. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    registerStablecoin: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well), required here. A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key": components["parameters"]["RequiredIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "providerTokenIdentifier": "SBXD",
+                 *       "networkTokenIdentifier": "btknrt1sbxd0000000000000000000000000000000",
+                 *       "network": "SPARK"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StablecoinRegisterRequest"];
+            };
+        };
+        responses: {
+            /** @description The registered stablecoin. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stablecoin"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStablecoin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stablecoin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stablecoin"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createStablecoinMint: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well), required here. A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key": components["parameters"]["RequiredIdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "1000000000",
+                 *       "fundingSource": {
+                 *         "type": "GRID_INTERNAL_ACCOUNT",
+                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"
+                 *       },
+                 *       "destination": {
+                 *         "accountId": "InternalAccount:5b6a2d3c-91f4-4b7e-8d2a-0c1e9f8a7b6c"
+                 *       },
+                 *       "description": "First issuance"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StablecoinMintRequest"];
+            };
+        };
+        responses: {
+            /** @description The mint operation. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinOperation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createStablecoinBurn: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well), required here. A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key": components["parameters"]["RequiredIdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "250000000",
+                 *       "source": {
+                 *         "type": "GRID_INTERNAL_ACCOUNT",
+                 *         "accountId": "InternalAccount:5b6a2d3c-91f4-4b7e-8d2a-0c1e9f8a7b6c"
+                 *       },
+                 *       "destination": {
+                 *         "type": "EXTERNAL_ACCOUNT",
+                 *         "externalAccountId": "ExternalAccount:8c94f1ee-9e5d-4449-af64-1acd2f2b226f",
+                 *         "rail": "ACH_CREDIT"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StablecoinBurnRequest"];
+            };
+        };
+        responses: {
+            /** @description The burn operation. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinOperation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listStablecoinOperations: {
+        parameters: {
+            query?: {
+                /** @description Only mints or only burns; both when left out. */
+                operationType?: components["schemas"]["StablecoinOperationType"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the stablecoin. */
+                stablecoinId: components["parameters"]["StablecoinId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinOperationListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStablecoinOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the mint or burn. */
+                stablecoinOperationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StablecoinOperation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
