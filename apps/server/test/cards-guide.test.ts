@@ -16,21 +16,31 @@ import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 const run = promisify(execFile);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const guide = readFileSync(join(repoRoot, "docs", "cards-guide.md"), "utf8");
-const script = /<!-- cards-guide:script -->\s*```ts\n([\s\S]*?)```/.exec(guide)?.[1];
+/** The script block after a marker: the guide's first script, and the rest of the card network. */
+const scriptAfter = (marker: string) =>
+  new RegExp(`<!-- ${marker} -->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(guide)?.[1];
+const script = scriptAfter("cards-guide:script");
+const networkScript = scriptAfter("cards-guide:network-script");
 // Inside the repository, so `@sandbox/client` resolves as it would for a user.
 const workDir = join(repoRoot, "node_modules", ".cache", "cards-guide");
 const scriptFile = join(workDir, `cards-guide-${process.pid}.mts`);
+const networkFile = join(workDir, `cards-guide-network-${process.pid}.mts`);
 
 beforeAll(() => {
   expect(script, "docs/cards-guide.md has the marked script block").toBeTruthy();
+  expect(networkScript, "docs/cards-guide.md has the marked network script block").toBeTruthy();
   mkdirSync(workDir, { recursive: true });
   writeFileSync(scriptFile, script!);
+  writeFileSync(networkFile, networkScript!);
 });
-afterAll(() => rmSync(scriptFile, { force: true }));
+afterAll(() => {
+  rmSync(scriptFile, { force: true });
+  rmSync(networkFile, { force: true });
+});
 
 describe("the cards guide", () => {
   it("type-checks against the generated client", () => {
-    const program = ts.createProgram([scriptFile], {
+    const program = ts.createProgram([scriptFile, networkFile], {
       strict: true,
       noEmit: true,
       target: ts.ScriptTarget.ES2022,
@@ -93,5 +103,47 @@ describe.each(databases)("the cards guide on %s", (kind) => {
     ]);
     // A fresh sandbox compiles each operation's checks on first use, and the
     // guide uses many operations once each (a tsx start-up too).
+  }, 90_000);
+
+  it("runs the rest of the card network as printed", async () => {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", networkFile], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? "",
+        SANDBOX_BASE_URL: sandbox.server.baseUrl,
+        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
+        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
+      },
+    });
+    const lines = stdout.trim().split("\n");
+    expect(lines.slice(0, -1)).toEqual([
+      "balance inquiry AUTHORIZED; balance 10000",
+      "withdrawal SETTLED; balance 2000",
+      "push credit SETTLED; balance 6000",
+      "credit SETTLED; balance 7500",
+      "hotel settled at 3000; balance 4500",
+      "return reversed: SETTLED; balance 4500",
+    ]);
+    const { cardTransactionId } = JSON.parse(lines.at(-1)!) as { cardTransactionId: string };
+    const { data } = await sandbox.client.GET("/transactions/{transactionId}", {
+      params: { path: { transactionId: cardTransactionId } },
+    });
+    expect(data).toMatchObject({
+      type: "CARD",
+      status: "SETTLED",
+      authorizedAmount: { amount: 3000 },
+      settledAmount: { amount: 3000 },
+      refundedAmount: { amount: 0 },
+      pullSummary: { count: 3, totalAmount: 6000, pendingCount: 0 },
+    });
+    const events = await eventsFor(sandbox, cardTransactionId);
+    expect(events.map((e) => e.type)).toEqual([
+      "CARD_TRANSACTION.AUTHORIZED",
+      "CARD_TRANSACTION.AUTHORIZED",
+      "CARD_TRANSACTION.SETTLED",
+      "CARD_TRANSACTION.REFUNDED",
+      "CARD_TRANSACTION.SETTLED",
+    ]);
+    expect(events.at(-1)!.data).toEqual(data);
   }, 90_000);
 });

@@ -793,7 +793,8 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
   title: "Card authorization",
   description:
     "Decides a simulated card authorization. An approval still needs a funding source that covers the amount; otherwise the authorization is declined. Times count from the authorization.",
-  appliesTo: "`POST /sandbox/cards/{id}/simulate/authorization`",
+  appliesTo:
+    "`POST /sandbox/cards/{id}/simulate/authorization` and `/simulate/financial_authorization`; the decline rows also `/simulate/balance_inquiry`, `/simulate/credit_authorization`, `/simulate/financial_credit_authorization` and `/simulate/credit_authorization_advice`",
   field: "`merchant.descriptor`",
   key: { kind: "suffix", mode: "characters" },
   rows: [
@@ -829,6 +830,10 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
     description: "Approved (`AUTHORIZED`, one confirmed pull)",
   },
   examples: ["COFFEE SHOP 003", "BLUE BOTTLE COFFEE"],
+  notes: [
+    "A financial (single-message) authorization settles what it pulls at once: approved, it is `SETTLED`; with `005` it stays `SETTLED` while the pull is pending; with `006` the money goes back and it is `EXCEPTION`.",
+    "A balance inquiry (an authorization of 0) and the credits to the card pull nothing: `002` and `003` decline them as above, and any other suffix, `005` and `006` included, approves them.",
+  ],
 };
 
 /** Every table, in the order of the docs. */

@@ -376,6 +376,7 @@ export interface CardTransaction {
   lastEventAt: Date;
   createdAt: Date;
   updatedAt: Date;
+  direction: Generated<string>;
 }
 
 export interface CardTransactionEvent {

@@ -2354,7 +2354,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate clearing
-         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it. Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
         post: operations["sandboxSimulateCardClearing"];
         delete?: never;
@@ -2380,7 +2380,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a return
-         * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED transaction (409 `INVALID_STATE_TRANSITION` otherwise); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
+         * @description Sandbox only. Simulates the merchant refunding part or all of a SETTLED or PARTIALLY_SETTLED purchase (409 `INVALID_STATE_TRANSITION` otherwise, and for a credit to the card); the amount is credited to the funding source. When the refunds reach the settled amount the transaction becomes REFUNDED; a partial return keeps its status with a non-zero `refundedAmount`. More than what is left to refund is 400 `INVALID_AMOUNT`. Emits `CARD_TRANSACTION.REFUNDED`, or for a partial return the event of the unchanged status.
          */
         post: operations["sandboxSimulateCardReturn"];
         delete?: never;
@@ -2406,7 +2406,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an incremental authorization
-         * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED transaction (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
+         * @description Sandbox only. Simulates the merchant increasing an AUTHORIZED purchase (for example a tip or a hotel extension) on an ACTIVE card (409 `INVALID_STATE_TRANSITION` otherwise, and for a credit authorization). The extra amount is pulled from the transaction's funding source (`pullSummary.count` grows) and added to `authorizedAmount`. If the funding source cannot cover it, 400 `AMOUNT_OUT_OF_RANGE` and the authorization is unchanged. Emits `CARD_TRANSACTION.AUTHORIZED`.
          */
         post: operations["sandboxSimulateCardIncrement"];
         delete?: never;
@@ -2432,9 +2432,191 @@ export interface paths {
         put?: never;
         /**
          * Simulate an authorization reversal
-         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`.
+         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
          */
         post: operations["sandboxSimulateCardReversal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/balance_inquiry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a balance inquiry
+         * @description Sandbox only. Simulates a balance inquiry at a terminal: an authorization of 0. Approved, it creates a card transaction AUTHORIZED with nothing authorized, held or pulled (`CARD_TRANSACTION.AUTHORIZED`); no money moves. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED) (`CARD_TRANSACTION.DECLINED`); the pull suffixes have no pull to act on.
+         */
+        post: operations["sandboxSimulateCardBalanceInquiry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/credit_authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a credit authorization
+         * @description Sandbox only. Simulates a merchant authorizing a credit to the card (for example a refund sent as an authorization). It creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount, with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing (`/simulate/clearing`) posts the credit to the funding source: SETTLED, or PARTIALLY_SETTLED for less than authorized, and `0` expires it. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         */
+        post: operations["sandboxSimulateCardCreditAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/financial_authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a financial authorization
+         * @description Sandbox only. Simulates a single-message (financial) authorization, such as an ATM withdrawal: authorized and cleared in one message. Approved, the pull on the first funding source, in order, that covers the amount settles at once: SETTLED with one pull and one settlement of the amount (`CARD_TRANSACTION.SETTLED`). It declines as `/simulate/authorization` does (DECLINED with `declineReason`, nothing pulled, `CARD_TRANSACTION.DECLINED`), and the same `merchant.descriptor` suffixes apply: `005` the pull stays pending about 30 seconds of sandbox time, then confirms (`CARD_TRANSACTION.SETTLED` again), `006` the pull fails, the money goes back to the funding source and the transaction is EXCEPTION (`CARD_TRANSACTION.SETTLED`, then `CARD_TRANSACTION.EXCEPTION`). A currency other than the card's is 400 `INVALID_CURRENCY`.
+         */
+        post: operations["sandboxSimulateCardFinancialAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/financial_credit_authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a financial credit authorization
+         * @description Sandbox only. Simulates a single-message credit to the card, such as a push payment: authorized and posted in one message. Approved, the amount is credited to the funding source at once and the card transaction, `direction` CREDIT, is SETTLED with one settlement (`CARD_TRANSACTION.SETTLED`). It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         */
+        post: operations["sandboxSimulateCardFinancialCreditAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/authorization_advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an authorization advice
+         * @description Sandbox only. Simulates the network re-sizing an open authorization (AUTHORIZED or PARTIALLY_SETTLED; otherwise 409 `INVALID_STATE_TRANSITION`) to a new total `amount`. `authorizedAmount` becomes the new total, and the hold follows it: it becomes the new total less what is already settled, pulling the difference from the funding source (`pullSummary.count` grows) or releasing it. The network has already approved the advice, so a pull the funding source cannot cover is recorded failed and the transaction becomes EXCEPTION; a transaction with a hold left can still be cleared. Below the settled amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes. Emits the `CARD_TRANSACTION.*` event of the resulting status with the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         */
+        post: operations["sandboxSimulateCardAuthorizationAdvice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/credit_authorization_advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a credit authorization advice
+         * @description Sandbox only. Simulates the network telling the issuer of a credit authorization it approved on the issuer's behalf. Like `/simulate/credit_authorization`, it creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing posts the credit. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         */
+        post: operations["sandboxSimulateCardCreditAuthorizationAdvice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/cards/{id}/simulate/return_reversal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a return reversal
+         * @description Sandbox only. Simulates the network reversing the latest return of a REFUNDED purchase (otherwise 409 `INVALID_STATE_TRANSITION`). The returned amount is pulled from the funding source again (`pullSummary.count` grows), the return no longer counts in `refundedAmount` or `refundSummary`, and the transaction is settled again: SETTLED, or PARTIALLY_SETTLED when less was settled than authorized (the event of that status, with the updated parent). If the funding source cannot cover it, the pull is recorded failed and the transaction becomes EXCEPTION (`CARD_TRANSACTION.EXCEPTION`). A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         */
+        post: operations["sandboxSimulateCardReturnReversal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2640,7 +2822,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction authorized
-         * @description Sent when an authorization is approved, and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an authorization is approved (a purchase, a balance inquiry, a credit authorization or its advice), and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, an authorization advice that re-sizes it, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionAuthorized"];
         delete?: never;
@@ -2680,7 +2862,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction settled
-         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, when a financial (single-message) authorization or credit settles at once, when a return reversal settles a refunded purchase again, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionSettled"];
         delete?: never;
@@ -2720,7 +2902,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction exception
-         * @description Sent when a pull on the funding source fails: the authorization pull (sandbox: descriptor suffix `006`; its hold is released), or the post-hoc pull of a clearing above the authorization that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a pull on the funding source fails: the authorization or financial authorization pull (sandbox: descriptor suffix `006`; what it took goes back), the post-hoc pull of a clearing above the authorization, or the pull of an authorization advice or a return reversal, that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionException"];
         delete?: never;
@@ -5409,7 +5591,7 @@ export interface components {
              */
             totalAmount: number;
         };
-        /** @description Parent record of one card purchase. Its pulls, clearings and refunds are rolled up into the three summaries. Listed and read with the other transactions (`GET /transactions`, `GET /transactions/{transactionId}`), as `type` CARD. */
+        /** @description Parent record of one card purchase, withdrawal, balance inquiry or credit (`direction` DEBIT for money taken from the funding source, CREDIT for money given to it). Its pulls, clearings and refunds are rolled up into the three summaries. Listed and read with the other transactions (`GET /transactions`, `GET /transactions/{transactionId}`), as `type` CARD. */
         CardTransaction: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -5873,6 +6055,25 @@ export interface components {
              * @description Amount returned. The full settled amount makes the transaction REFUNDED; less keeps it SETTLED with a non-zero `refundedAmount`.
              */
             amount: number;
+        };
+        /** @description Sandbox only: a simulated balance inquiry, an authorization of 0 (so no amount). */
+        SandboxCardBalanceInquiryRequest: {
+            merchant: components["schemas"]["CardMerchant"];
+        };
+        /** @description Sandbox only: a simulated authorization advice that re-sizes an open authorization. */
+        SandboxCardAuthorizationAdviceRequest: {
+            /** @description The open (AUTHORIZED or PARTIALLY_SETTLED) card transaction to re-size. */
+            cardTransactionId: string;
+            /**
+             * Format: int64
+             * @description The new total authorized amount, in minor units (not the change).
+             */
+            amount: number;
+        };
+        /** @description Sandbox only: names the card transaction a simulation acts on. */
+        SandboxCardTransactionRefRequest: {
+            /** @description The card transaction to act on. */
+            cardTransactionId: string;
         };
         /** @description Sandbox only: a simulated incremental authorization. */
         SimulateCardIncrementRequest: {
@@ -15739,6 +15940,759 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardBalanceInquiry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "merchant": {
+                 *         "descriptor": "SHELL OIL 12345678",
+                 *         "mcc": "5541",
+                 *         "country": "US"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardBalanceInquiryRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "AUTHORIZED",
+                     *       "merchant": {
+                     *         "descriptor": "SHELL OIL 12345678",
+                     *         "mcc": "5541",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:30:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardCreditAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 2500,
+                 *       "currency": {
+                 *         "code": "USD"
+                 *       },
+                 *       "merchant": {
+                 *         "descriptor": "ACME MARKETPLACE",
+                 *         "mcc": "5942",
+                 *         "country": "US"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "CREDIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "AUTHORIZED",
+                     *       "merchant": {
+                     *         "descriptor": "ACME MARKETPLACE",
+                     *         "mcc": "5942",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 2500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:30:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardFinancialAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 8000,
+                 *       "currency": {
+                 *         "code": "USD"
+                 *       },
+                 *       "merchant": {
+                 *         "descriptor": "ATM WITHDRAWAL 24TH ST",
+                 *         "mcc": "6011",
+                 *         "country": "US"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "SETTLED",
+                     *       "merchant": {
+                     *         "descriptor": "ATM WITHDRAWAL 24TH ST",
+                     *         "mcc": "6011",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 8000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 8000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 1,
+                     *         "totalAmount": 8000,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 1,
+                     *         "totalAmount": 8000
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:30:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardFinancialCreditAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 4000,
+                 *       "currency": {
+                 *         "code": "USD"
+                 *       },
+                 *       "merchant": {
+                 *         "descriptor": "ACME PAYOUTS",
+                 *         "mcc": "6012",
+                 *         "country": "US"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "CREDIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "SETTLED",
+                     *       "merchant": {
+                     *         "descriptor": "ACME PAYOUTS",
+                     *         "mcc": "6012",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 4000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 4000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 1,
+                     *         "totalAmount": 4000
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:30:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardAuthorizationAdvice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cardTransactionId": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                 *       "amount": 3000
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardAuthorizationAdviceRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the updated card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "AUTHORIZED",
+                     *       "merchant": {
+                     *         "descriptor": "BLUE BOTTLE COFFEE SF",
+                     *         "mcc": "5814",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 3000,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 2,
+                     *         "totalAmount": 3000,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:31:10Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:31:10Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardCreditAuthorizationAdvice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 2500,
+                 *       "currency": {
+                 *         "code": "USD"
+                 *       },
+                 *       "merchant": {
+                 *         "descriptor": "ACME MARKETPLACE",
+                 *         "mcc": "5942",
+                 *         "country": "US"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "CREDIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "AUTHORIZED",
+                     *       "merchant": {
+                     *         "descriptor": "ACME MARKETPLACE",
+                     *         "mcc": "5942",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 2500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:30:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sandboxSimulateCardReturnReversal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the card.
+                 * @example Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449
+                 */
+                id: components["schemas"]["CardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cardTransactionId": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxCardTransactionRefRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation was applied; the updated card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "CARD",
+                     *       "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
+                     *       "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                     *       "platformCustomerId": "cust-1042",
+                     *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                     *       "direction": "DEBIT",
+                     *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
+                     *       "status": "SETTLED",
+                     *       "merchant": {
+                     *         "descriptor": "BLUE BOTTLE COFFEE SF",
+                     *         "mcc": "5814",
+                     *         "country": "US"
+                     *       },
+                     *       "authorizedAmount": {
+                     *         "amount": 2500,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "settledAmount": {
+                     *         "amount": 2750,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "refundedAmount": {
+                     *         "amount": 0,
+                     *         "currency": {
+                     *           "code": "USD",
+                     *           "name": "US Dollar",
+                     *           "symbol": "$",
+                     *           "decimals": 2
+                     *         }
+                     *       },
+                     *       "pullSummary": {
+                     *         "count": 3,
+                     *         "totalAmount": 5500,
+                     *         "pendingCount": 0
+                     *       },
+                     *       "settlementSummary": {
+                     *         "count": 1,
+                     *         "totalAmount": 2750
+                     *       },
+                     *       "refundSummary": {
+                     *         "count": 0,
+                     *         "totalAmount": 0
+                     *       },
+                     *       "authorizedAt": "2025-10-13T09:30:00Z",
+                     *       "lastEventAt": "2025-10-13T09:40:00Z",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "updatedAt": "2025-10-13T09:40:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];

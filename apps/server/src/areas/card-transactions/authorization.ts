@@ -62,6 +62,12 @@ export interface AuthorizationPlan {
   declineReason?: CardDeclineReason;
   /** How the pull resolves when the authorization is approved. */
   pull: CardPullResolution;
+  /**
+   * A financial (single-message) authorization: the approval also clears the
+   * amount, so the pull settles at once instead of holding (SETTLED, one
+   * settlement). The same guarded step, one more record in it.
+   */
+  settle?: boolean;
 }
 
 /** How an authorization's steps must be committed (see SqlCommit). */
@@ -78,39 +84,32 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
   const { platformId, amount, at, pull } = plan;
   const confirmedNow = pull.afterSeconds === 0 && pull.pullStatus === "CONFIRMED";
 
+  const settles = plan.settle === true;
+
   const transaction = (source: string | null, declineReason: CardDeclineReason | null): Row => {
     const approved = declineReason === null;
-    return {
+    const settled = approved && settles ? amount : 0n;
+    return newTransactionRow({
       id,
       platformId,
       cardId: plan.cardId,
       customerId: plan.customerId,
       platformCustomerId: plan.platformCustomerId,
       fundingSourceId: source,
-      status: approved ? "AUTHORIZED" : "DECLINED",
+      direction: "DEBIT",
+      status: approved ? (settles ? "SETTLED" : "AUTHORIZED") : "DECLINED",
       declineReason,
-      merchantDescriptor: plan.merchant.descriptor,
-      merchantMcc: plan.merchant.mcc ?? null,
-      merchantCountry: plan.merchant.country ?? null,
+      merchant: plan.merchant,
       currency: plan.currency,
+      at,
       authorizedAmount: approved ? amount : 0n,
-      heldAmount: approved ? amount : 0n,
-      settledAmount: 0n,
-      refundedAmount: 0n,
+      heldAmount: approved ? amount - settled : 0n,
+      settledAmount: settled,
       pullCount: approved ? 1 : 0,
       pullTotal: approved ? amount : 0n,
       // Until it resolves, a pull is pending: for a moment, or for a while.
       pullPending: approved && !confirmedNow ? 1 : 0,
-      settlementCount: 0,
-      settlementTotal: 0n,
-      refundCount: 0,
-      refundTotal: 0n,
-      version: 0,
-      authorizedAt: at,
-      lastEventAt: at,
-      createdAt: at,
-      updatedAt: at,
-    };
+    });
   };
   const announce = (r: Row): SqlInsert => ({
     table: "WebhookEvent",
@@ -145,6 +144,7 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
           },
         },
       ];
+      if (settles) records.push(childRow(id, platformId, "SETTLEMENT", amount, at));
       if (pull.afterSeconds > 0) {
         const payload: CardPullJobPayload = {
           cardTransactionId: id,
@@ -162,7 +162,7 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
         records.push({ table: "Job", row: job });
       }
       const posting = { platformId, accountId: source, amount, at, reference: id };
-      const debit = { ...posting, kind: "CARD_AUTHORIZATION" };
+      const debit = { ...posting, kind: settles ? "CARD_FINANCIAL" : "CARD_AUTHORIZATION" };
       const debited = yield guardedDebit(debit, account, records);
       if (balanceOf(debited) === null) continue;
       if (!failsAtOnce(pull)) return row;
@@ -223,4 +223,89 @@ function* failPullAtOnce(
   );
   yield { kind: "insert", ...announce(resolved) };
   return resolved;
+}
+
+/** A card transaction's parts that differ from a new transaction with nothing on it. */
+export interface NewTransaction {
+  id: string;
+  platformId: string;
+  cardId: string;
+  customerId: string;
+  platformCustomerId: string;
+  fundingSourceId: string | null;
+  direction: "DEBIT" | "CREDIT";
+  status: CardTransactionStatus;
+  declineReason: CardDeclineReason | null;
+  merchant: { descriptor: string; mcc?: string | undefined; country?: string | undefined };
+  currency: string;
+  at: Date;
+  authorizedAmount?: bigint;
+  heldAmount?: bigint;
+  settledAmount?: bigint;
+  pullCount?: number;
+  pullTotal?: bigint;
+  pullPending?: number;
+}
+
+/**
+ * The row of a new card transaction: what it authorized, holds, settled and
+ * pulled as given, and everything else at zero. Its one settlement, if it
+ * settled, is counted (a new transaction has at most the one).
+ */
+export function newTransactionRow(t: NewTransaction): Row {
+  const settled = t.settledAmount ?? 0n;
+  return {
+    id: t.id,
+    platformId: t.platformId,
+    cardId: t.cardId,
+    customerId: t.customerId,
+    platformCustomerId: t.platformCustomerId,
+    fundingSourceId: t.fundingSourceId,
+    status: t.status,
+    direction: t.direction,
+    declineReason: t.declineReason,
+    merchantDescriptor: t.merchant.descriptor,
+    merchantMcc: t.merchant.mcc ?? null,
+    merchantCountry: t.merchant.country ?? null,
+    currency: t.currency,
+    authorizedAmount: t.authorizedAmount ?? 0n,
+    heldAmount: t.heldAmount ?? 0n,
+    settledAmount: settled,
+    refundedAmount: 0n,
+    pullCount: t.pullCount ?? 0,
+    pullTotal: t.pullTotal ?? 0n,
+    pullPending: t.pullPending ?? 0,
+    settlementCount: settled > 0n ? 1 : 0,
+    settlementTotal: settled,
+    refundCount: 0,
+    refundTotal: 0n,
+    version: 0,
+    authorizedAt: t.at,
+    lastEventAt: t.at,
+    createdAt: t.at,
+    updatedAt: t.at,
+  };
+}
+
+/** A child event of a transaction, confirmed (a pull is written by the authorization itself). */
+export function childRow(
+  cardTransactionId: string,
+  platformId: string,
+  kind: "SETTLEMENT" | "RELEASE",
+  amount: bigint,
+  at: Date,
+): SqlInsert {
+  return {
+    table: "CardTransactionEvent",
+    row: {
+      id: newId("CardTransactionEvent"),
+      platformId,
+      cardTransactionId,
+      kind,
+      amount,
+      status: "CONFIRMED",
+      createdAt: at,
+      updatedAt: at,
+    },
+  };
 }

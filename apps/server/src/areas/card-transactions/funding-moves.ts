@@ -7,8 +7,14 @@ import { credit, debit, InsufficientFundsError } from "../ledger/ledger.js";
 export type CardLedgerKind =
   /** The authorization's pull: the hold. */
   | "CARD_AUTHORIZATION"
-  /** Incremental authorization or post-hoc pull at clearing. */
+  /** A financial (single-message) authorization's pull: settled at once. */
+  | "CARD_FINANCIAL"
+  /** Incremental authorization, post-hoc pull at clearing, or an advice that re-sizes up. */
   | "CARD_PULL"
+  /** A return reversal takes the refunded amount back. */
+  | "CARD_RETURN_REVERSAL"
+  /** A credit authorization's amount, posted when it settles. */
+  | "CARD_CREDIT"
   /** A failed pull gives back what it took. */
   | "CARD_PULL_FAILED"
   /** Reversal, expiry, or the unused part of a partial clearing. */
@@ -26,7 +32,7 @@ export interface MoveTarget {
 export function* tryPull(
   target: MoveTarget,
   amount: bigint,
-  kind: "CARD_AUTHORIZATION" | "CARD_PULL",
+  kind: "CARD_PULL" | "CARD_RETURN_REVERSAL",
 ): SqlProgram<boolean> {
   try {
     yield* debit({
@@ -44,11 +50,11 @@ export function* tryPull(
   }
 }
 
-/** Money back to the funding source (a zero amount writes nothing). */
+/** Money back (or, for a credit, in) to the funding source; a zero amount writes nothing. */
 export function* giveBack(
   target: MoveTarget,
   amount: bigint,
-  kind: "CARD_PULL_FAILED" | "CARD_RELEASE" | "CARD_REFUND",
+  kind: "CARD_PULL_FAILED" | "CARD_RELEASE" | "CARD_REFUND" | "CARD_CREDIT",
 ): SqlProgram<void> {
   if (amount <= 0n) return;
   yield* credit({

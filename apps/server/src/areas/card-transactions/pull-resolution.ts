@@ -13,12 +13,20 @@ export interface PullEffect {
 
 /**
  * A pull resolves CONFIRMED (nothing moves) or FAILED: then it no longer
- * counts in the pulled total, what the transaction still holds goes back to
- * the funding source, and the transaction takes the status the sandbox table
- * names (EXCEPTION).
+ * counts in the pulled total, and what it took goes back to the funding
+ * source, as far as that is still held or was settled with it (a part
+ * already released went back then); the transaction takes the status the
+ * sandbox table names (EXCEPTION). An authorization's pull is all held; a
+ * financial authorization's pull is all settled.
  */
 export function pullEffect(
-  current: { pullPending: number; pullTotal: bigint; heldAmount: bigint; status: string },
+  current: {
+    pullPending: number;
+    pullTotal: bigint;
+    heldAmount: bigint;
+    settledAmount: bigint;
+    status: string;
+  },
   pullAmount: bigint,
   resolution: CardPullResolution,
 ): PullEffect {
@@ -32,11 +40,14 @@ export function pullEffect(
       release: 0n,
     };
   }
+  const fromHold = pullAmount < current.heldAmount ? pullAmount : current.heldAmount;
+  const rest = pullAmount - fromHold;
+  const fromSettled = rest < current.settledAmount ? rest : current.settledAmount;
   return {
     pullPending,
     pullTotal: current.pullTotal - pullAmount,
-    heldAmount: 0n,
+    heldAmount: current.heldAmount - fromHold,
     status: resolution.transactionStatus,
-    release: current.heldAmount,
+    release: fromHold + fromSettled,
   };
 }

@@ -10,6 +10,13 @@ export function cardSimulationRoutes(
   | "sandboxSimulateCardReturn"
   | "sandboxSimulateCardIncrement"
   | "sandboxSimulateCardReversal"
+  | "sandboxSimulateCardBalanceInquiry"
+  | "sandboxSimulateCardCreditAuthorization"
+  | "sandboxSimulateCardFinancialAuthorization"
+  | "sandboxSimulateCardFinancialCreditAuthorization"
+  | "sandboxSimulateCardAuthorizationAdvice"
+  | "sandboxSimulateCardCreditAuthorizationAdvice"
+  | "sandboxSimulateCardReturnReversal"
 > {
   return {
     sandboxSimulateCardAuthorization: async ({ params, body }, ctx) => ({
@@ -31,6 +38,34 @@ export function cardSimulationRoutes(
     sandboxSimulateCardReversal: async ({ params, body }, ctx) => ({
       status: 200,
       body: await transactions.reverse(ctx, params.id, body),
+    }),
+    sandboxSimulateCardBalanceInquiry: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.balanceInquiry(ctx, params.id, body),
+    }),
+    sandboxSimulateCardCreditAuthorization: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.credit(ctx, params.id, body, "CREDIT_AUTHORIZATION"),
+    }),
+    sandboxSimulateCardFinancialAuthorization: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.financialAuthorization(ctx, params.id, body),
+    }),
+    sandboxSimulateCardFinancialCreditAuthorization: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.credit(ctx, params.id, body, "FINANCIAL_CREDIT_AUTHORIZATION"),
+    }),
+    sandboxSimulateCardAuthorizationAdvice: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.authorizationAdvice(ctx, params.id, body),
+    }),
+    sandboxSimulateCardCreditAuthorizationAdvice: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.credit(ctx, params.id, body, "CREDIT_AUTHORIZATION_ADVICE"),
+    }),
+    sandboxSimulateCardReturnReversal: async ({ params, body }, ctx) => ({
+      status: 202,
+      body: await transactions.returnReversal(ctx, params.id, body),
     }),
   };
 }

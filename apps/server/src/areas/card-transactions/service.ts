@@ -1,7 +1,7 @@
 import type { Schemas } from "@sandbox/client";
 import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
 import { insertAll, one, prepared, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
-import type { SqlProgram } from "../../db/sql.js";
+import type { SqlInsert, SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -9,7 +9,13 @@ import { newId } from "../../ids.js";
 import type { JobHandlers } from "../../jobs/registry.js";
 import type { CardService } from "../cards/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
-import { CARD_PULL_JOB, type AuthorizationPlan, type CardPullJobPayload } from "./authorization.js";
+import {
+  CARD_PULL_JOB,
+  childRow,
+  newTransactionRow,
+  type AuthorizationPlan,
+  type CardPullJobPayload,
+} from "./authorization.js";
 import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
@@ -25,11 +31,24 @@ export type SimulateClearing = Schemas["SandboxCardClearingRequest"];
 export type SimulateReturn = Schemas["SandboxCardReturnRequest"];
 export type SimulateIncrement = Schemas["SimulateCardIncrementRequest"];
 export type SimulateReversal = Schemas["SimulateCardReversalRequest"];
+export type SimulateBalanceInquiry = Schemas["SandboxCardBalanceInquiryRequest"];
+export type SimulateAuthorizationAdvice = Schemas["SandboxCardAuthorizationAdviceRequest"];
+export type SimulateTransactionRef = Schemas["SandboxCardTransactionRefRequest"];
+
+/** The network messages that create a credit to the card (nothing is pulled). */
+export type CreditMessage =
+  /** Dual-message: authorized now, the credit posts when the merchant clears it. */
+  | "CREDIT_AUTHORIZATION"
+  /** The network approved a credit authorization on the issuer's behalf; as above. */
+  | "CREDIT_AUTHORIZATION_ADVICE"
+  /** Single-message: authorized and posted at once. */
+  | "FINANCIAL_CREDIT_AUTHORIZATION";
 
 type Row = RowOf<"CardTransaction">;
 
 type ChildKind = "PULL" | "SETTLEMENT" | "REFUND" | "RELEASE";
-type ChildStatus = "PENDING" | "CONFIRMED" | "FAILED";
+/** REVERSED: a refund that a return reversal took back. */
+type ChildStatus = "PENDING" | "CONFIRMED" | "FAILED" | "REVERSED";
 interface ChildEvent {
   kind: ChildKind;
   amount: bigint;
@@ -114,6 +133,25 @@ function requireStatus(row: Row, allowed: readonly CardTransactionStatus[], acti
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 
+/** A change that moves money the way only a purchase (a DEBIT transaction) can. */
+function requireDebit(row: Row, action: string) {
+  if (row.direction !== "DEBIT") {
+    throw new ApiError(
+      409,
+      "INVALID_STATE_TRANSITION",
+      `A credit card transaction cannot be ${action}; only a purchase can`,
+      { details: { status: row.status, direction: row.direction } },
+    );
+  }
+}
+
+/**
+ * What a settled purchase goes back to when its refunds no longer cover it:
+ * PARTIALLY_SETTLED when less was settled than authorized, else SETTLED.
+ */
+const settledStatus = (next: Progress): CardTransactionStatus =>
+  next.settledAmount < next.authorizedAmount ? "PARTIALLY_SETTLED" : "SETTLED";
+
 /** Records how a pull resolved (see pull-resolution.ts). */
 function* resolvePull(
   row: Row,
@@ -134,6 +172,43 @@ function* resolvePull(
   next.pullTotal = effect.pullTotal;
   next.heldAmount = effect.heldAmount;
   next.status = effect.status;
+}
+
+/**
+ * Whether a purchase still has an authorization to clear: AUTHORIZED, or an
+ * authorization that an advice re-opened (it holds money again) after a
+ * partial clearing or a failed pull. Otherwise 409.
+ */
+function requireOpen(row: Row, action: string) {
+  if (row.status === "AUTHORIZED") return;
+  if (row.heldAmount > 0n && (row.status === "PARTIALLY_SETTLED" || row.status === "EXCEPTION")) {
+    return;
+  }
+  requireStatus(row, ["AUTHORIZED"], action);
+}
+
+/**
+ * The clearing of a credit authorization posts the credit: the cleared
+ * amount goes to the funding source, SETTLED (PARTIALLY_SETTLED below the
+ * authorized amount); `0` expires it with nothing posted.
+ */
+function* clearCredit(
+  row: Row,
+  next: Progress,
+  cleared: bigint,
+  at: Date,
+): SqlProgram<ChildEvent[]> {
+  requireStatus(row, ["AUTHORIZED"], "cleared");
+  if (cleared === 0n) {
+    next.status = "EXPIRED";
+    return [];
+  }
+  yield* giveBack(targetOf(row, at), cleared, "CARD_CREDIT");
+  next.settledAmount += cleared;
+  next.settlementCount += 1;
+  next.settlementTotal += cleared;
+  next.status = cleared < next.authorizedAmount ? "PARTIALLY_SETTLED" : "SETTLED";
+  return [{ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" }];
 }
 
 class Skip extends Error {}
@@ -181,8 +256,66 @@ const cardForUse = prepared((args: { cardId: string; platformId: string }) =>
     .where("Card.platformId", "=", args.platformId),
 );
 
+/** A card as read for a new transaction, with its cardholder's accounts. */
+interface CardWithAccounts {
+  card: CardForUse;
+  accounts: RowOf<"InternalAccount">[];
+}
+
+/** The card's funding sources that exist, in the card's order. */
+function fundingAccountsOf({ card, accounts }: CardWithAccounts): RowOf<"InternalAccount">[] {
+  const byId = new Map(accounts.map((account) => [account.id, account]));
+  return (JSON.parse(card.fundingSources) as string[]).flatMap((id) => byId.get(id) ?? []);
+}
+
 /** The pull of a declined authorization: never made. */
 const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
+
+/**
+ * How the card and the sandbox table decide a new authorization of any kind:
+ * a decline reason, or how its pull resolves. The card's state comes first,
+ * then (for money taken from the card only) its per-transaction limit, then
+ * the last 3 characters of `merchant.descriptor`.
+ */
+function decide(
+  card: CardForUse,
+  descriptor: string,
+  amount: bigint,
+  spends: boolean,
+): { declineReason?: CardDeclineReason; pull: CardPullResolution } {
+  const rule = cardAuthorizationOutcome(descriptor).outcome;
+  const declineReason: CardDeclineReason | undefined =
+    card.state === "FROZEN"
+      ? "CARD_PAUSED"
+      : card.state !== "ACTIVE"
+        ? "CARD_NOT_ACTIVE"
+        : spends && card.maxSpendPerTransaction !== null && amount > card.maxSpendPerTransaction
+          ? "MAX_SPEND_EXCEEDED"
+          : rule.kind === "DECLINE"
+            ? rule.declineReason
+            : undefined;
+  return {
+    ...(declineReason ? { declineReason } : {}),
+    pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
+  };
+}
+
+/** The currency of an authorization-shaped request: the card's, or 400. */
+function requireCardCurrency(card: CardForUse, currency: SimulateAuthorization["currency"]) {
+  if (currency.code === undefined) {
+    throw invalidInput("currency.code is required: the currency of the authorization", {
+      errors: [fieldError("body.currency.code", "required")],
+    });
+  }
+  if (currency.code !== card.currency) {
+    throw new ApiError(
+      400,
+      "INVALID_CURRENCY",
+      `The card is in ${card.currency}; the authorization is in ${currency.code}`,
+    );
+  }
+  return currency.code;
+}
 
 /**
  * Signs a card's pull from an embedded wallet (the wallet's delegated key for
@@ -224,47 +357,22 @@ export class CardTransactionService {
     ctx: RequestContext,
     cardId: string,
     input: SimulateAuthorization,
+    options: { settle?: boolean } = {},
   ): Promise<CardTransaction> {
-    const { card, accounts } = await this.cardForAuthorization(ctx, cardId);
-    if (input.currency.code === undefined) {
-      throw invalidInput("currency.code is required: the currency of the authorization", {
-        errors: [fieldError("body.currency.code", "required")],
-      });
-    }
-    if (input.currency.code !== card.currency) {
-      throw new ApiError(
-        400,
-        "INVALID_CURRENCY",
-        `The card is in ${card.currency}; the authorization is in ${input.currency.code}`,
-      );
-    }
-    const rule = cardAuthorizationOutcome(input.merchant.descriptor).outcome;
+    const read = await this.cardForAuthorization(ctx, cardId);
+    const { card } = read;
+    const currency = requireCardCurrency(card, input.currency);
     const amount = BigInt(input.amount);
-    const declineReason: CardDeclineReason | undefined =
-      card.state === "FROZEN"
-        ? "CARD_PAUSED"
-        : card.state !== "ACTIVE"
-          ? "CARD_NOT_ACTIVE"
-          : card.maxSpendPerTransaction !== null && amount > card.maxSpendPerTransaction
-            ? "MAX_SPEND_EXCEEDED"
-            : rule.kind === "DECLINE"
-              ? rule.declineReason
-              : undefined;
+    const { declineReason, pull } = decide(card, input.merchant.descriptor, amount, true);
     const fundingSources = JSON.parse(card.fundingSources) as string[];
-    const byId = new Map(accounts.map((account) => [account.id, account]));
-    // The funding sources that exist, in the card's order.
     const fundingAccounts =
       declineReason === undefined
-        ? await this.usableFundingAccounts(
-            ctx,
-            fundingSources.flatMap((id) => byId.get(id) ?? []),
-            {
-              cardId: card.id,
-              amount,
-              currency: input.currency.code,
-              merchantDescriptor: input.merchant.descriptor,
-            },
-          )
+        ? await this.usableFundingAccounts(ctx, fundingAccountsOf(read), {
+            cardId: card.id,
+            amount,
+            currency,
+            merchantDescriptor: input.merchant.descriptor,
+          })
         : [];
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
@@ -274,14 +382,131 @@ export class CardTransactionService {
       fundingSources,
       fundingAccounts,
       amount,
-      currency: input.currency.code,
+      currency,
       merchant: input.merchant,
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
       ...(declineReason ? { declineReason } : {}),
-      pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
+      pull,
+      ...(options.settle ? { settle: true } : {}),
     };
     return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
+  }
+
+  /**
+   * A financial (single-message) authorization, such as an ATM withdrawal:
+   * the authorization's one guarded pull, which settles the amount at once
+   * (SETTLED, one pull, one settlement). Declines as an authorization does;
+   * a pull that the sandbox table makes fail leaves it EXCEPTION with the
+   * money back on the funding source.
+   */
+  financialAuthorization(ctx: RequestContext, cardId: string, input: SimulateAuthorization) {
+    return this.authorize(ctx, cardId, input, { settle: true });
+  }
+
+  /**
+   * A balance inquiry: an authorization of 0. Approved, it is AUTHORIZED with
+   * nothing authorized, held or pulled; it declines on the card's state and
+   * the descriptor's decline suffixes like any authorization (the pull
+   * suffixes have no pull to act on). No money moves either way.
+   */
+  async balanceInquiry(ctx: RequestContext, cardId: string, input: SimulateBalanceInquiry) {
+    const read = await this.cardForAuthorization(ctx, cardId);
+    const { card } = read;
+    const { declineReason } = decide(card, input.merchant.descriptor, 0n, false);
+    const source = fundingAccountsOf(read)[0]?.id ?? null;
+    const row = newTransactionRow({
+      ...this.newTransactionOf(ctx, card, input.merchant, card.currency),
+      fundingSourceId: source,
+      direction: "DEBIT",
+      status: declineReason ? "DECLINED" : "AUTHORIZED",
+      declineReason: declineReason ?? null,
+    });
+    return this.create(row, 0n);
+  }
+
+  /**
+   * A credit to the card: the credit authorization (and its advice) is
+   * AUTHORIZED with nothing moved, and its clearing posts the credit; the
+   * financial credit authorization posts it at once (SETTLED). Either goes
+   * to the card's first funding source, and declines on the card's state and
+   * the descriptor's decline suffixes (a credit pulls nothing, so neither
+   * the card's spending limit nor the pull suffixes apply).
+   */
+  async credit(
+    ctx: RequestContext,
+    cardId: string,
+    input: SimulateAuthorization,
+    message: CreditMessage,
+  ) {
+    const read = await this.cardForAuthorization(ctx, cardId);
+    const { card } = read;
+    const currency = requireCardCurrency(card, input.currency);
+    const amount = BigInt(input.amount);
+    const { declineReason } = decide(card, input.merchant.descriptor, amount, false);
+    // A credit goes to the first funding source that exists.
+    const source = fundingAccountsOf(read)[0]?.id ?? null;
+    const approved = declineReason === undefined && source !== null;
+    const posted = approved && message === "FINANCIAL_CREDIT_AUTHORIZATION" ? amount : 0n;
+    const row = newTransactionRow({
+      ...this.newTransactionOf(ctx, card, input.merchant, currency),
+      fundingSourceId: source,
+      direction: "CREDIT",
+      status: !approved ? "DECLINED" : posted > 0n ? "SETTLED" : "AUTHORIZED",
+      // A card with no funding source left has nowhere to put the money.
+      declineReason: approved ? null : (declineReason ?? "INSUFFICIENT_FUNDS"),
+      authorizedAmount: approved ? amount : 0n,
+      settledAmount: posted,
+    });
+    return this.create(row, posted);
+  }
+
+  /** The parts of a new transaction that come from the request and its card. */
+  private newTransactionOf(
+    ctx: RequestContext,
+    card: CardForUse,
+    merchant: SimulateAuthorization["merchant"],
+    currency: string,
+  ) {
+    return {
+      id: newId("CardTransaction"),
+      platformId: ctx.platformId,
+      cardId: card.id,
+      customerId: card.cardholderId,
+      platformCustomerId: card.platformCustomerId,
+      merchant,
+      currency,
+      at: ctx.clock.now(),
+    };
+  }
+
+  /**
+   * Records a new transaction that holds nothing, with its event, its one
+   * settlement if it settled, and the credit of `credited` to its funding
+   * source, in one transaction.
+   */
+  private async create(row: Row, credited: bigint): Promise<CardTransaction> {
+    const saved = await this.services.data.transaction(function* () {
+      if (credited > 0n) {
+        yield* giveBack(targetOf(row, row.createdAt), credited, "CARD_CREDIT");
+      }
+      const inserts: SqlInsert[] = [{ table: "CardTransaction", row }];
+      if (row.settledAmount > 0n) {
+        inserts.push(
+          childRow(row.id, row.platformId, "SETTLEMENT", row.settledAmount, row.createdAt),
+        );
+      }
+      yield* insertAll(inserts);
+      yield* emitEvent({
+        platformId: row.platformId,
+        type: EVENT_OF_STATUS[row.status as CardTransactionStatus],
+        objectId: row.id,
+        data: toCardTransaction(row),
+        at: row.createdAt,
+      });
+      return row;
+    });
+    return toCardTransaction(saved);
   }
 
   /**
@@ -305,11 +530,11 @@ export class CardTransactionService {
     return accounts.filter((_, i) => signed[i]);
   }
 
-  /** The card and its cardholder's accounts, as the authorization needs them, in one read. */
+  /** The card and its cardholder's accounts, as a new transaction needs them, in one read. */
   private async cardForAuthorization(
     ctx: RequestContext,
     cardId: string,
-  ): Promise<{ card: CardForUse; accounts: RowOf<"InternalAccount">[] }> {
+  ): Promise<CardWithAccounts> {
     const rows = await this.services.data.all(cardForUse({ cardId, platformId: ctx.platformId }));
     const first = rows[0];
     if (!first) throw notFound("REFERENCE_NOT_FOUND", `Card ${cardId} not found`);
@@ -354,41 +579,46 @@ export class CardTransactionService {
     const cleared = BigInt(input.amount);
     const at = ctx.clock.now();
     return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
-      requireStatus(row, ["AUTHORIZED"], "cleared");
+      if (row.direction === "CREDIT") return yield* clearCredit(row, next, cleared, at);
+      requireOpen(row, "cleared");
       const target = targetOf(row, at);
       const children: ChildEvent[] = [];
-      // While AUTHORIZED, what is held equals what is authorized.
+      // What is held is what the open authorization still covers.
       const held = next.heldAmount;
+      // Settled before: an authorization an advice re-opened after a partial clearing.
+      const settledBefore = next.settledAmount > 0n;
       if (cleared === 0n) {
         yield* giveBack(target, held, "CARD_RELEASE");
         if (held > 0n) children.push({ kind: "RELEASE", amount: held, status: "CONFIRMED" });
         next.heldAmount = 0n;
-        next.status = "EXPIRED";
-        return children;
-      }
-      if (cleared > held) {
-        const difference = cleared - held;
-        const pulled = yield* tryPull(target, difference, "CARD_PULL");
-        children.push({
-          kind: "PULL",
-          amount: difference,
-          status: pulled ? "CONFIRMED" : "FAILED",
-        });
-        next.pullCount += 1;
-        if (pulled) next.pullTotal += difference;
-        next.status = pulled ? "SETTLED" : "EXCEPTION";
-      } else if (cleared < held) {
-        yield* giveBack(target, held - cleared, "CARD_RELEASE");
-        children.push({ kind: "RELEASE", amount: held - cleared, status: "CONFIRMED" });
-        next.status = "PARTIALLY_SETTLED";
+        next.status = settledBefore ? "PARTIALLY_SETTLED" : "EXPIRED";
       } else {
-        next.status = "SETTLED";
+        if (cleared > held) {
+          const difference = cleared - held;
+          const pulled = yield* tryPull(target, difference, "CARD_PULL");
+          children.push({
+            kind: "PULL",
+            amount: difference,
+            status: pulled ? "CONFIRMED" : "FAILED",
+          });
+          next.pullCount += 1;
+          if (pulled) next.pullTotal += difference;
+          next.status = pulled ? "SETTLED" : "EXCEPTION";
+        } else if (cleared < held) {
+          yield* giveBack(target, held - cleared, "CARD_RELEASE");
+          children.push({ kind: "RELEASE", amount: held - cleared, status: "CONFIRMED" });
+          next.status = "PARTIALLY_SETTLED";
+        } else {
+          next.status = "SETTLED";
+        }
+        children.push({ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" });
+        next.heldAmount = 0n;
+        next.settledAmount += cleared;
+        next.settlementCount += 1;
+        next.settlementTotal += cleared;
       }
-      children.push({ kind: "SETTLEMENT", amount: cleared, status: "CONFIRMED" });
-      next.heldAmount = 0n;
-      next.settledAmount += cleared;
-      next.settlementCount += 1;
-      next.settlementTotal += cleared;
+      // A failed pull stays the transaction's news until it is dealt with.
+      if (row.status === "EXCEPTION") next.status = "EXCEPTION";
       return children;
     });
   }
@@ -399,6 +629,7 @@ export class CardTransactionService {
     const at = ctx.clock.now();
     return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
       requireStatus(row, ["SETTLED", "PARTIALLY_SETTLED"], "refunded");
+      requireDebit(row, "refunded");
       const refundable = next.settledAmount - next.refundedAmount;
       if (amount > refundable) {
         throw new ApiError(
@@ -430,6 +661,7 @@ export class CardTransactionService {
     const at = ctx.clock.now();
     return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
       requireStatus(row, ["AUTHORIZED"], "incremented");
+      requireDebit(row, "incremented");
       if (!(yield* tryPull(targetOf(row, at), amount, "CARD_PULL"))) {
         throw new ApiError(
           400,
@@ -460,11 +692,112 @@ export class CardTransactionService {
           { details: { authorizedAmount: Number(next.authorizedAmount) } },
         );
       }
-      yield* giveBack(targetOf(row, at), amount, "CARD_RELEASE");
       next.authorizedAmount -= amount;
-      next.heldAmount -= amount;
       if (next.authorizedAmount === 0n) next.status = "REVERSED";
+      // A credit authorization holds nothing: only its amount changes.
+      if (row.direction === "CREDIT") return [];
+      yield* giveBack(targetOf(row, at), amount, "CARD_RELEASE");
+      next.heldAmount -= amount;
       return [{ kind: "RELEASE", amount, status: "CONFIRMED" }];
+    });
+  }
+
+  /**
+   * An authorization advice: the network re-sizes an open authorization
+   * (AUTHORIZED, or PARTIALLY_SETTLED) to a new total. The hold follows: it
+   * becomes the new total less what is already settled, pulling the
+   * difference (as an increment does) or releasing it (as a reversal does).
+   * The network has already approved the new total, so a pull the funding
+   * source cannot cover is recorded FAILED and the transaction becomes
+   * EXCEPTION, its authorization re-sized all the same. Below what is
+   * settled is 400 INVALID_AMOUNT.
+   */
+  async authorizationAdvice(
+    ctx: RequestContext,
+    cardId: string,
+    input: SimulateAuthorizationAdvice,
+  ) {
+    await this.cards.getRow(ctx, cardId);
+    const total = BigInt(input.amount);
+    const at = ctx.clock.now();
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["AUTHORIZED", "PARTIALLY_SETTLED"], "re-sized by an advice");
+      if (total < next.settledAmount) {
+        throw new ApiError(
+          400,
+          "INVALID_AMOUNT",
+          `${next.settledAmount} of this transaction is settled; it cannot be authorized for less`,
+          { details: { settledAmount: Number(next.settledAmount) } },
+        );
+      }
+      next.authorizedAmount = total;
+      // A credit authorization holds nothing: only its amount changes.
+      if (row.direction === "CREDIT") return [];
+      const target = targetOf(row, at);
+      const hold = total - next.settledAmount;
+      if (hold > next.heldAmount) {
+        const more = hold - next.heldAmount;
+        const pulled = yield* tryPull(target, more, "CARD_PULL");
+        next.pullCount += 1;
+        if (pulled) {
+          next.pullTotal += more;
+          next.heldAmount = hold;
+        } else {
+          next.status = "EXCEPTION";
+        }
+        return [{ kind: "PULL", amount: more, status: pulled ? "CONFIRMED" : "FAILED" }];
+      }
+      if (hold < next.heldAmount) {
+        const less = next.heldAmount - hold;
+        yield* giveBack(target, less, "CARD_RELEASE");
+        next.heldAmount = hold;
+        return [{ kind: "RELEASE", amount: less, status: "CONFIRMED" }];
+      }
+      return [];
+    });
+  }
+
+  /**
+   * A return reversal: the network takes back the latest return of a
+   * REFUNDED purchase. Its amount is pulled from the funding source again
+   * (a pull in `pullSummary`), the return no longer counts in
+   * `refundedAmount` or `refundSummary`, and the transaction is settled
+   * again (SETTLED, or PARTIALLY_SETTLED when less was settled than
+   * authorized). If the funding source cannot cover it the pull is recorded
+   * FAILED and the transaction becomes EXCEPTION.
+   */
+  async returnReversal(ctx: RequestContext, cardId: string, input: SimulateTransactionRef) {
+    await this.cards.getRow(ctx, cardId);
+    const at = ctx.clock.now();
+    return this.change(ctx.platformId, input.cardTransactionId, cardId, at, function* (row, next) {
+      requireStatus(row, ["REFUNDED"], "return-reversed");
+      const refund = yield* one(
+        q
+          .selectFrom("CardTransactionEvent")
+          .select(["id", "amount"])
+          .where("cardTransactionId", "=", row.id)
+          .where("kind", "=", "REFUND")
+          .where("status", "=", "CONFIRMED")
+          .orderBy("createdAt", "desc")
+          .orderBy("id", "desc")
+          .limit(1),
+      );
+      if (!refund) throw new Error(`${row.id} is REFUNDED without a standing refund`);
+      yield* run(
+        q
+          .updateTable("CardTransactionEvent")
+          .set({ status: "REVERSED", updatedAt: at })
+          .where("id", "=", refund.id),
+      );
+      const { amount } = refund;
+      const pulled = yield* tryPull(targetOf(row, at), amount, "CARD_RETURN_REVERSAL");
+      next.refundedAmount -= amount;
+      next.refundCount -= 1;
+      next.refundTotal -= amount;
+      next.pullCount += 1;
+      if (pulled) next.pullTotal += amount;
+      next.status = pulled ? settledStatus(next) : "EXCEPTION";
+      return [{ kind: "PULL", amount, status: pulled ? "CONFIRMED" : "FAILED" }];
     });
   }
 

@@ -31,8 +31,9 @@ export function toCardTransaction(row: CardTransactionRow): CardTransaction {
     // The issuer's token for the purchase: the id's UUID, stable across its events.
     issuerTransactionToken: row.id.slice(row.id.indexOf(":") + 1),
     status: row.status as CardTransactionStatus,
-    // A card purchase takes money out of the account it draws on.
-    direction: "DEBIT",
+    // A purchase or withdrawal takes money out of the account the card draws
+    // on; a credit authorization brings money into it.
+    direction: row.direction === "CREDIT" ? "CREDIT" : "DEBIT",
     ...(row.declineReason !== null
       ? { declineReason: row.declineReason as CardDeclineReason }
       : {}),

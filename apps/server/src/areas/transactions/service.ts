@@ -209,7 +209,8 @@ export class TransactionService {
 
   /**
    * The (id, createdAt) of the card transactions the filter keeps: a card
-   * purchase sends money from the account it draws on to a merchant, belongs
+   * purchase (DEBIT) sends money from the account it draws on to a merchant,
+   * a card credit (CREDIT) brings money from a merchant to it; each belongs
    * to a customer (never the platform), and has no type or reference to
    * match.
    */
@@ -218,15 +219,23 @@ export class TransactionService {
     const none =
       filter.type !== undefined ||
       filter.reference !== undefined ||
-      filter.receiverAccountIdentifier !== undefined ||
       filter.customerId === ctx.platformId;
     if (none) query = query.where(sql<boolean>`1 = 0`);
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.platformCustomerId) {
       query = query.where("platformCustomerId", "=", filter.platformCustomerId);
     }
-    for (const account of [filter.accountIdentifier, filter.senderAccountIdentifier]) {
-      if (account) query = query.where("fundingSourceId", "=", account);
+    if (filter.accountIdentifier) {
+      query = query.where("fundingSourceId", "=", filter.accountIdentifier);
+    }
+    const sides = [
+      [filter.senderAccountIdentifier, "DEBIT"],
+      [filter.receiverAccountIdentifier, "CREDIT"],
+    ] as const;
+    for (const [account, direction] of sides) {
+      if (account) {
+        query = query.where("fundingSourceId", "=", account).where("direction", "=", direction);
+      }
     }
     if (filter.status) query = query.where("status", "=", filter.status);
     if (filter.startDate) query = query.where("createdAt", ">=", new Date(filter.startDate));

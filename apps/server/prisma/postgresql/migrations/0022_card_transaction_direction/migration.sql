@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "CardTransaction" ADD COLUMN     "direction" TEXT NOT NULL DEFAULT 'DEBIT';
+
