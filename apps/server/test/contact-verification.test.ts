@@ -114,7 +114,7 @@ describe.each(databases)("contact verification on %s", (kind) => {
       await confirm("phone", noPhone.id, SANDBOX_CONTACT_VERIFICATION_CODE),
     ]) {
       expect(answer.response.status).toBe(409);
-      expect(answer.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      expect(answer.error).toMatchObject({ status: 409, code: "CONFLICT" });
     }
   });
 

@@ -660,7 +660,7 @@ describe.each(databases)("the live quote's options on %s", (kind) => {
         ...path,
         body: { code: SANDBOX_SCA_CODE },
       });
-      expect(authorize.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      expect(authorize.error).toMatchObject({ status: 409, code: "CONFLICT" });
       expect(authorize.error?.message).toContain("needs no strong customer authentication");
       const resend = await sandbox.client.POST("/quotes/{quoteId}/authorize/resend", path);
       expect(resend.error).toMatchObject({ status: 409 });

@@ -92,7 +92,7 @@ describe.runIf(commandExists("jq") && commandExists("curl"))("the sandbox guide"
       '{"email":"PENDING","phone":"PENDING"}',
       '{"code":"INVALID_INPUT","attemptsLeft":4}',
       '{"email":"VERIFIED","phone":"PENDING"}',
-      "INVALID_STATE_TRANSITION",
+      "CONFLICT",
       '[{"factor":"SMS_OTP"}]',
       "SUCCESS",
       '{"factor":"SMS_OTP","availableFactors":["SMS_OTP"]}',

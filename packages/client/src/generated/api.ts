@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Send an email verification code
-         * @description Starts (or restarts) the confirmation of the customer's `email`: a one-time code goes to that address, to be confirmed with `POST /customers/{customerId}/verify-email/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.email` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has an email address. Nothing is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm an email address, or whose address is already `VERIFIED`, gets 409 `INVALID_STATE_TRANSITION`.
+         * @description Starts (or restarts) the confirmation of the customer's `email`: a one-time code goes to that address, to be confirmed with `POST /customers/{customerId}/verify-email/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.email` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has an email address. Nothing is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm an email address gets 409 `CONFLICT` (as the SCA operations answer when SCA is not required); one whose address is already `VERIFIED` gets 409 `INVALID_STATE_TRANSITION`.
          */
         post: operations["sendCustomerEmailVerification"];
         delete?: never;
@@ -251,7 +251,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm an email verification code
-         * @description Checks the code the customer received at their email address. The right code makes `contactVerification.email` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to an address the customer has since changed). In the sandbox the code is always `123456`. 409 `INVALID_STATE_TRANSITION` as for sending.
+         * @description Checks the code the customer received at their email address. The right code makes `contactVerification.email` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to an address the customer has since changed). In the sandbox the code is always `123456`. 409 `CONFLICT` or `INVALID_STATE_TRANSITION` as for sending.
          */
         post: operations["confirmCustomerEmailVerification"];
         delete?: never;
@@ -277,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Send a phone verification code
-         * @description Starts (or restarts) the confirmation of the customer's `phoneNumber`: a one-time code goes to that number by SMS, to be confirmed with `POST /customers/{customerId}/verify-phone/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.phone` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has a phone number. No SMS is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm a phone number, or whose number is already `VERIFIED`, gets 409 `INVALID_STATE_TRANSITION`.
+         * @description Starts (or restarts) the confirmation of the customer's `phoneNumber`: a one-time code goes to that number by SMS, to be confirmed with `POST /customers/{customerId}/verify-phone/confirm`. Only customers whose provider asks for contact verification have to do this; their `contactVerification.phone` shows where they stand. In the sandbox that is every customer whose `region` is in the European Economic Area and who has a phone number. No SMS is sent, and the code is always `123456`; it can be confirmed for 10 minutes, and 5 wrong codes make it void. Calling again replaces the pending code. A customer who does not need to confirm a phone number gets 409 `CONFLICT` (as the SCA operations answer when SCA is not required); one whose number is already `VERIFIED` gets 409 `INVALID_STATE_TRANSITION`.
          */
         post: operations["sendCustomerPhoneVerification"];
         delete?: never;
@@ -303,7 +303,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm a phone verification code
-         * @description Checks the code the customer received by SMS. The right code makes `contactVerification.phone` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to a number the customer has since changed). In the sandbox the code is always `123456`. 409 `INVALID_STATE_TRANSITION` as for sending.
+         * @description Checks the code the customer received by SMS. The right code makes `contactVerification.phone` `VERIFIED` and answers the customer. A wrong code is 400 `INVALID_INPUT` with `details.attemptsLeft`; so is a confirmation with no code pending (never sent, void after 5 wrong codes, older than 10 minutes, or sent to a number the customer has since changed). In the sandbox the code is always `123456`. 409 `CONFLICT` or `INVALID_STATE_TRANSITION` as for sending.
          */
         post: operations["confirmCustomerPhoneVerification"];
         delete?: never;
@@ -1519,7 +1519,7 @@ export interface paths {
         put?: never;
         /**
          * Authorize a quote's SCA challenge
-         * @description Answers the strong customer authentication challenge (`scaChallenge`) of a quote in PENDING_AUTHORIZATION. Only customers whose region requires SCA (the EEA) get such challenges; for any other quote, or one with no pending challenge, 409 `INVALID_STATE_TRANSITION`. In the sandbox the SMS code is always `123456`; another code is 400 `INVALID_INPUT`, and after 5 wrong codes the challenge is spent (409). A real-time-funded quote then becomes PENDING with its `paymentInstructions`; a quote from an internal account, challenged by its execution, is executed.
+         * @description Answers the strong customer authentication challenge (`scaChallenge`) of a quote in PENDING_AUTHORIZATION. Only customers whose region requires SCA (the EEA) get such challenges; for any other customer's quote 409 `CONFLICT`, and for a quote with no pending challenge 409 `INVALID_STATE_TRANSITION`. In the sandbox the SMS code is always `123456`; another code is 400 `INVALID_INPUT`, and after 5 wrong codes the challenge is spent (409). A real-time-funded quote then becomes PENDING with its `paymentInstructions`; a quote from an internal account, challenged by its execution, is executed.
          */
         post: operations["authorizeQuote"];
         delete?: never;

@@ -56,8 +56,9 @@ export class ContactVerificationService {
 
   /**
    * The contact detail the customer must confirm on this channel. Seed rule
-   * 10: 409 when there is none to confirm (not required, no such detail,
-   * already VERIFIED).
+   * 10: 409 when there is none to confirm: `CONFLICT` when verification is
+   * not required (the region, or no such detail), as the SCA operations
+   * answer; `INVALID_STATE_TRANSITION` when it is already VERIFIED.
    */
   private async pendingContact(
     ctx: RequestContext,
@@ -71,7 +72,7 @@ export class ContactVerificationService {
     if (status === undefined || contact === null) {
       throw new ApiError(
         409,
-        "INVALID_STATE_TRANSITION",
+        "CONFLICT",
         contact === null
           ? `Customer ${row.id} has no ${noun} to verify`
           : `Customer ${row.id} does not need to verify its ${noun} (region ${row.region ?? "not set"})`,

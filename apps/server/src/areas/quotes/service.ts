@@ -518,13 +518,18 @@ export class QuoteService {
   private async pendingChallenge(ctx: RequestContext, id: string): Promise<QuoteRow> {
     const quote = await this.getRow(ctx, id);
     if (quote.status !== "PENDING_AUTHORIZATION" || quote.scaChallengeId === null) {
-      throw new ApiError(
-        409,
-        "INVALID_STATE_TRANSITION",
-        (await this.needsSca(ctx, quote))
-          ? `Quote ${id} has no pending SCA challenge (it is ${quote.status})`
-          : `Quote ${id} needs no strong customer authentication: its customer's region does not require it`,
-      );
+      // Not required is CONFLICT, as on the SCA operations (seed rule 10).
+      throw (await this.needsSca(ctx, quote))
+        ? new ApiError(
+            409,
+            "INVALID_STATE_TRANSITION",
+            `Quote ${id} has no pending SCA challenge (it is ${quote.status})`,
+          )
+        : new ApiError(
+            409,
+            "CONFLICT",
+            `Quote ${id} needs no strong customer authentication: its customer's region does not require it`,
+          );
     }
     return quote;
   }
