@@ -11,14 +11,12 @@
  * consumes the challenge.
  */
 import type { Schemas } from "@sandbox/client";
-import { issueCode } from "@sandbox/sandbox-rules";
 import { one, q, run } from "../../db/query.js";
 import { fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { newId } from "../../ids.js";
 import type { CustomerService } from "../customers/service.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
-import { answerCode, scaChallengeStore } from "./code-challenge.js";
+import { answerCode, replaceScaChallenge, scaChallengeStore } from "./code-challenge.js";
 import { requiresSca, scaNotRequired } from "./requirement.js";
 import { ApiError } from "../../errors.js";
 
@@ -55,34 +53,22 @@ export class BeneficiaryTrustService {
     change: TrustChange,
   ): Promise<Schemas["BeneficiaryTrustStart"]> {
     const { account, customer } = await this.beneficiary(ctx, externalAccountId);
-    const now = ctx.clock.now();
-    const issued = issueCode("SCA", now);
-    const challenge = {
-      id: newId("ScaChallenge"),
-      factor: "SMS_OTP",
-      webauthnChallenge: null,
-      attempts: 0,
-      expiresAt: issued.expiresAt,
-      createdAt: now,
-    };
-    await this.services.data.execute(
-      q
-        .insertInto("ScaChallenge")
-        .values({
-          ...challenge,
-          platformId: ctx.platformId,
-          customerId: customer.id,
-          purpose: change,
-          subjectId: account.id,
-        })
-        .onConflict((conflict) =>
-          conflict.columns(["customerId", "purpose", "subjectId"]).doUpdateSet(challenge),
-        ),
+    const challenge = await replaceScaChallenge(
+      this.services.data,
+      {
+        platformId: ctx.platformId,
+        customerId: customer.id,
+        purpose: change,
+        subjectId: account.id,
+        factor: "SMS_OTP",
+        webauthnChallenge: null,
+      },
+      ctx.clock.now(),
     );
     return {
       scaChallenge: {
         id: challenge.id,
-        expiresAt: issued.expiresAt.toISOString(),
+        expiresAt: challenge.expiresAt.toISOString(),
         factor: "SMS_OTP",
         availableFactors: ["SMS_OTP"],
       },

@@ -11,11 +11,13 @@
  */
 import {
   attemptsLeft,
+  issueCode,
   judgeCode,
   type CodeChallengeKind,
   type IssuedCode,
 } from "@sandbox/sandbox-rules";
 import { ApiError } from "../../errors.js";
+import { newId } from "../../ids.js";
 import type { Database } from "../../db/database.js";
 import { one, q, run } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
@@ -89,4 +91,44 @@ export function scaChallengeStore({
       return counted?.attempts;
     },
   };
+}
+
+/** What an SCA challenge is for: a login, or a change of trust in a beneficiary. */
+export interface ScaChallengeSubject {
+  platformId: string;
+  customerId: string;
+  purpose: string;
+  /** The customer for a login, the external account for a trust change. */
+  subjectId: string;
+  factor: string;
+  webauthnChallenge: string | null;
+}
+
+/**
+ * Issues an SCA challenge: one outstanding per customer, purpose and subject,
+ * so starting again replaces the previous one under a new id (its wrong
+ * answers forgotten).
+ */
+export async function replaceScaChallenge(
+  data: Database,
+  subject: ScaChallengeSubject,
+  now: Date,
+): Promise<{ id: string; expiresAt: Date }> {
+  const { platformId, customerId, purpose, subjectId, ...rest } = subject;
+  const challenge = {
+    ...rest,
+    id: newId("ScaChallenge"),
+    attempts: 0,
+    expiresAt: issueCode("SCA", now).expiresAt,
+    createdAt: now,
+  };
+  await data.execute(
+    q
+      .insertInto("ScaChallenge")
+      .values({ ...challenge, platformId, customerId, purpose, subjectId })
+      .onConflict((conflict) =>
+        conflict.columns(["customerId", "purpose", "subjectId"]).doUpdateSet(challenge),
+      ),
+  );
+  return { id: challenge.id, expiresAt: challenge.expiresAt };
 }

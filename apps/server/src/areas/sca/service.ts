@@ -30,7 +30,12 @@ import type { RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import { channelStatus } from "../customers/contact-channels.js";
 import type { CustomerRow, CustomerService } from "../customers/service.js";
-import { answerCode, scaChallengeStore, type CodeStore } from "./code-challenge.js";
+import {
+  answerCode,
+  replaceScaChallenge,
+  scaChallengeStore,
+  type CodeStore,
+} from "./code-challenge.js";
 import type { ScaPasskey, ScaPasskeys } from "./passkeys.js";
 import { requiresSca, scaNotRequired } from "./requirement.js";
 
@@ -454,41 +459,31 @@ export class ScaService {
     await this.requireFactor(ctx, row, input.factor);
     if (input.factor === "TOTP") return { factor: "TOTP" };
     const now = ctx.clock.now();
-    const issued = issueCode("SCA", now);
-    const challenge = {
-      id: newId("ScaChallenge"),
-      factor: input.factor,
-      webauthnChallenge: input.factor === "PASSKEY" ? this.passkeys.challenge() : null,
-      attempts: 0,
-      expiresAt: issued.expiresAt,
-      createdAt: now,
-    };
-    await this.services.data.execute(
-      q
-        .insertInto("ScaChallenge")
-        .values({
-          ...challenge,
-          platformId: ctx.platformId,
-          customerId: row.id,
-          purpose: "LOGIN",
-          subjectId: row.id,
-        })
-        .onConflict((conflict) =>
-          conflict.columns(["customerId", "purpose", "subjectId"]).doUpdateSet(challenge),
-        ),
+    const webauthnChallenge = input.factor === "PASSKEY" ? this.passkeys.challenge() : null;
+    const challenge = await replaceScaChallenge(
+      this.services.data,
+      {
+        platformId: ctx.platformId,
+        customerId: row.id,
+        purpose: "LOGIN",
+        subjectId: row.id,
+        factor: input.factor,
+        webauthnChallenge,
+      },
+      now,
     );
     if (input.factor === "SMS_OTP") {
       return {
         factor: "SMS_OTP",
         challengeId: challenge.id,
-        expiresAt: issued.expiresAt.toISOString(),
+        expiresAt: challenge.expiresAt.toISOString(),
       };
     }
     const [passkey] = await this.activeFactors(ctx, row.id, "PASSKEY");
     return {
       factor: "PASSKEY",
       passkeyOptions: {
-        challenge: challenge.webauthnChallenge,
+        challenge: webauthnChallenge,
         rpId: this.passkeys.relyingPartyId,
         allowCredentials: passkey
           ? [
@@ -499,7 +494,7 @@ export class ScaService {
               },
             ]
           : [],
-        timeout: issued.expiresAt.getTime() - now.getTime(),
+        timeout: challenge.expiresAt.getTime() - now.getTime(),
         userVerification: "preferred",
       },
       allowedOrigins: this.passkeys.allowedOrigins,
