@@ -1,6 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import { eventSequenceMemory } from "../events/outbox.js";
-import { startThread } from "../threads.js";
+import { startThread, ThreadCalls } from "../threads.js";
 import type { SqlDriver } from "./sql.js";
 import {
   commitOf,
@@ -25,14 +25,16 @@ export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
   };
 }
 
-/** What the writer thread answers for one request. */
-export type WriterReply =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: { name: string; message: string; code?: unknown } };
+/** A call to the writer thread: a program by name, with its input. */
+export interface WriterCall {
+  name: SqlProgramName;
+  input: unknown;
+}
 
-/** What the writer thread is sent. */
-export type WriterRequest =
-  { kind: "run"; runs: { id: number; name: SqlProgramName; input: unknown }[] } | { kind: "close" };
+/** What the writer and checkpoint threads are told besides calls. */
+export interface WriterControl {
+  kind: "close";
+}
 
 export interface WriterThreadData {
   file: string;
@@ -50,11 +52,6 @@ export interface CheckpointThreadData {
 const CHECKPOINT_EVERY_MS = 50;
 export const COMPLETE_CHECKPOINT_EVERY = 128;
 
-interface Pending {
-  resolve: (value: never) => void;
-  reject: (error: Error) => void;
-}
-
 /**
  * SQLite write transactions on a thread of their own. A simulated card
  * authorization spends about a third of its CPU time in SQLite; on the main
@@ -63,63 +60,24 @@ interface Pending {
  * (db/sql.ts). The main thread keeps its connection for reads and other writes.
  */
 export class SqliteWriterThread implements SqlRunner {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly writer: ThreadCalls<WriterCall>;
   private closing: Promise<void> | undefined;
-
   private checkpointer: Worker | undefined;
-  private outgoing: { id: number; name: SqlProgramName; input: unknown }[] = [];
 
   constructor(
     private readonly file: string,
     private readonly onCheckpointError?: (err: Error) => void,
-  ) {}
+  ) {
+    this.writer = new ThreadCalls("SQLite writer", () => {
+      this.checkpointer ??= this.startCheckpointer();
+      const data: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
+      return startThread(new URL("./sqlite-writer-thread", import.meta.url), data);
+    });
+  }
 
   run<N extends SqlProgramName>(name: N, input: SqlProgramInput<N>): Promise<SqlProgramResult<N>> {
     if (this.closing) return Promise.reject(new Error("the SQLite writer is closed"));
-    const worker = (this.worker ??= this.start());
-    const id = this.nextId++;
-    return new Promise<SqlProgramResult<N>>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (value: never) => void, reject });
-      // The requests of one event-loop turn go in one message (and their
-      // answers come back in one): a message costs more than its contents.
-      if (this.outgoing.push({ id, name, input }) === 1) setImmediate(() => this.send(worker));
-    });
-  }
-
-  private send(worker: Worker): void {
-    if (this.outgoing.length === 0 || worker !== this.worker) return;
-    worker.postMessage({ kind: "run", runs: this.outgoing } satisfies WriterRequest);
-    this.outgoing = [];
-  }
-
-  private start(): Worker {
-    const workerData: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
-    const worker = startThread(new URL("./sqlite-writer-thread", import.meta.url), workerData);
-    this.checkpointer ??= this.startCheckpointer();
-    worker.on("message", (replies: WriterReply[]) => {
-      for (const reply of replies) {
-        const pending = this.pending.get(reply.id);
-        if (!pending) continue;
-        this.pending.delete(reply.id);
-        if (reply.ok) pending.resolve(reply.value as never);
-        else pending.reject(Object.assign(new Error(reply.error.message), reply.error));
-      }
-    });
-    const fail = (error: Error) => {
-      if (this.worker === worker) this.worker = undefined;
-      // Rejected here, so never sent to a thread started after this one.
-      this.outgoing = [];
-      for (const pending of this.pending.values()) pending.reject(error);
-      this.pending.clear();
-    };
-    worker.on("error", fail);
-    worker.on("exit", (code) => {
-      if (this.pending.size > 0) fail(new Error(`the SQLite writer thread exited (${code})`));
-      if (this.worker === worker) this.worker = undefined;
-    });
-    return worker;
+    return this.writer.call({ name, input });
   }
 
   private startCheckpointer(): Worker {
@@ -137,15 +95,15 @@ export class SqliteWriterThread implements SqlRunner {
   /** Lets every transaction already sent finish, then stops the threads. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.worker) this.send(this.worker);
-      await Promise.all(
-        [this.worker, this.checkpointer].map(async (worker) => {
-          if (!worker) return;
-          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-          worker.postMessage({ kind: "close" } satisfies WriterRequest);
-          await exited;
-        }),
-      );
+      const checkpointer = this.checkpointer;
+      await Promise.all([
+        this.writer.close({ kind: "close" } satisfies WriterControl),
+        checkpointer &&
+          new Promise<void>((resolve) => {
+            checkpointer.once("exit", () => resolve());
+            checkpointer.postMessage({ kind: "close" } satisfies WriterControl);
+          }),
+      ]);
     })();
     return this.closing;
   }

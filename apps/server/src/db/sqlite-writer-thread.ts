@@ -1,11 +1,12 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { shareEventSequence } from "../events/outbox.js";
+import { serveCalls } from "../threads.js";
 import { openSqliteDriver } from "./sql.js";
 import { startProgram } from "./sql-programs.js";
 import {
   COMPLETE_CHECKPOINT_EVERY,
-  type WriterReply,
-  type WriterRequest,
+  type WriterCall,
+  type WriterControl,
   type WriterThreadData,
 } from "./sql-runner.js";
 
@@ -23,51 +24,15 @@ const driver = openSqliteDriver(data.file, {
   // The checkpoint thread started beside this one does the copying.
   completeCheckpointEvery: COMPLETE_CHECKPOINT_EVERY,
 });
-const inFlight = new Set<Promise<void>>();
-// Answers go back in one message per turn, as requests come (sql-runner.ts).
-let replies: WriterReply[] = [];
 
-function sendReplies(): void {
-  if (replies.length === 0) return;
-  port!.postMessage(replies);
-  replies = [];
-}
-
-function answer(reply: WriterReply): void {
-  if (replies.push(reply) === 1) setImmediate(sendReplies);
-}
-
-port.on("message", (request: WriterRequest) => {
-  if (request.kind === "close") {
-    void Promise.allSettled([...inFlight]).then(async () => {
-      sendReplies();
+const calls = serveCalls<WriterCall, WriterControl>(
+  port,
+  ({ name, input }) => driver.transaction(() => startProgram(name, input as never)),
+  (message) => {
+    if (message.kind !== "close") return;
+    void calls.drain().then(async () => {
       await driver.close();
       port.close();
     });
-    return;
-  }
-  for (const { id, name, input } of request.runs) {
-    const done = driver
-      .transaction(() => startProgram(name, input as never))
-      .then(
-        (value): WriterReply => ({ id, ok: true, value }),
-        (err: unknown): WriterReply => {
-          const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
-          return {
-            id,
-            ok: false,
-            error: {
-              name: typeof e?.name === "string" ? e.name : "Error",
-              message: typeof e?.message === "string" ? e.message : String(err),
-              ...(e?.code !== undefined ? { code: e.code } : {}),
-            },
-          };
-        },
-      )
-      .then((reply) => {
-        answer(reply);
-        inFlight.delete(done);
-      });
-    inFlight.add(done);
-  }
-});
+  },
+);

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { parentPort, workerData } from "node:worker_threads";
+import { serveCalls } from "../threads.js";
 import type {
-  DeliveryReply,
-  DeliveryRequest,
+  DeliveryControl,
   DeliveryThreadData,
   RunToSend,
   SentAttempt,
@@ -20,17 +20,6 @@ const port = parentPort;
 if (!port) throw new Error("delivery-thread runs as a worker thread");
 const { timeoutMs } = workerData as DeliveryThreadData;
 const poster = new WebhookPoster(timeoutMs);
-
-let replies: DeliveryReply[] = [];
-function answer(reply: DeliveryReply): void {
-  // The answers of one turn go back in one message, as requests come.
-  if (replies.push(reply) === 1) {
-    setImmediate(() => {
-      port!.postMessage(replies);
-      replies = [];
-    });
-  }
-}
 
 async function sendRun(run: RunToSend): Promise<SentAttempt[]> {
   const attempts: SentAttempt[] = [];
@@ -62,21 +51,11 @@ async function sendRun(run: RunToSend): Promise<SentAttempt[]> {
   return attempts;
 }
 
-port.on("message", (request: DeliveryRequest) => {
-  switch (request.kind) {
-    case "runs":
-      for (const { id, run } of request.runs) {
-        sendRun(run).then(
-          (attempts) => answer({ id, attempts }),
-          (err: unknown) => answer({ id, error: err instanceof Error ? err.message : String(err) }),
-        );
-      }
-      return;
-    case "interrupt":
-      poster.interrupt();
-      return;
-    case "close":
-      poster.close();
-      port.close();
+serveCalls<RunToSend, DeliveryControl>(port, sendRun, (message) => {
+  if (message.kind === "interrupt") {
+    poster.interrupt();
+  } else {
+    poster.close();
+    port.close();
   }
 });
