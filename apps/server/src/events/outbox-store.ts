@@ -123,7 +123,7 @@ const DUE_SQL = `SELECT e."id", e."objectId", e."nextAttemptAt",
     AND (e."lockedUntil" IS NULL OR e."lockedUntil" < ?)
   ORDER BY e."nextAttemptAt" LIMIT ?`;
 
-const HEAD_SQL = `SELECT "nextAttemptAt", "lockedUntil" FROM ${EVENT}
+const HEAD_SQL = `SELECT "id", "nextAttemptAt", "lockedUntil" FROM ${EVENT}
   WHERE "platformId" = ? AND "objectId" = ? AND "status" = 'PENDING' ORDER BY "seq" LIMIT 1`;
 
 /**
@@ -166,8 +166,9 @@ function optionalDate(value: unknown): Date | null {
  * events each, and the claim of the earliest due that are first in line for
  * their object, within the process's free slots. Events found blocked are
  * put off until their predecessor's next attempt (or lease end), so they do
- * not fill every poll; a predecessor that finishes wakes its successor (see
- * wakeSuccessor), which also cancels a put-off computed from a stale view.
+ * not fill every poll, or, when that predecessor may go now, lead the poll to
+ * it; a predecessor that finishes wakes its successor (see wakeSuccessor),
+ * which also cancels a put-off computed from a stale view.
  */
 export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult> {
   const { now, free } = input;
@@ -212,11 +213,25 @@ export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult>
   due.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
   const taken = new Map<string, number>();
   const chosen: string[] = [];
+  // The first pending event of each object met blocked, read once a poll.
+  const firstOf = new Map<string, SqlRow | undefined>();
   for (const event of due) {
+    let id = event.id;
     if (event.blocked) {
-      yield* putOff(event, now);
-      continue;
+      const key = `${event.platformId} ${event.objectId}`;
+      if (!firstOf.has(key)) firstOf.set(key, yield* headOf(event));
+      const head = firstOf.get(key);
+      if (!head) continue;
+      if (!mayGo(head, now)) {
+        yield* putOff(event, head, now);
+        continue;
+      }
+      // Its object's first event may go now but sorts after it (woken after
+      // it was queued): that one is taken in its place, or with many such
+      // events waiting the polls would read only them and never reach it.
+      id = String(head.id);
     }
+    if (chosen.includes(id)) continue;
     if (chosen.length >= free) {
       mayBeMore = true;
       continue;
@@ -224,7 +239,7 @@ export function* claimDueWebhookEvents(input: PollInput): SqlProgram<PollResult>
     const count = taken.get(event.platformId) ?? 0;
     if (count >= room(event.platformId)) continue;
     taken.set(event.platformId, count + 1);
-    chosen.push(event.id);
+    chosen.push(id);
   }
   if (chosen.length === 0) return { claimed: [], mayBeMore };
 
@@ -291,18 +306,27 @@ function* claimFollowers(head: ClaimedEvent, input: PollInput): SqlProgram<Claim
   return followers;
 }
 
+/** The first pending event of a blocked event's object. */
+function* headOf(event: DueEvent): SqlProgram<SqlRow | undefined> {
+  return (yield {
+    kind: "one",
+    sql: HEAD_SQL,
+    params: [event.platformId, event.objectId],
+  }) as SqlRow | undefined;
+}
+
+/** An object's first pending event is due and not leased: a poll can claim it now. */
+function mayGo(head: SqlRow, now: Date): boolean {
+  const leasedUntil = optionalDate(head.lockedUntil)?.getTime() ?? 0;
+  return dateOf(head.nextAttemptAt).getTime() <= now.getTime() && leasedUntil < now.getTime();
+}
+
 /**
  * Puts a blocked event off until its object's first pending event can next
  * finish. Optimistic: if that one finished since the event was read, its
  * wake changed this event's nextAttemptAt and the put-off does not apply.
  */
-function* putOff(event: DueEvent, now: Date): SqlProgram<void> {
-  const head = (yield {
-    kind: "one",
-    sql: HEAD_SQL,
-    params: [event.platformId, event.objectId],
-  }) as SqlRow | undefined;
-  if (!head) return;
+function* putOff(event: DueEvent, head: SqlRow, now: Date): SqlProgram<void> {
   const until = Math.max(
     dateOf(head.nextAttemptAt).getTime(),
     optionalDate(head.lockedUntil)?.getTime() ?? 0,
@@ -355,9 +379,12 @@ export function* recordWebhookAttempts(input: {
 }
 
 /**
- * The next pending event of the object may go now. The write always changes
- * its nextAttemptAt, which cancels a put-off computed from a stale view of
- * the finished event (see putOff).
+ * The next pending event of the object may go now. Its nextAttemptAt becomes
+ * earlier than both now and what it was: the write always changes it, which
+ * cancels a put-off computed from a stale view of the finished event (see
+ * putOff), and the object's first event stays ahead of those queued behind
+ * it in due order. A later time would sort it behind them, and with enough of
+ * them waiting the polls would read only blocked events and never reach it.
  */
 function* wakeSuccessor(wake: NonNullable<AttemptRecord["wake"]>): SqlProgram<void> {
   const next = (yield {
@@ -368,8 +395,7 @@ function* wakeSuccessor(wake: NonNullable<AttemptRecord["wake"]>): SqlProgram<vo
     params: [wake.platformId, wake.objectId, wake.seq],
   }) as SqlRow | undefined;
   if (!next) return;
-  const now = wake.at.getTime();
-  const at = dateOf(next.nextAttemptAt).getTime() === now ? now + 1 : now;
+  const at = Math.min(dateOf(next.nextAttemptAt).getTime(), wake.at.getTime()) - 1;
   yield {
     kind: "run",
     sql: `UPDATE ${EVENT} SET "nextAttemptAt" = ? WHERE "id" = ?`,
