@@ -3,7 +3,7 @@
 //
 // 1. By operation: every cryptographic step the server takes on that path,
 //    timed in this process (process.cpuUsage, user + system, after a
-//    warm-up), with the portable @sandbox/crypto (@noble/curves, @hpke/core
+//    warm-up), with the portable @payments-sandbox/crypto (@noble/curves, @hpke/core
 //    on WebCrypto) that the server used before, and with the server's
 //    node:crypto modules (apps/server/dist/crypto) when they are built.
 // 2. End to end (--logins N, default 200; 0 skips it): the built server as its
@@ -25,7 +25,7 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import * as portable from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
 import { cpuMs, freePort } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -60,10 +60,10 @@ async function loadServerCrypto() {
   return { ...keys, ...stamps, ...bundles, ...token, ...sha };
 }
 
-// What the server called before: @sandbox/crypto, with the retry parsing the
+// What the server called before: @payments-sandbox/crypto, with the retry parsing the
 // stamp once for the 401 code and once more inside verifyStamp.
 const before = {
-  label: "@sandbox/crypto (before)",
+  label: "@payments-sandbox/crypto (before)",
   ...portable,
   readStamp: portable.parseStamp,
   createOtpTargetBundle: ({ target: pair, ...rest }) =>

@@ -19,7 +19,7 @@ args[args.indexOf("-o") + 1] = fresh;
 execFileSync("npx", args, { cwd: clientDir, stdio: ["ignore", "ignore", "inherit"] });
 if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
   console.error(
-    "packages/client/src/generated/api.ts is stale: run `npm run generate -w @sandbox/client` and commit it",
+    "packages/client/src/generated/api.ts is stale: run `npm run generate -w @payments-sandbox/client` and commit it",
   );
   process.exit(1);
 }

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createAgentClient, type SandboxClient, type Schemas } from "@sandbox/client";
+import { createAgentClient, type SandboxClient, type Schemas } from "@payments-sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {

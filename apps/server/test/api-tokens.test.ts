@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createClient, type SandboxClient, type Schemas } from "@sandbox/client";
+import { createClient, type SandboxClient, type Schemas } from "@payments-sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {

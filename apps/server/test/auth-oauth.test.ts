@@ -4,7 +4,7 @@ import {
   generateP256KeyPair,
   publicKeyFromPrivateKey,
   sha256Hex,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";

@@ -6,7 +6,7 @@ import {
   parseStamp,
   publicKeysEqual,
   sealOtpBundle,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";

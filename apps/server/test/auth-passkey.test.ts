@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { decryptCredentialBundle } from "@turnkey/crypto";
-import { generateP256KeyPair, type P256KeyPair } from "@sandbox/crypto";
+import { generateP256KeyPair, type P256KeyPair } from "@payments-sandbox/crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";

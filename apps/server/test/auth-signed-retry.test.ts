@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { decryptCredentialBundle } from "@turnkey/crypto";
 import {
   base64urlEncode,
@@ -6,7 +6,7 @@ import {
   generateP256KeyPair,
   openSessionKeyBundle,
   publicKeyFromPrivateKey,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { ManualClock } from "../src/clock.js";

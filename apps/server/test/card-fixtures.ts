@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import type { Schemas } from "@sandbox/client";
-import { cardFundingSourceOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { cardFundingSourceOutcome } from "@payments-sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
 import { q } from "../src/db/query.js";
 import { randomUUID } from "node:crypto";

@@ -21,7 +21,7 @@ const scriptAfter = (marker: string) =>
   new RegExp(`<!-- ${marker} -->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(guide)?.[1];
 const script = scriptAfter("cards-guide:script");
 const networkScript = scriptAfter("cards-guide:network-script");
-// Inside the repository, so `@sandbox/client` resolves as it would for a user.
+// Inside the repository, so `@payments-sandbox/client` resolves as it would for a user.
 const workDir = join(repoRoot, "node_modules", ".cache", "cards-guide");
 const scriptFile = join(workDir, `cards-guide-${process.pid}.mts`);
 const networkFile = join(workDir, `cards-guide-network-${process.pid}.mts`);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { withId } from "./money-helpers.js";
-import { cardLast4 } from "@sandbox/sandbox-rules";
+import { cardLast4 } from "@payments-sandbox/sandbox-rules";
 import { withoutRevealToken } from "../src/areas/cards/reveal-page.js";
 import { luhnValid } from "../src/areas/cards/test-card-details.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";

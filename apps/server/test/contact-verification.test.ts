@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient } from "@sandbox/client";
+import type { SandboxClient } from "@payments-sandbox/client";
 import {
   CONTACT_VERIFICATION_CODE_SECONDS,
   CONTACT_VERIFICATION_CODE_TABLE,
   CONTACT_VERIFICATION_MAX_ATTEMPTS,
   SANDBOX_CONTACT_VERIFICATION_CODE,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { withId } from "./money-helpers.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient, Schemas } from "@sandbox/client";
+import type { SandboxClient, Schemas } from "@payments-sandbox/client";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { eventsAbout, waitFor } from "./money-helpers.js";
 

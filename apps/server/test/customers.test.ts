@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INDIVIDUAL_KYC_TABLE } from "@sandbox/sandbox-rules";
+import { INDIVIDUAL_KYC_TABLE } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { eventsAbout, withId } from "./money-helpers.js";
 

@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { createStamp, generateP256KeyPair, type P256KeyPair } from "@sandbox/crypto";
+import type { Schemas } from "@payments-sandbox/client";
+import { createStamp, generateP256KeyPair, type P256KeyPair } from "@payments-sandbox/crypto";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/clock.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient } from "@sandbox/client";
-import { DOCUMENT_MAX_BYTES } from "@sandbox/sandbox-rules";
+import type { SandboxClient } from "@payments-sandbox/client";
+import { DOCUMENT_MAX_BYTES } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createCustomer } from "./money-helpers.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Schemas } from "@sandbox/client";
-import { signAsWallet, walletAddressOf, type OwnershipChain } from "@sandbox/crypto";
-import { BENEFICIARY_VERIFICATION_TABLE } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { signAsWallet, walletAddressOf, type OwnershipChain } from "@payments-sandbox/crypto";
+import { BENEFICIARY_VERIFICATION_TABLE } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   advanceClock,

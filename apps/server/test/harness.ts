@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { pino } from "pino";
-import { createClient, type SandboxClient } from "@sandbox/client";
+import { createClient, type SandboxClient } from "@payments-sandbox/client";
 import { startServer, type RunningServer, type StartOptions } from "../src/server.js";
 import { loadConfig } from "../src/config.js";
 import type { Clock } from "../src/clock.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { balanceEvents, withId } from "./money-helpers.js";

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyWebhook, type SandboxClient, type Schemas } from "@sandbox/client";
-import { INVITATION_CONFIGURATION_TABLE, SANDBOX_DEFAULT_UMA_DOMAIN } from "@sandbox/sandbox-rules";
+import { verifyWebhook, type SandboxClient, type Schemas } from "@payments-sandbox/client";
+import {
+  INVITATION_CONFIGURATION_TABLE,
+  SANDBOX_DEFAULT_UMA_DOMAIN,
+} from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { SandboxClient, Schemas } from "@sandbox/client";
+import type { SandboxClient, Schemas } from "@payments-sandbox/client";
 import type { Database } from "../src/db/database.js";
 import type { SelectQueryBuilder } from "kysely";
 import { countOf, q } from "../src/db/query.js";

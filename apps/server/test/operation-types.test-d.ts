@@ -1,7 +1,7 @@
 // The handler contract, checked by the compiler (`tsc -p tsconfig.test.json`):
 // each `@ts-expect-error` below must be an error, or the check fails. Nothing
 // here runs.
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { RequestContext } from "../src/http/context.js";
 import type { IdempotencyStore } from "../src/http/idempotency.js";
 import type { Input, OperationId, Query, Reply } from "../src/http/operation-types.js";

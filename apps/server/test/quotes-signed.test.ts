@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateP256KeyPair } from "@sandbox/crypto";
+import { generateP256KeyPair } from "@payments-sandbox/crypto";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   balanceOf,

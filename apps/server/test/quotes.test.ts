@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { SandboxClient, Schemas } from "@sandbox/client";
-import { QUOTE_DESTINATION_TABLE, SANDBOX_SCA_CODE } from "@sandbox/sandbox-rules";
+import type { SandboxClient, Schemas } from "@payments-sandbox/client";
+import { QUOTE_DESTINATION_TABLE, SANDBOX_SCA_CODE } from "@payments-sandbox/sandbox-rules";
 import { ApiError } from "../src/errors.js";
 import type { SignedRequestGuard } from "../src/areas/quotes/signed-request-guard.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";

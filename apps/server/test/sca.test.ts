@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient, Schemas } from "@sandbox/client";
+import type { SandboxClient, Schemas } from "@payments-sandbox/client";
 import {
   SANDBOX_CONTACT_VERIFICATION_CODE,
   SANDBOX_SCA_CODE,
@@ -12,7 +12,7 @@ import {
   SCA_RESET_WINDOW_SECONDS,
   SCA_SESSION_SECONDS,
   SCA_SUSPEND_AT_FAILED_LOGINS,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   advanceClock,

@@ -8,7 +8,7 @@ import {
   generateP256KeyPair,
   sealOtpBundle,
   verifyOtpTargetBundle,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_RATE_LIMITS } from "../src/areas/auth/rate-limits.js";
 import { API_BASE_PATH } from "../src/config.js";

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { verifyWebhook, type SandboxClient, type Schemas } from "@sandbox/client";
+import { verifyWebhook, type SandboxClient, type Schemas } from "@payments-sandbox/client";
 import {
   STABLECOIN_FUNDING_SECONDS,
   STABLECOIN_FUNDING_WINDOW_SECONDS,
   STABLECOIN_PROCESSING_SECONDS,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {

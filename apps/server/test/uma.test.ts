@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient } from "@sandbox/client";
-import { UMA_RECEIVER_TABLE } from "@sandbox/sandbox-rules";
+import type { SandboxClient } from "@payments-sandbox/client";
+import { UMA_RECEIVER_TABLE } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   advanceClock,

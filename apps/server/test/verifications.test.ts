@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxClient } from "@sandbox/client";
-import { KYB_TABLE, KYC_TABLE } from "@sandbox/sandbox-rules";
+import type { SandboxClient } from "@payments-sandbox/client";
+import { KYB_TABLE, KYC_TABLE } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createCustomer, eventsAbout, withId } from "./money-helpers.js";
 

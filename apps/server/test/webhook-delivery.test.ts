@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Schemas, SandboxClient } from "@sandbox/client";
+import type { Schemas, SandboxClient } from "@payments-sandbox/client";
 import { emitEvent, type WebhookEventType } from "../src/events/outbox.js";
 import { advanceWebhookRetries } from "../src/events/retry.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createClient, type Schemas, type SandboxClient } from "@sandbox/client";
+import { createClient, type Schemas, type SandboxClient } from "@payments-sandbox/client";
 import { repoRoot } from "../src/paths.js";
 import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harness.js";
 import {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { SandboxClient } from "@sandbox/client";
+import type { SandboxClient } from "@payments-sandbox/client";
 
 /** One request as the receiver saw it. */
 export interface ReceivedRequest {

@@ -1,6 +1,6 @@
 import { createPublicKey, createVerify, verify as nodeVerify } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { verifyWebhook, type Schemas, type SandboxClient } from "@sandbox/client";
+import { verifyWebhook, type Schemas, type SandboxClient } from "@payments-sandbox/client";
 import { emitEvent } from "../src/events/outbox.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { startReceiver, waitFor, type WebhookReceiver } from "./webhook-receiver.js";

@@ -1,4 +1,4 @@
-import { generateP256KeyPair, publicKeyToSpkiPem, signWebhookBody } from "@sandbox/crypto";
+import { generateP256KeyPair, publicKeyToSpkiPem, signWebhookBody } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import { verifyWebhook } from "./index.js";
 

@@ -1,4 +1,4 @@
-import { verifyWebhookSignature } from "@sandbox/crypto";
+import { verifyWebhookSignature } from "@payments-sandbox/crypto";
 import type { components } from "./generated/api.js";
 
 /** Name of the header that carries the signature of a webhook delivery. */

@@ -5,7 +5,7 @@ import type { KeyReader, MagicTable } from "./types.js";
 
 /** First line of the rendered file: it is generated, so hand edits would be overwritten. */
 export const GENERATED_HEADER =
-  "<!-- Generated from packages/sandbox-rules by `npm run render:docs -w @sandbox/sandbox-rules`. Do not edit by hand: `npm run check:docs -w @sandbox/sandbox-rules` fails when it differs. -->";
+  "<!-- Generated from packages/sandbox-rules by `npm run render:docs -w @payments-sandbox/sandbox-rules`. Do not edit by hand: `npm run check:docs -w @payments-sandbox/sandbox-rules` fails when it differs. -->";
 
 /** Label of the first column, and how the key is described in the "Reads" line. */
 function keyWording(key: KeyReader): { column: string; reads: (field: string) => string } {
@@ -101,7 +101,7 @@ export function checkRenderedDocs(
   existing: string | null,
   rendered: string,
 ): DocsCheck {
-  const fix = "Run `npm run render:docs -w @sandbox/sandbox-rules` to regenerate it.";
+  const fix = "Run `npm run render:docs -w @payments-sandbox/sandbox-rules` to regenerate it.";
   if (existing === null) return { ok: false, message: `${path} does not exist. ${fix}` };
   if (existing === rendered) return { ok: true };
   const have = existing.split("\n");

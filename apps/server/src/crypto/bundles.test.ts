@@ -3,8 +3,8 @@ import {
   encryptOtpCodeToBundle,
   uncompressRawPublicKey,
 } from "@turnkey/crypto";
-import * as portable from "@sandbox/crypto";
-import { CryptoError } from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
+import { CryptoError } from "@payments-sandbox/crypto";
 import { p256 } from "@noble/curves/nist.js";
 import { describe, expect, it } from "vitest";
 import { createOtpTargetBundle, openOtpBundle, sealSessionKeyBundle } from "./bundles.js";

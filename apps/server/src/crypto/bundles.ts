@@ -5,12 +5,12 @@ import {
   encodeOtpTargetBundle,
   encodeSessionKeyBundle,
   type P256KeyPair,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { signDer, signingKey } from "./ecdsa.js";
 import { hpkeOpen, hpkeSeal } from "./hpke.js";
 import { compressPoint, ecdhWithPrivateKey, uncompressPublicKey } from "./p256-keys.js";
 
-// The bundles the server makes and opens, in @sandbox/crypto's encodings
+// The bundles the server makes and opens, in @payments-sandbox/crypto's encodings
 // (shared with clients), with node:crypto's signatures and HPKE.
 
 /**

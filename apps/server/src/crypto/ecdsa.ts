@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 
 import { ecdhWithPrivateKey } from "./p256-keys.js";
 
 // ECDSA P-256 over SHA-256 with node:crypto (OpenSSL): what the portable
-// @sandbox/crypto does with @noble/curves, for about a tenth of the CPU.
+// @payments-sandbox/crypto does with @noble/curves, for about a tenth of the CPU.
 //
 // OpenSSL's nonces are random where noble's are deterministic (RFC 6979), so
 // signatures differ byte for byte from the portable signer's; both verify the

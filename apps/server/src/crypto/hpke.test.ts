@@ -5,7 +5,7 @@ import {
   generateP256KeyPair,
   hpkeOpen as portableOpen,
   hpkeSeal as portableSeal,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import {
   hpkeOpen,
@@ -87,7 +87,7 @@ describe("HPKE on node:crypto, RFC 9180 known answers", () => {
   });
 });
 
-describe("HPKE on node:crypto against @sandbox/crypto (@hpke/core)", () => {
+describe("HPKE on node:crypto against @payments-sandbox/crypto (@hpke/core)", () => {
   const plaintext = Buffer.from("a session key, or an OTP payload ☕", "utf8");
 
   it("seals what @hpke/core opens, to either form of the recipient key", async () => {

@@ -6,14 +6,14 @@ import {
   hkdfSync,
   type ECDH,
 } from "node:crypto";
-import { CryptoError, HPKE_INFO } from "@sandbox/crypto";
+import { CryptoError, HPKE_INFO } from "@payments-sandbox/crypto";
 import { ecdhWithPrivateKey, uncompressedPoint } from "./p256-keys.js";
 
 // HPKE (RFC 9180) in base mode for the one suite the service uses:
 // DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM; one message per
 // context (sequence number 0). Composed of node:crypto's ECDH, HMAC, HKDF and
 // AES-GCM, which costs about a tenth of @hpke/core on WebCrypto (that stays in
-// @sandbox/crypto for browsers and clients). Tested against the RFC's test
+// @payments-sandbox/crypto for browsers and clients). Tested against the RFC's test
 // vectors for this suite and against @hpke/core in both directions.
 //
 // HKDF-Expand is never needed on its own here: every LabeledExpand in base
@@ -167,7 +167,7 @@ export function openFirst(keys: HpkeKeys, aad: Buffer, ciphertext: Uint8Array): 
 
 // ---------------------------------------------------------------------------
 // The service's use: info "turnkey_hpke", aad = enc ‖ recipient public key
-// (both uncompressed), exactly as @sandbox/crypto's hpkeSeal/hpkeOpen.
+// (both uncompressed), exactly as @payments-sandbox/crypto's hpkeSeal/hpkeOpen.
 // ---------------------------------------------------------------------------
 
 const INFO = Buffer.from(HPKE_INFO);
@@ -188,7 +188,7 @@ export function hpkeSeal(plaintext: Uint8Array, recipientPublicKeyHex: string): 
 }
 
 /**
- * Opens what hpkeSeal (or @sandbox/crypto's) sealed. `encappedPublic` may be
+ * Opens what hpkeSeal (or @payments-sandbox/crypto's) sealed. `encappedPublic` may be
  * compressed or uncompressed; the aad uses the uncompressed form. Throws
  * CryptoError on a wrong key or any tampering.
  */

@@ -1,5 +1,5 @@
-import * as portable from "@sandbox/crypto";
-import { CryptoError } from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
+import { CryptoError } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import {
   compressPublicKey,

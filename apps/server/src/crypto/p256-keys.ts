@@ -1,8 +1,8 @@
 import { ECDH, createECDH } from "node:crypto";
-import { CryptoError, type P256KeyPair, type PublicKeyForm } from "@sandbox/crypto";
+import { CryptoError, type P256KeyPair, type PublicKeyForm } from "@payments-sandbox/crypto";
 
 // P-256 keys for the server, with node:crypto (OpenSSL) doing the curve
-// arithmetic: the same hex forms as @sandbox/crypto's keys.ts, about ten
+// arithmetic: the same hex forms as @payments-sandbox/crypto's keys.ts, about ten
 // times faster (point decompression alone costs the portable code ~60 µs).
 
 const CURVE = "prime256v1";
@@ -115,7 +115,7 @@ export function publicKeyFromPrivateKey(privateKeyHex: string, compressed = true
   );
 }
 
-/** A fresh key pair from OpenSSL's CSPRNG, in @sandbox/crypto's P256KeyPair shape. */
+/** A fresh key pair from OpenSSL's CSPRNG, in @payments-sandbox/crypto's P256KeyPair shape. */
 export function generateP256KeyPair(): P256KeyPair {
   const ecdh = createECDH(CURVE);
   ecdh.generateKeys();

@@ -1,4 +1,4 @@
-import * as portable from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "./sha256.js";
 

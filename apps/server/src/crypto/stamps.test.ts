@@ -1,6 +1,6 @@
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import * as portable from "@sandbox/crypto";
-import { StampError } from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
+import { StampError } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import { readStamp, verifyStamp } from "./stamps.js";
 

@@ -4,12 +4,12 @@ import {
   base64urlEncode,
   decodeStamp,
   type ParsedStamp,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { signDer, verifyDer, verifyingKey } from "./ecdsa.js";
 import { compressPoint, publicKeyFromPrivateKey, uncompressedPoint } from "./p256-keys.js";
 
 // Wallet stamps (`Service-Wallet-Signature`) on the server: the header is
-// decoded by @sandbox/crypto's decodeStamp, shared with every client; the
+// decoded by @payments-sandbox/crypto's decodeStamp, shared with every client; the
 // curve work (is the key a point, does the signature verify) is OpenSSL's.
 // Errors are the portable verifier's: StampError MALFORMED for a header that
 // is not a well-formed P-256 stamp, INVALID for a signature that does not

@@ -1,5 +1,5 @@
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import * as portable from "@sandbox/crypto";
+import * as portable from "@payments-sandbox/crypto";
 import { p256 } from "@noble/curves/nist.js";
 import { compactVerify, importJWK } from "jose";
 import { describe, expect, it } from "vitest";

@@ -1,10 +1,13 @@
-import { verificationTokenSigningInput, type VerificationTokenInput } from "@sandbox/crypto";
+import {
+  verificationTokenSigningInput,
+  type VerificationTokenInput,
+} from "@payments-sandbox/crypto";
 import { signCompact } from "./ecdsa.js";
 
 /**
  * Issues the OTP verification token (ES256 JWT, raw r‖s signature, low S):
- * the claims are @sandbox/crypto's, the signature node:crypto's. Verifiers
- * (@sandbox/crypto, @turnkey/crypto, jose) accept it as they accept the
+ * the claims are @payments-sandbox/crypto's, the signature node:crypto's. Verifiers
+ * (@payments-sandbox/crypto, @turnkey/crypto, jose) accept it as they accept the
  * portable issuer's; only the signature bytes differ (random nonces).
  */
 export function issueVerificationToken(

@@ -4,7 +4,7 @@ import {
   publicKeyToSpkiPem,
   signWebhookBody,
   verifyWebhookSignature,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
 import { webhookSignature } from "./webhook-signer.js";
 
@@ -36,7 +36,7 @@ describe("webhookSignature", () => {
     expect(header.s).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
   });
 
-  it("verifies with the published key, in @sandbox/crypto and in OpenSSL", () => {
+  it("verifies with the published key, in @payments-sandbox/crypto and in OpenSSL", () => {
     const header = webhookSignature(BODY, keys.privateKeyHex);
     expect(verifyWebhookSignature(BODY, header, pem)).toBe(true);
     const der = Buffer.from((JSON.parse(header) as { s: string }).s, "base64");

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign, type KeyObject } from "node:crypto";
-import { WEBHOOK_SIGNATURE_VERSION } from "@sandbox/crypto";
+import { WEBHOOK_SIGNATURE_VERSION } from "@payments-sandbox/crypto";
 
-// The server's webhook signer: the same header as @sandbox/crypto's
+// The server's webhook signer: the same header as @payments-sandbox/crypto's
 // signWebhookBody (`{"v":"1","s":"<base64 DER ECDSA P-256 over SHA-256(body)>"}`),
 // made with node:crypto (OpenSSL), about 25 times faster than the portable
 // implementation; the dispatcher signs every delivery. OpenSSL's nonces are

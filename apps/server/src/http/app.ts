@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import express, { type Express, type Router } from "express";
 import { pinoHttp } from "pino-http";
 import { parse } from "yaml";
-import { DOCUMENT_MAX_BYTES } from "@sandbox/sandbox-rules";
+import { DOCUMENT_MAX_BYTES } from "@payments-sandbox/sandbox-rules";
 import { API_BASE_PATH } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";

@@ -3,7 +3,7 @@ import type { Logger } from "../logger.js";
 import type { Clock } from "../clock.js";
 import type { SelectQueryBuilder } from "kysely";
 import type { Database } from "../db/database.js";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Permission } from "../platform/api-tokens.js";
 
 /** An agent acting with an AgentAuth bearer token: bound to one customer and its policy. */

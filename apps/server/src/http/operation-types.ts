@@ -1,4 +1,4 @@
-import type { operations, paths } from "@sandbox/client";
+import type { operations, paths } from "@payments-sandbox/client";
 
 // What a handler receives and returns, derived from the generated
 // `operations` of openapi.yaml: an operation's path parameters, query,

@@ -6,7 +6,7 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import { promisify } from "node:util";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { insert, prepared, q } from "../db/query.js";

@@ -1,6 +1,6 @@
-import type { Schemas } from "@sandbox/client";
-import { StampError } from "@sandbox/crypto";
-import { walletSignatureOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { StampError } from "@payments-sandbox/crypto";
+import { walletSignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
 import { readStamp, verifyStamp, type ReadStamp } from "../crypto/stamps.js";

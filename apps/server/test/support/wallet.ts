@@ -1,7 +1,7 @@
 // Client-side helpers for embedded-wallet tests: what an integrator's app
 // does with the keys (TEK, session keys), built only on public crypto.
 import { randomUUID } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import {
   createStamp,
   generateP256KeyPair,
@@ -10,7 +10,7 @@ import {
   sealOtpBundle,
   verifyOtpTargetBundle,
   type P256KeyPair,
-} from "@sandbox/crypto";
+} from "@payments-sandbox/crypto";
 import { expect } from "vitest";
 import type { TestSandbox } from "../harness.js";
 import { rememberAccount, withId } from "../money-helpers.js";

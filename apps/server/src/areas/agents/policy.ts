@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { ApiError } from "../../errors.js";
 import type { AgentPrincipal, RequestContext } from "../../http/context.js";
 import { SUPPORTED_CURRENCIES, valueIn } from "../quotes/exchange-rates.js";

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomInt } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Clock } from "../../clock.js";
 import { insert, q, run, type Row } from "../../db/query.js";
 import { isUniqueViolation } from "../../db/errors.js";

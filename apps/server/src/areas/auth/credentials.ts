@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { AuthConfig } from "../../config.js";
 import { insert, prepared, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";

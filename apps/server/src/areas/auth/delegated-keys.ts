@@ -7,7 +7,7 @@
 // DELEGATED_KEY_SCOPE allows and nothing else; its stamps go through the one
 // verifier (SignedRequests.verifyDelegated), which finds only ACTIVE keys, so
 // a revoked key stops at once.
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { sha256Hex } from "../../crypto/sha256.js";
 import { serverStamp } from "../../crypto/stamps.js";

@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { passkeySignatureOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { passkeySignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
 import { q, run, type Row } from "../../db/query.js";

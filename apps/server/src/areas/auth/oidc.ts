@@ -1,9 +1,9 @@
-import { base64urlDecode } from "@sandbox/crypto";
+import { base64urlDecode } from "@payments-sandbox/crypto";
 import {
   OIDC_CLOCK_SKEW_SECONDS,
   OIDC_TOKEN_MAX_AGE_SECONDS,
   oidcTokenOutcome,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import {
   compactVerify,
   createLocalJWKSet,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { CryptoError } from "@sandbox/crypto";
-import { otpOutcome } from "@sandbox/sandbox-rules";
+import { CryptoError } from "@payments-sandbox/crypto";
+import { otpOutcome } from "@payments-sandbox/sandbox-rules";
 import { createOtpTargetBundle, openOtpBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { issueVerificationToken } from "../../crypto/verification-token.js";

@@ -1,10 +1,10 @@
-import { base64urlDecode, base64urlEncode } from "@sandbox/crypto";
+import { base64urlDecode, base64urlEncode } from "@payments-sandbox/crypto";
 import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticatorTransportFuture,
 } from "@simplewebauthn/server";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { AuthConfig } from "../../config.js";
 import { ApiError } from "../../errors.js";
 

@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { AuthConfig } from "../../config.js";
 import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import {

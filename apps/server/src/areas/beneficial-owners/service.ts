@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { kycOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { kycOutcome } from "@payments-sandbox/sandbox-rules";
 import { found, insert, q, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

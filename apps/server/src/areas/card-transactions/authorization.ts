@@ -1,4 +1,4 @@
-import type { CardPullResolution } from "@sandbox/sandbox-rules";
+import type { CardPullResolution } from "@payments-sandbox/sandbox-rules";
 import { q, run, type Row as RowOf } from "../../db/query.js";
 
 type Row = RowOf<"CardTransaction">;

@@ -1,4 +1,4 @@
-import type { CardPullResolution } from "@sandbox/sandbox-rules";
+import type { CardPullResolution } from "@payments-sandbox/sandbox-rules";
 import type { CardTransactionStatus } from "./view.js";
 
 /** What a resolved pull changes on its transaction. */

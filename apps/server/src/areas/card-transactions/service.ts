@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { cardAuthorizationOutcome, type CardPullResolution } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { cardAuthorizationOutcome, type CardPullResolution } from "@payments-sandbox/sandbox-rules";
 import { insertAll, one, prepared, q, rowOf, run, type Row as RowOf } from "../../db/query.js";
 import type { SqlInsert, SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";

@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Row } from "../../db/query.js";
 import type { WebhookEventType } from "../../events/outbox.js";
 import { currencyAmount } from "../quotes/exchange-rates.js";

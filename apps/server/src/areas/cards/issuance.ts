@@ -1,4 +1,4 @@
-import type { CardIssuanceStep } from "@sandbox/sandbox-rules";
+import type { CardIssuanceStep } from "@payments-sandbox/sandbox-rules";
 import type { Database } from "../../db/database.js";
 import { q, run } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
-import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { cardFundingSourceOutcome, cardIssuanceOutcome } from "@payments-sandbox/sandbox-rules";
 import { insert, one, q } from "../../db/query.js";
 import { emitEvent } from "../../events/outbox.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";

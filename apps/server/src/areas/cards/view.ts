@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Row } from "../../db/query.js";
 
 export type CardRow = Row<"Card">;

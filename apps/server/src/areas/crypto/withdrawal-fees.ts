@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext } from "../../http/context.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";

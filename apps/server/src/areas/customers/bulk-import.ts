@@ -1,5 +1,5 @@
 import { fileBytes } from "../../http/operations.js";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { parse } from "csv-parse/sync";
 import { found, insert, one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";

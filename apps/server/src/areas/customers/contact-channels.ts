@@ -10,8 +10,8 @@
  * VERIFIED while the customer's current value is the one confirmed, so a new
  * email address is PENDING again without anything else being written.
  */
-import type { Schemas } from "@sandbox/client";
-import { CONTACT_VERIFICATION_REGIONS } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { CONTACT_VERIFICATION_REGIONS } from "@payments-sandbox/sandbox-rules";
 import type { Row } from "../../db/query.js";
 
 export type ContactChannel = "EMAIL" | "PHONE";

@@ -11,7 +11,7 @@
  * two right answers consume the code once. The customer's verified value is
  * written in the same transaction that consumes the code.
  */
-import { issueCode } from "@sandbox/sandbox-rules";
+import { issueCode } from "@payments-sandbox/sandbox-rules";
 import { one, q, run } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

@@ -1,5 +1,9 @@
-import type { Schemas } from "@sandbox/client";
-import { KYC_LINK_SECONDS, individualKycOutcome, kybOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import {
+  KYC_LINK_SECONDS,
+  individualKycOutcome,
+  kybOutcome,
+} from "@payments-sandbox/sandbox-rules";
 import { insert, one, q, run } from "../../db/query.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

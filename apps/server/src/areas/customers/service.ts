@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { individualKycOutcome, parseUmaAddress } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { individualKycOutcome, parseUmaAddress } from "@payments-sandbox/sandbox-rules";
 import { isUniqueViolation } from "../../db/errors.js";
 import { all, found, insertAll, prepared, q, rowOf, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";

@@ -1,4 +1,4 @@
-import { institutionsFor } from "@sandbox/sandbox-rules";
+import { institutionsFor } from "@payments-sandbox/sandbox-rules";
 import { fieldError, invalidInput } from "../../errors.js";
 import type { Handlers } from "../../http/operations.js";
 

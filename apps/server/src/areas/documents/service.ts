@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
-import { DOCUMENT_MAX_BYTES, documentReviewOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { DOCUMENT_MAX_BYTES, documentReviewOutcome } from "@payments-sandbox/sandbox-rules";
 import { insert, one, q, run, type Row } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";

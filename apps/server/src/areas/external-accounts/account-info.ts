@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 
 // What the sandbox reads from an external account's accountInfo: its primary
 // identifier (where the magic suffix is), the payment rails it is answered

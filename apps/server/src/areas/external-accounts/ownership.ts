@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
-import { verifyWalletOwnership } from "@sandbox/crypto";
+import type { Schemas } from "@payments-sandbox/client";
+import { verifyWalletOwnership } from "@payments-sandbox/crypto";
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError } from "../../errors.js";

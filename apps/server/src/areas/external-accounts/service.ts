@@ -1,6 +1,6 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { SelectQueryBuilder } from "kysely";
-import { beneficiaryVerificationOutcome } from "@sandbox/sandbox-rules";
+import { beneficiaryVerificationOutcome } from "@payments-sandbox/sandbox-rules";
 import { insert, one, q, type Row } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Row } from "../../db/query.js";
 
 // Where money from outside would be paid to reach an account. The sandbox

@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { all, insertAll, q, rowOf, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { newId } from "../../ids.js";

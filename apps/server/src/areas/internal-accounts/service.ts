@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { one, q, type Row } from "../../db/query.js";
 import { notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";

@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Row } from "../../db/query.js";
 import { currencyAmount } from "../quotes/exchange-rates.js";
 import { fundingInstructionsFor } from "./funding-instructions.js";

@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import { found, one, q, run, type Row } from "../../db/query.js";

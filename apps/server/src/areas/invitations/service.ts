@@ -21,12 +21,12 @@
  * create one (the invitation configuration table of packages/sandbox-rules).
  */
 import { randomBytes } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import {
   invitationConfigurationOutcome,
   invitationUrl,
   parseUmaAddress,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import type { Clock } from "../../clock.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import { insert, q, run, type Row } from "../../db/query.js";

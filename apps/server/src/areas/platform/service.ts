@@ -1,6 +1,6 @@
-import type { Schemas } from "@sandbox/client";
-import { publicKeyToSpkiPem } from "@sandbox/crypto";
-import { isHostName } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { publicKeyToSpkiPem } from "@payments-sandbox/crypto";
+import { isHostName } from "@payments-sandbox/sandbox-rules";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { one, prepared, q, type Row } from "../../db/query.js";
 import { invalidInput, fieldError } from "../../errors.js";

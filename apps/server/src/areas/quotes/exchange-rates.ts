@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { MAX_AMOUNT_NUMBER } from "../ledger/amount-range.js";
 
 // The sandbox's fixed exchange-rate table. Rates are what one unit of the

@@ -2,7 +2,7 @@ import {
   evaluateUmaReceiver,
   quoteDestinationOutcome,
   type PaymentStep,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";

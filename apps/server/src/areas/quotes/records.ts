@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { payToInstructions } from "../internal-accounts/funding-instructions.js";

@@ -1,7 +1,7 @@
 import { requireLookupOf } from "../receiver/lookups.js";
 import { randomInt } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
-import { issueCode } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { issueCode } from "@payments-sandbox/sandbox-rules";
 import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
 import { insert, one, q, run } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";

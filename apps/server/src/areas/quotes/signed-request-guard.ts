@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { RequestContext } from "../../http/context.js";
 import { Activity } from "../../signing/activities.js";
 

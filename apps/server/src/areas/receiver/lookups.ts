@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Database } from "../../db/database.js";
 import { q, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";

@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { parseUmaAddress } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { parseUmaAddress } from "@payments-sandbox/sandbox-rules";
 import { insert } from "../../db/query.js";
 import { ApiError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

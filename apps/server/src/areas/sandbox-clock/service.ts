@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { JobWorker } from "../../jobs/worker.js";
 import { advanceWebhookRetries } from "../../events/retry.js";

@@ -1,10 +1,10 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import {
   evaluateUmaReceiver,
   parseUmaAddress,
   SANDBOX_UMA_HOST,
   type PaymentStep,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

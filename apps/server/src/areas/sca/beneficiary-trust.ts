@@ -10,7 +10,7 @@
  * code-challenge.ts and writes the mark in the same transaction that
  * consumes the challenge.
  */
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { one, q, run } from "../../db/query.js";
 import { fieldError, invalidInput } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

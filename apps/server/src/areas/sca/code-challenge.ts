@@ -15,7 +15,7 @@ import {
   judgeCode,
   type CodeChallengeKind,
   type IssuedCode,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { ApiError } from "../../errors.js";
 import { newId } from "../../ids.js";
 import type { Database } from "../../db/database.js";

@@ -6,7 +6,7 @@
  * passkey origins).
  */
 import { randomBytes } from "node:crypto";
-import { base64urlDecode, base64urlEncode } from "@sandbox/crypto";
+import { base64urlDecode, base64urlEncode } from "@payments-sandbox/crypto";
 import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,

@@ -10,7 +10,7 @@
  * A payment needs a per-payment challenge when its customer uses SCA and its
  * destination is not a trusted beneficiary of that customer.
  */
-import { SCA_REGIONS } from "@sandbox/sandbox-rules";
+import { SCA_REGIONS } from "@payments-sandbox/sandbox-rules";
 import type { Database } from "../../db/database.js";
 import { q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";

@@ -13,7 +13,7 @@
  * one-time code of the sandbox.
  */
 import { randomBytes, randomInt } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import {
   SCA_RESET_LIVENESS_SECONDS,
   SCA_RESET_MAX_PER_DAY,
@@ -22,7 +22,7 @@ import {
   issueCode,
   loginLockoutAt,
   scaCodeOutcome,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { insert, one, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import {
   STABLECOIN_FUNDING_SECONDS,
   STABLECOIN_FUNDING_WINDOW_SECONDS,
   STABLECOIN_PROCESSING_SECONDS,
   stablecoinOperationOutcome,
   type StablecoinOperationOutcome,
-} from "@sandbox/sandbox-rules";
+} from "@payments-sandbox/sandbox-rules";
 import { insert, one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";

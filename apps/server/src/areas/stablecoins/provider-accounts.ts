@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Schemas } from "@sandbox/client";
-import { stablecoinProviderAccountOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { stablecoinProviderAccountOutcome } from "@payments-sandbox/sandbox-rules";
 import { isUniqueViolation } from "../../db/errors.js";
 import { insert, q } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";

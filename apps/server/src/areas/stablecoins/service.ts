@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { isUniqueViolation } from "../../db/errors.js";
 import { insert, q } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";

@@ -1,4 +1,4 @@
-import type { PaymentStep } from "@sandbox/sandbox-rules";
+import type { PaymentStep } from "@payments-sandbox/sandbox-rules";
 import { one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import type { JobTools } from "../../jobs/registry.js";

@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import type { RefundOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import type { RefundOutcome } from "@payments-sandbox/sandbox-rules";
 import { all, insert, one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { emitEvent, type WebhookEventType } from "../../events/outbox.js";

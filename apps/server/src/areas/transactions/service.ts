@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { sql } from "kysely";
 import { ApiError, invalidInput, notFound } from "../../errors.js";
 import { q } from "../../db/query.js";

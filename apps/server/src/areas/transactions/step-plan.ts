@@ -1,4 +1,4 @@
-import type { PaymentStep, RefundOutcome } from "@sandbox/sandbox-rules";
+import type { PaymentStep, RefundOutcome } from "@payments-sandbox/sandbox-rules";
 
 /** A step of a sandbox payment outcome with its place in the list. */
 export interface IndexedStep {

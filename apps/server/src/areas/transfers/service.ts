@@ -1,5 +1,9 @@
-import type { Schemas } from "@sandbox/client";
-import { transferOutcome, type RefundOutcome, type TransferOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import {
+  transferOutcome,
+  type RefundOutcome,
+  type TransferOutcome,
+} from "@payments-sandbox/sandbox-rules";
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";

@@ -1,5 +1,5 @@
-import { SANDBOX_UMA_PROVIDERS, type SandboxUmaProvider } from "@sandbox/sandbox-rules";
-import type { Schemas } from "@sandbox/client";
+import { SANDBOX_UMA_PROVIDERS, type SandboxUmaProvider } from "@payments-sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
 import type { Handlers } from "../../http/operations.js";
 import { pageOfList } from "../../http/pagination.js";
 import { currencyInfo } from "../quotes/exchange-rates.js";

@@ -1,4 +1,8 @@
-import { evaluateUmaReceiver, type UmaAddress, type UmaCurrency } from "@sandbox/sandbox-rules";
+import {
+  evaluateUmaReceiver,
+  type UmaAddress,
+  type UmaCurrency,
+} from "@payments-sandbox/sandbox-rules";
 import { q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";

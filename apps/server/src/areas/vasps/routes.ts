@@ -1,4 +1,4 @@
-import { SANDBOX_VASPS } from "@sandbox/sandbox-rules";
+import { SANDBOX_VASPS } from "@payments-sandbox/sandbox-rules";
 import type { Handlers } from "../../http/operations.js";
 import { pageOfList } from "../../http/pagination.js";
 

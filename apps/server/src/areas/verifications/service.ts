@@ -1,5 +1,5 @@
-import type { Schemas } from "@sandbox/client";
-import { individualKycOutcome, kybOutcome } from "@sandbox/sandbox-rules";
+import type { Schemas } from "@payments-sandbox/client";
+import { individualKycOutcome, kybOutcome } from "@payments-sandbox/sandbox-rules";
 import { insert, q, run, type Row } from "../../db/query.js";
 import { ApiError, fieldError, notFound } from "../../errors.js";
 import { emitEvent } from "../../events/outbox.js";

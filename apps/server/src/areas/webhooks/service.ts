@@ -1,4 +1,4 @@
-import type { Schemas } from "@sandbox/client";
+import type { Schemas } from "@payments-sandbox/client";
 import { randomUUID } from "node:crypto";
 import { insert, q, type Row } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
