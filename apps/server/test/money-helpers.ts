@@ -4,6 +4,7 @@ import type { Database } from "../src/db/database.js";
 import type { SelectQueryBuilder } from "kysely";
 import { countOf, q } from "../src/db/query.js";
 import type { Tables } from "../src/db/tables.js";
+import { SANDBOX_SCA_CODE } from "@payments-sandbox/sandbox-rules";
 
 // Shared steps of the money-movement tests, all through the public API.
 
@@ -302,4 +303,38 @@ export async function executeQuote(
     challenge:
       res.response.status === 202 ? (res.data as Schemas["SignedRequestChallenge"]) : undefined,
   };
+}
+
+/**
+ * Logs the customer in through SCA (enrolling TOTP first if it has no code
+ * factor): a quote's authorization needs the session this opens.
+ */
+export async function logInWithSca(client: SandboxClient, customerId: string): Promise<string> {
+  const query = { params: { query: { customerId } } };
+  const factors = (await client.GET("/sca/factors", query)).data?.factors ?? [];
+  let factor: "SMS_OTP" | "TOTP" | undefined = factors.find(
+    (f): f is { factor: "SMS_OTP" | "TOTP" } => f.factor === "SMS_OTP" || f.factor === "TOTP",
+  )?.factor;
+  if (factor === undefined) {
+    const { data } = await client.POST("/sca/factors", { ...query, body: { type: "TOTP" } });
+    if (data?.type !== "TOTP") throw new Error("no TOTP enrolment");
+    const confirmed = await client.POST("/sca/factors/confirm", {
+      ...query,
+      body: { type: "TOTP", secret: data.secret, code: SANDBOX_SCA_CODE },
+    });
+    expect(confirmed.response.status).toBe(200);
+    factor = "TOTP";
+  }
+  const started = await client.POST("/sca/login/start", { ...query, body: { factor } });
+  const { data, error } = await client.POST("/sca/login/complete", {
+    ...query,
+    body: {
+      factor,
+      code: SANDBOX_SCA_CODE,
+      endUserIpAddress: "203.0.113.42",
+      ...(started.data?.challengeId ? { challengeId: started.data.challengeId } : {}),
+    },
+  });
+  if (!data?.sessionExpiresAt) throw new Error(`SCA login failed: ${JSON.stringify(error)}`);
+  return data.sessionExpiresAt;
 }

@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxClient, Schemas } from "@payments-sandbox/client";
-import { QUOTE_DESTINATION_TABLE, SANDBOX_SCA_CODE } from "@payments-sandbox/sandbox-rules";
+import {
+  QUOTE_DESTINATION_TABLE,
+  SANDBOX_SCA_CODE,
+  SCA_SESSION_SECONDS,
+} from "@payments-sandbox/sandbox-rules";
 import { ApiError } from "../src/errors.js";
 import type { SignedRequestGuard } from "../src/areas/quotes/signed-request-guard.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
@@ -14,6 +18,7 @@ import {
   executeQuote,
   createBankAccount,
   expectLedgersBalanced,
+  logInWithSca,
   transactionOf,
 } from "./money-helpers.js";
 
@@ -585,6 +590,7 @@ describe.each(databases)("the live quote's options on %s", (kind) => {
       const path = { params: { path: { quoteId: data!.id } } };
       const resent = await sandbox.client.POST("/quotes/{quoteId}/authorize/resend", path);
       expect(resent.response.status).toBe(204);
+      await logInWithSca(sandbox.client, customer.id);
       const wrong = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
         ...path,
         body: { code: "654321" },
@@ -620,6 +626,14 @@ describe.each(databases)("the live quote's options on %s", (kind) => {
         scaChallenge: { factor: "SMS_OTP" },
       });
       expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
+      const path = { params: { path: { quoteId: created.id } } };
+      // Without an SCA login the code is not even looked at.
+      const noSession = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
+        ...path,
+        body: { code: SANDBOX_SCA_CODE },
+      });
+      expect(noSession.error).toMatchObject({ status: 409, code: "SCA_SESSION_REQUIRED" });
+      await logInWithSca(sandbox.client, customer.id);
       const done = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
         params: { path: { quoteId: created.id } },
         body: { code: SANDBOX_SCA_CODE },
@@ -635,6 +649,7 @@ describe.each(databases)("the live quote's options on %s", (kind) => {
       const created = await quoteToIban(sandbox.client, account.id, iban.id, 3_000);
       await execute(sandbox.client, created.id);
       const path = { params: { path: { quoteId: created.id } } };
+      await logInWithSca(sandbox.client, customer.id);
       for (let attempt = 1; attempt <= 5; attempt++) {
         const wrong = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
           ...path,
@@ -648,6 +663,42 @@ describe.each(databases)("the live quote's options on %s", (kind) => {
       });
       expect(late.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
       expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED);
+    });
+
+    it("needs a live SCA session and no lockout to authorize", async () => {
+      const customer = await createCustomer(sandbox.client, { region: "DE" });
+      const account = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
+      const iban = await createIban(sandbox.client, customer.id, "000");
+      const authorize = async () => {
+        const created = await quoteToIban(sandbox.client, account.id, iban.id, 1_000);
+        expect((await execute(sandbox.client, created.id)).data?.status).toBe(
+          "PENDING_AUTHORIZATION",
+        );
+        return sandbox.client.POST("/quotes/{quoteId}/authorize", {
+          params: { path: { quoteId: created.id } },
+          body: { code: SANDBOX_SCA_CODE },
+        });
+      };
+      await logInWithSca(sandbox.client, customer.id);
+      expect((await authorize()).data?.status).toBe("COMPLETED");
+
+      // 15 minutes later the session is over: log in again.
+      await advanceClock(sandbox.client, SCA_SESSION_SECONDS + 1);
+      const expired = await authorize();
+      expect(expired.error).toMatchObject({ status: 409, code: "SCA_SESSION_REQUIRED" });
+      expect(expired.error?.message).toContain("expired");
+      await logInWithSca(sandbox.client, customer.id);
+
+      // Failed logins lock the customer out of authorizing too.
+      const query = { params: { query: { customerId: customer.id } } };
+      for (let i = 0; i < 5; i++) {
+        await sandbox.client.POST("/sca/record-event", {
+          ...query,
+          body: { eventType: "FAILED_LOGIN_ATTEMPT" },
+        });
+      }
+      expect((await authorize()).error).toMatchObject({ status: 423, code: "ACCOUNT_LOCKED" });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - 1_000);
     });
 
     it("answers 409 to authorize and resend for a customer outside the EEA", async () => {

@@ -22,6 +22,7 @@ import {
   createBankAccount,
   executeQuote,
   expectLedgersBalanced,
+  logInWithSca,
   withId,
 } from "./money-helpers.js";
 import { SoftwareAuthenticator } from "./support/authenticator.js";
@@ -736,6 +737,7 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
           status: "PENDING_AUTHORIZATION",
           scaChallenge: { factor: "SMS_OTP" },
         });
+        await logInWithSca(sandbox.client, id);
         const released = await sandbox.client.POST("/quotes/{quoteId}/authorize", {
           params: { path: { quoteId: held.data!.id } },
           body: { code: SANDBOX_SCA_CODE },

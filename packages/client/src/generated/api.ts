@@ -1519,7 +1519,7 @@ export interface paths {
         put?: never;
         /**
          * Authorize a quote's SCA challenge
-         * @description Answers the strong customer authentication challenge (`scaChallenge`) of a quote in PENDING_AUTHORIZATION. Only customers whose region requires SCA (the EEA) get such challenges; for any other customer's quote 409 `CONFLICT`, and for a quote with no pending challenge 409 `INVALID_STATE_TRANSITION`. In the sandbox the SMS code is always `123456`; another code is 400 `INVALID_INPUT`, and after 5 wrong codes the challenge is spent (409). A real-time-funded quote then becomes PENDING with its `paymentInstructions`; a quote from an internal account, challenged by its execution, is executed.
+         * @description Answers the strong customer authentication challenge (`scaChallenge`) of a quote in PENDING_AUTHORIZATION. Only customers whose region requires SCA (the EEA) get such challenges; for any other customer's quote 409 `CONFLICT`, and for a quote with no pending challenge 409 `INVALID_STATE_TRANSITION`. The customer must be logged in through SCA (`POST /sca/login/complete`) with a session not yet expired, else 409 `SCA_SESSION_REQUIRED`, and not locked out by failed logins, else 423 `ACCOUNT_LOCKED`. In the sandbox the SMS code is always `123456`; another code is 400 `INVALID_INPUT`, and after 5 wrong codes the challenge is spent (409). A real-time-funded quote then becomes PENDING with its `paymentInstructions`; a quote from an internal account, challenged by its execution, is executed.
          */
         post: operations["authorizeQuote"];
         delete?: never;

@@ -15,6 +15,7 @@ import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import { currenciesOf } from "../customers/service.js";
 import { answerCode, type CodeStore } from "../sca/code-challenge.js";
+import { requireScaSession } from "../sca/login-state.js";
 import { paymentNeedsSca } from "../sca/requirement.js";
 import { StaleTransactionError, type Transaction } from "../transactions/records.js";
 import type { ChangeTimes, TransactionService } from "../transactions/service.js";
@@ -471,6 +472,10 @@ export class QuoteService {
     input: Schemas["ScaAuthorization"],
   ): Promise<Quote> {
     const quote = await this.pendingChallenge(ctx, id);
+    // A challenge is pending only for a customer who uses SCA.
+    if (quote.customerId !== null) {
+      await requireScaSession(this.services.data, ctx, quote.customerId);
+    }
     const at = ctx.clock.now();
     await answerCode(this.services.data, {
       kind: "SCA",

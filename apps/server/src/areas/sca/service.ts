@@ -37,11 +37,11 @@ import {
   type CodeStore,
 } from "./code-challenge.js";
 import type { ScaPasskey, ScaPasskeys } from "./passkeys.js";
+import { accountLocked, lockOf, readLoginState, type LoginState } from "./login-state.js";
 import { requiresSca, scaNotRequired } from "./requirement.js";
 
 type ScaFactor = Schemas["ScaFactor"];
 type FactorRow = Row<"ScaFactor">;
-type LoginState = Row<"ScaLoginState">;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECOVERY_CODES = 10;
@@ -108,37 +108,6 @@ function factorView(row: FactorRow): Schemas["ScaFactorView"] {
     ...(row.credentialId !== null ? { credentialId: row.credentialId } : {}),
     ...(row.name !== null ? { name: row.name } : {}),
   };
-}
-
-/** A login state as the API reports it at `now`: an ended lock is no lock. */
-function lockOf(state: LoginState | undefined, now: Date) {
-  const lockedUntil =
-    state && !state.suspended && state.lockedUntil !== null && state.lockedUntil > now
-      ? state.lockedUntil
-      : null;
-  return {
-    suspended: state?.suspended ?? false,
-    lockedUntil,
-    failedAttempts: state?.failedAttempts ?? 0,
-    locked: (state?.suspended ?? false) || lockedUntil !== null,
-  };
-}
-
-function accountLocked(lock: ReturnType<typeof lockOf>): ApiError {
-  return new ApiError(
-    423,
-    "ACCOUNT_LOCKED",
-    lock.suspended
-      ? `The customer's login is suspended after ${lock.failedAttempts} failed attempts; record RESET_PASSWORD_COMPLETED to lift it`
-      : `The customer's login is locked until ${lock.lockedUntil?.toISOString()} after ${lock.failedAttempts} failed attempts`,
-    {
-      details: {
-        suspended: lock.suspended,
-        ...(lock.lockedUntil ? { lockedUntil: lock.lockedUntil.toISOString() } : {}),
-        failedAttempts: lock.failedAttempts,
-      },
-    },
-  );
 }
 
 /**
@@ -502,16 +471,6 @@ export class ScaService {
     };
   }
 
-  private loginState(ctx: RequestContext, customerId: string) {
-    return this.services.data.one(
-      q
-        .selectFrom("ScaLoginState")
-        .selectAll()
-        .where("customerId", "=", customerId)
-        .where("platformId", "=", ctx.platformId),
-    );
-  }
-
   /**
    * POST /sca/login/complete. A wrong proof counts as a failed login (and
    * against the login's code); a locked customer is refused before any check.
@@ -523,7 +482,7 @@ export class ScaService {
   ): Promise<Schemas["ScaLoginComplete"]> {
     const row = await this.scaCustomer(ctx, customerId);
     const now = ctx.clock.now();
-    const lock = lockOf(await this.loginState(ctx, row.id), now);
+    const lock = lockOf(await readLoginState(this.services.data, ctx, row.id), now);
     if (lock.locked) throw accountLocked(lock);
     const platformId = ctx.platformId;
     const failed = () => countFailedLogin(platformId, row.id, now);
@@ -655,7 +614,7 @@ export class ScaService {
     const platformId = ctx.platformId;
     let state: LoginState | undefined;
     if (input.eventType === "FAILED_LOGIN_ATTEMPT") {
-      const lock = lockOf(await this.loginState(ctx, row.id), now);
+      const lock = lockOf(await readLoginState(this.services.data, ctx, row.id), now);
       if (lock.locked) throw accountLocked(lock);
       state = await this.services.data.transaction(() => countFailedLogin(platformId, row.id, now));
     } else {
