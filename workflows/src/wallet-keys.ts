@@ -131,7 +131,12 @@ export async function startWalletKeys(
   const address = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${address.port}`,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() for seconds.
+        server.closeAllConnections();
+      }),
   };
 }
 
