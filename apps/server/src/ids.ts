@@ -1,4 +1,5 @@
 import { randomFillSync, randomUUID } from "node:crypto";
+import { mintedIdReadsAsMagic } from "@payments-sandbox/sandbox-rules";
 import { v7 } from "uuid";
 
 // The spec's id form is `Type:<uuid>`.
@@ -54,7 +55,12 @@ function randomBytes16(): Uint8Array {
 }
 
 export function newId(type: IdType): string {
-  return `${type}:${type === "Request" ? randomUUID() : v7({ random: randomBytes16() })}`;
+  if (type === "Request") return `${type}:${randomUUID()}`;
+  for (;;) {
+    const id = `${type}:${v7({ random: randomBytes16() })}`;
+    // A magic suffix is the partner's choice, never a chance of the draw.
+    if (!mintedIdReadsAsMagic(type, id)) return id;
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -235,3 +235,16 @@ export function stablecoinOperationOutcome(
 ): Evaluation<StablecoinOperationOutcome> {
   return evaluate(STABLECOIN_OPERATION_TABLE, fiatCents);
 }
+
+/**
+ * Whether an id the sandbox mints would read as a magic value by chance: an
+ * internal account id as a card funding source, or a customer id as the
+ * cardholder that decides a card's issuance (when `platformCardId` is not
+ * set). Ids are random, so about one in 2,000 would; the sandbox draws such
+ * ids again, so an outcome is only ever what the partner asked for.
+ */
+export function mintedIdReadsAsMagic(type: string, id: string): boolean {
+  if (type === "InternalAccount") return evaluate(CARD_FUNDING_SOURCE_TABLE, id).matched !== null;
+  if (type === "Customer") return evaluate(CARD_ISSUANCE_TABLE, id).matched !== null;
+  return false;
+}

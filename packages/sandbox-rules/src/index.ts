@@ -89,6 +89,7 @@ export {
   invitationConfigurationOutcome,
   kybOutcome,
   kycOutcome,
+  mintedIdReadsAsMagic,
   oidcTokenOutcome,
   otpOutcome,
   scaCodeOutcome,

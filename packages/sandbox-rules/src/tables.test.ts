@@ -10,6 +10,7 @@ import {
   evaluateUmaReceiver,
   kybOutcome,
   kycOutcome,
+  mintedIdReadsAsMagic,
   individualKycOutcome,
   invitationConfigurationOutcome,
   oidcTokenOutcome,
@@ -533,5 +534,17 @@ describe("stablecoin mints and burns", () => {
     for (const cents of ["100000", "1", "99", "100004"]) {
       expect(stablecoinOperationOutcome(cents).outcome).toEqual({ kind: "COMPLETE" });
     }
+  });
+});
+
+describe("ids the sandbox mints", () => {
+  it("reads an internal account id or a customer id with a magic suffix as magic, and no other", () => {
+    expect(mintedIdReadsAsMagic("InternalAccount", "InternalAccount:0195-0002")).toBe(true);
+    expect(mintedIdReadsAsMagic("InternalAccount", "InternalAccount:0195-0003")).toBe(true);
+    expect(mintedIdReadsAsMagic("InternalAccount", "InternalAccount:0195-0004")).toBe(false);
+    expect(mintedIdReadsAsMagic("Customer", "Customer:0195-0001")).toBe(true);
+    expect(mintedIdReadsAsMagic("Customer", "Customer:0195-0005")).toBe(true);
+    expect(mintedIdReadsAsMagic("Customer", "Customer:0195-0003")).toBe(false);
+    expect(mintedIdReadsAsMagic("Card", "Card:0195-0002")).toBe(false);
   });
 });

@@ -786,6 +786,9 @@ export const CARD_FUNDING_SOURCE_TABLE: MagicTable<CardFundingSourceOutcome> = {
     description: "The account is bound",
   },
   examples: ["InternalAccount:019542f5-b3e7-1d02-0000-000000000002"],
+  notes: [
+    "The sandbox never mints an internal account id ending in `002` or `003`, nor a customer id ending in a suffix of the card issuance table: ids are random, and about one in 2,000 would otherwise meet one of these outcomes by chance.",
+  ],
 };
 
 export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
