@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { run } from "./cli.js";
 
 // The `payments-sandbox` command. Ctrl-C (or SIGTERM) asks a long-running

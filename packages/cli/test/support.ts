@@ -8,13 +8,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type SandboxClient, type Schemas } from "@payments-sandbox/client";
 
-// The CLI as a partner runs it (`node dist/main.js`, the package's bin)
+// The CLI as a partner runs it (the package's bin)
 // against the sandbox as a partner runs it (`node apps/server/dist/main.js`
 // in a process of its own, on a fresh SQLite database). Both are built by
 // turbo before the tests (the server is a dev dependency for that reason).
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cliMain = join(here, "..", "dist", "main.js");
+const cliMain = join(here, "..", "bin", "payments-sandbox.js");
 const serverMain = join(here, "..", "..", "..", "apps", "server", "dist", "main.js");
 
 export interface LiveSandbox {
