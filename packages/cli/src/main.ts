@@ -19,6 +19,6 @@ const code = await run(
   { stdout: process.stdout, stderr: process.stderr, env: process.env },
   stopped,
 );
-process.exitCode = code;
-// Nothing else should keep the process alive (keep-alive sockets of fetch).
-process.exit(code);
+// Exit once what was written has left (pipes are asynchronous on some
+// systems), without waiting for fetch's idle keep-alive sockets.
+process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));

@@ -155,8 +155,10 @@ export async function listen(ctx: CommandContext, options: ListenOptions): Promi
     await ctx.stopped;
   } finally {
     await restore(ctx, url, config.webhookEndpoint);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // The sandbox's keep-alive connections would hold close() open.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
+    await closed;
   }
   await printDeliveryLog(ctx, deliveries);
 }
