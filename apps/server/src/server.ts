@@ -307,7 +307,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
-      sandboxPlatforms: new SandboxPlatformService(services),
+      sandboxPlatforms: new SandboxPlatformService(services, jobs),
       sca,
       sessions,
       stablecoinOperations,

@@ -2,6 +2,7 @@ import type { Schemas } from "@payments-sandbox/client";
 import { publicKeyToSpkiPem } from "@payments-sandbox/crypto";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { found, q } from "../../db/query.js";
+import type { JobWorker } from "../../jobs/worker.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -28,7 +29,10 @@ const DEFAULT_NAME = "Isolated platform";
  * platform's credentials stays inside it.
  */
 export class SandboxPlatformService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly services: Services,
+    private readonly worker: JobWorker,
+  ) {}
 
   private async requireSandboxOwnPlatform(ctx: RequestContext): Promise<string> {
     const own = await this.services.data.one(firstPlatform);
@@ -84,6 +88,13 @@ export class SandboxPlatformService {
     if (platformId === own) {
       throw new ApiError(403, "FORBIDDEN", "The sandbox's own platform cannot be deleted");
     }
+    // Its delayed outcomes first: none may start from here on, and one being
+    // applied right now (by any process) is waited for, so that nothing it
+    // writes lands after the platform is gone.
+    await this.services.data.execute(
+      q.deleteFrom("Job").where("platformId", "=", platformId).where("status", "=", "PENDING"),
+    );
+    await this.worker.settlePlatform(platformId);
     const deleted = await this.services.data.transaction(() => deletePlatformAndData(platformId));
     if (!deleted) throw notFound("REFERENCE_NOT_FOUND", `No platform ${platformId}`);
   }
