@@ -52,6 +52,8 @@ import { scaRoutes } from "./areas/sca/routes.js";
 import type { ScaService } from "./areas/sca/service.js";
 import { sandboxClockRoutes } from "./areas/sandbox-clock/routes.js";
 import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
+import { sandboxPlatformRoutes } from "./areas/sandbox-platforms/routes.js";
+import type { SandboxPlatformService } from "./areas/sandbox-platforms/service.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
 import type { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { transactionRoutes } from "./areas/transactions/routes.js";
@@ -85,6 +87,7 @@ export interface ApiServices {
   quotes: QuoteService;
   receivers: ReceiverService;
   sandboxClock: SandboxClockService;
+  sandboxPlatforms: SandboxPlatformService;
   sca: ScaService;
   sessions: SessionService;
   stablecoinOperations: StablecoinOperationService;
@@ -159,6 +162,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     authRoutes(s.credentials, s.login, s.sessions, s.delegatedKeys),
     sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),
     sandboxClockRoutes(s.sandboxClock),
+    sandboxPlatformRoutes(s.sandboxPlatforms),
     webhookRoutes(s.webhooks),
     platformRoutes(s.platform),
     apiTokenRoutes(s.apiTokens),

@@ -31,6 +31,7 @@ import { TransferService } from "./areas/transfers/service.js";
 import { UmaDirectory } from "./areas/uma/directory.js";
 import { VerificationService } from "./areas/verifications/service.js";
 import { SandboxClockService } from "./areas/sandbox-clock/service.js";
+import { SandboxPlatformService } from "./areas/sandbox-platforms/service.js";
 import { JobHandlers } from "./jobs/registry.js";
 import { defaultJobWorkerOptions, JobWorker } from "./jobs/worker.js";
 import { CredentialService } from "./areas/auth/credentials.js";
@@ -306,6 +307,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
+      sandboxPlatforms: new SandboxPlatformService(services, jobs),
       sca,
       sessions,
       stablecoinOperations,

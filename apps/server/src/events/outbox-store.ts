@@ -351,7 +351,6 @@ export function* recordWebhookAttempts(input: {
 }): SqlProgram<void> {
   for (const released of input.released) yield* releaseWebhookEvent(released);
   for (const r of input.records) {
-    yield { kind: "insert", table: "WebhookAttempt", row: { ...r.attempt, eventId: r.eventId } };
     const changed = (yield {
       kind: "run",
       sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL, "status" = ?,
@@ -370,12 +369,27 @@ export function* recordWebhookAttempts(input: {
       ],
     }) as number | bigint;
     if (Number(changed) === 0) {
-      // Replayed meanwhile (or the lease was lost): just let go if it is ours.
+      // Replayed meanwhile (or the lease was lost): the attempt still joins
+      // its history, and the claim is let go if it is ours. An event that is
+      // gone was deleted with its platform (DELETE /sandbox/platforms/...):
+      // nothing of it may be written back.
+      const exists = yield {
+        kind: "one",
+        sql: `SELECT 1 AS "x" FROM ${EVENT} WHERE "id" = ?`,
+        params: [r.eventId],
+      };
+      if (exists === undefined) continue;
+      yield* insertAttempt(r);
       yield* releaseWebhookEvent({ id: r.eventId, token: r.token });
       continue;
     }
+    yield* insertAttempt(r);
     if (r.wake) yield* wakeSuccessor(r.wake);
   }
+}
+
+function* insertAttempt(r: AttemptRecord): SqlProgram<void> {
+  yield { kind: "insert", table: "WebhookAttempt", row: { ...r.attempt, eventId: r.eventId } };
 }
 
 /**

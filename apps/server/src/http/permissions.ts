@@ -24,6 +24,9 @@ export const REQUIRED_PERMISSION = {
   executeQuote: "TRANSACT",
   createToken: "MANAGE",
   deleteTokenById: "MANAGE",
+  // Sandbox only: isolated platforms, which also need the sandbox's own platform.
+  createSandboxPlatform: "MANAGE",
+  deleteSandboxPlatform: "MANAGE",
 } as const satisfies Partial<Record<OperationId, Permission>>;
 
 const required: Partial<Record<string, Permission>> = REQUIRED_PERMISSION;

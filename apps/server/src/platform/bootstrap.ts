@@ -28,7 +28,7 @@ export function newP256PrivateKeyHex(): string {
 }
 
 /** The sandbox's own platform: the first one made. */
-const firstPlatform = q
+export const firstPlatform = q
   .selectFrom("Platform")
   .select("id")
   .orderBy("createdAt")
@@ -41,12 +41,22 @@ const firstPlatformToken = q
   .where("platformId", "=", (eb) => eb.selectFrom(firstPlatform.as("p")).select("p.id"))
   .limit(1);
 
-export function* createPlatform(clock: Clock, name: string): SqlProgram<string> {
+/**
+ * A new platform with its own webhook and OTP keys, clock (no offset) and
+ * default accounts: the sandbox's own on first start, and every isolated
+ * platform of POST /sandbox/platforms.
+ */
+export function* createPlatform(
+  clock: Clock,
+  name: string,
+  options: { webhookUrl?: string } = {},
+): SqlProgram<string> {
   const now = clock.now();
   const id = newId("Platform");
   yield* insert("Platform", {
     id,
     name,
+    webhookUrl: options.webhookUrl ?? null,
     webhookPrivateKey: newP256PrivateKeyHex(),
     otpSigningPrivateKey: newP256PrivateKeyHex(),
     createdAt: now,

@@ -2749,6 +2749,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/platforms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an isolated platform
+         * @description Sandbox only. Creates a fresh platform in this sandbox, for one test run or CI job: its own API token (with every permission), webhook signing key, webhook endpoint, clock and default accounts, sharing nothing with any other platform. Its records and events are invisible to every other platform (their ids are 404), and its clock moves only when it advances it. The token's `clientSecret` is in this answer only. Only the sandbox's own platform (the one made on first start, or from `SANDBOX_TOKEN_ID`) may create platforms, with a token that has `MANAGE`; any other caller gets 403 `FORBIDDEN`. Delete the platform with `DELETE /sandbox/platforms/{platformId}` when the run is over.
+         */
+        post: operations["createSandboxPlatform"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/platforms/{platformId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the platform to delete.
+                 * @example Platform:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                platformId: components["schemas"]["PlatformId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an isolated platform
+         * @description Sandbox only. Deletes a platform made by `POST /sandbox/platforms` together with everything it owns (API tokens, customers, accounts and their ledger, cards, transactions, quotes, credentials and sessions, webhook events and their delivery attempts, delayed outcomes, idempotency records), in one transaction: its credentials are refused at once and nothing of it is left. Needs the sandbox's own platform and `MANAGE`, as creation does (403 `FORBIDDEN` otherwise); the sandbox's own platform cannot be deleted (403 `FORBIDDEN`), and an unknown id is 404 `REFERENCE_NOT_FOUND`.
+         */
+        delete: operations["deleteSandboxPlatform"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -6293,6 +6339,35 @@ export interface components {
             offsetSeconds: number;
             /** @description Number of delayed outcomes that became due and were applied. */
             jobsRun: number;
+        };
+        /** @description Sandbox only: the new platform's name and, optionally, its webhook endpoint. */
+        SandboxPlatformCreateRequest: {
+            /** @description A name to recognise the platform by, such as the CI job's id. Defaults to `Isolated platform`. */
+            name?: string;
+            /**
+             * Format: uri
+             * @description The http or https URL that receives the platform's webhooks; it can also be set later with `PATCH /config`.
+             */
+            webhookEndpoint?: string;
+        };
+        /** @description Sandbox only: a platform just created, with its credentials (shown once) and the key that verifies its webhooks. */
+        SandboxPlatformCreated: {
+            id: components["schemas"]["PlatformId"];
+            /** @description The platform's name. */
+            name: string;
+            /** @description The platform's webhook endpoint, when one was given. */
+            webhookEndpoint?: string;
+            /**
+             * Format: date-time
+             * @description When the platform was created.
+             */
+            createdAt: string;
+            /** @description The HTTP Basic user name of the platform's API token (which has every permission). */
+            clientId: string;
+            /** @description The HTTP Basic password of that token. Returned in this answer only; the sandbox keeps a hash. */
+            clientSecret: string;
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` of this platform's webhooks (also at `GET /sandbox/keys` with its credentials). */
+            webhookPublicKey: string;
         };
         AedAccountInfo: components["schemas"]["AedAccountInfoBase"] & {
             paymentRails: "BANK_TRANSFER"[];
@@ -16957,6 +17032,79 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSandboxPlatform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ci-job-4711",
+                 *       "webhookEndpoint": "http://127.0.0.1:8787/webhooks"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxPlatformCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The platform was created. Store `clientSecret` now; it is never shown again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "Platform:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                     *       "name": "ci-job-4711",
+                     *       "webhookEndpoint": "http://127.0.0.1:8787/webhooks",
+                     *       "createdAt": "2025-10-13T09:30:00Z",
+                     *       "clientId": "7c1b9e52-3d84-4f6a-a0c2-91e5d7f3b468",
+                     *       "clientSecret": "Jd8sK2mQ5vX9pL3wT7yB1nR4cF6hG0aZeUiOo_-EqWs",
+                     *       "webhookPublicKey": "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDfZ0o6SWjSitCe1q+Ym+TZP9bpoi\nYFQoOEnvNQFuvihVzTNTf6ls4GrQZzTiU38FW/9Yx1f4j7rOBQNixlHmRw==\n-----END PUBLIC KEY-----\n"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxPlatformCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSandboxPlatform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the platform to delete.
+                 * @example Platform:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                platformId: components["schemas"]["PlatformId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The platform and everything it owned are gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -57,7 +57,7 @@ function toPlatformConfig(row: PlatformRow): PlatformConfig {
 }
 
 /** Only http(s) endpoints can receive a POST. */
-function checkWebhookEndpoint(url: string): void {
+export function checkWebhookEndpoint(url: string): void {
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -1,0 +1,70 @@
+import { createClient, type SandboxClient } from "@payments-sandbox/client";
+import type { Output } from "./output.js";
+
+/** Where the sandbox is when neither --base-url nor SANDBOX_BASE_URL says. */
+export const DEFAULT_BASE_URL = "http://localhost:3000/2025-10-13";
+
+/** The environment variables the CLI reads (flags take precedence). */
+export const ENV = {
+  baseUrl: "SANDBOX_BASE_URL",
+  tokenId: "SANDBOX_TOKEN_ID",
+  tokenSecret: "SANDBOX_TOKEN_SECRET",
+} as const;
+
+/** A failure the user can act on: printed as one line, exit code 1 (2 for usage). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, 2);
+
+export interface Connection {
+  baseUrl: string;
+  tokenId: string;
+  secret: string;
+}
+
+/** What every command gets: its output, and the sandbox it talks to. */
+export interface CommandContext {
+  out: Output;
+  connection: Connection;
+  api: SandboxClient;
+  /** Resolves when the user asks to stop (Ctrl-C, SIGTERM): for long-running commands. */
+  stopped: Promise<void>;
+}
+
+export function connect(connection: Connection): SandboxClient {
+  return createClient(connection);
+}
+
+interface ApiResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The data of a successful call; otherwise a CliError naming the call, status and error code. */
+export function ok<T>(what: string, result: ApiResult<T>): T {
+  if (result.response.ok && result.data !== undefined) return result.data;
+  throw apiFailure(what, result);
+}
+
+/** A call whose success has no body (204). */
+export function done(what: string, result: ApiResult<unknown>): void {
+  if (!result.response.ok) throw apiFailure(what, result);
+}
+
+function apiFailure(what: string, result: ApiResult<unknown>): CliError {
+  const error = result.error as { code?: string; message?: string } | undefined;
+  const detail = error?.code ? `${error.code}: ${error.message ?? ""}` : JSON.stringify(error);
+  const hint =
+    result.response.status === 401
+      ? ` (check --token-id/--token-secret or ${ENV.tokenId}/${ENV.tokenSecret})`
+      : "";
+  return new CliError(`${what} failed with ${result.response.status} ${detail}${hint}`);
+}

@@ -1,0 +1,304 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createClient, verifyWebhook, type Schemas } from "@payments-sandbox/client";
+import { QUOTE_DESTINATION_TABLE } from "@payments-sandbox/sandbox-rules";
+import { quoteOutcomes } from "../src/commands/trigger.js";
+import {
+  cli,
+  createTestPlatform,
+  startCli,
+  startForwardTarget,
+  startLiveSandbox,
+  waitFor,
+  type LiveSandbox,
+  type TestPlatform,
+} from "./support.js";
+
+type EventRecord = Schemas["WebhookEventRecord"];
+
+// Every command against a live sandbox, each test on an isolated platform of
+// its own (made and deleted with the CLI's `platforms` commands).
+
+let sandbox: LiveSandbox;
+beforeAll(async () => {
+  sandbox = await startLiveSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+let platform: TestPlatform;
+beforeEach(async (context) => {
+  platform = await createTestPlatform(sandbox, context.task.name.slice(0, 200));
+});
+afterEach(async () => {
+  const deleted = await cli(["platforms", "delete", platform.created.id], sandbox.rootEnv);
+  expect(deleted.code, deleted.stderr).toBe(0);
+});
+
+async function json<T>(args: string[]): Promise<T> {
+  const result = await cli([...args, "--json"], platform.env);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+async function eventsAbout(objectId: string): Promise<EventRecord[]> {
+  const page = await json<{ data: EventRecord[] }>(["events", "list", "--object-id", objectId]);
+  return page.data;
+}
+
+describe("platforms", () => {
+  it("creates a platform whose credentials work, and deletes it so they no longer do", async () => {
+    const made = await cli(["platforms", "create", "--name", "scratch"], sandbox.rootEnv);
+    expect(made.code, made.stderr).toBe(0);
+    const id = /Platform (Platform:\S+) \(scratch\)/.exec(made.stdout)?.[1];
+    const tokenId = /^export SANDBOX_TOKEN_ID=(\S+)$/m.exec(made.stdout)?.[1];
+    const secret = /^export SANDBOX_TOKEN_SECRET=(\S+)$/m.exec(made.stdout)?.[1];
+    expect(id && tokenId && secret).toBeTruthy();
+    const env = {
+      SANDBOX_BASE_URL: sandbox.baseUrl,
+      SANDBOX_TOKEN_ID: tokenId!,
+      SANDBOX_TOKEN_SECRET: secret!,
+    };
+    expect((await cli(["clock", "show"], env)).code).toBe(0);
+
+    // A platform's own credentials cannot make or remove platforms.
+    const nested = await cli(["platforms", "create"], env);
+    expect(nested.code).toBe(1);
+    expect(nested.stderr).toContain("403 FORBIDDEN");
+
+    const deleted = await cli(["platforms", "delete", id!], sandbox.rootEnv);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toContain(`Deleted ${id}`);
+    const refused = await cli(["clock", "show"], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("401");
+    const again = await cli(["platforms", "delete", id!], sandbox.rootEnv);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("404 REFERENCE_NOT_FOUND");
+  });
+
+  it("gives each test a platform of its own", async () => {
+    const config = await platform.client.GET("/config");
+    expect(config.data?.id).toBe(platform.created.id);
+    const root = createClient({
+      baseUrl: sandbox.baseUrl,
+      tokenId: sandbox.rootEnv.SANDBOX_TOKEN_ID!,
+      secret: sandbox.rootEnv.SANDBOX_TOKEN_SECRET!,
+    });
+    expect((await root.GET("/config")).data?.id).not.toBe(platform.created.id);
+  });
+});
+
+describe("trigger", () => {
+  it("card-purchase authorizes and clears a purchase", async () => {
+    // With --json the progress lines go to stderr and the result to stdout.
+    const result = await cli(
+      ["trigger", "card-purchase", "--amount", "1234", "--json"],
+      platform.env,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/Authorized 1234 at .*: AUTHORIZED/);
+    expect(result.stderr).toMatch(/Cleared 1234: SETTLED/);
+    const done = JSON.parse(result.stdout) as { cardTransactionId: string; status: string };
+    expect(done.status).toBe("SETTLED");
+    const types = (await eventsAbout(done.cardTransactionId)).map((e) => e.type);
+    expect(types).toEqual(
+      expect.arrayContaining(["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.SETTLED"]),
+    );
+  });
+
+  it("incoming-payment credits a customer", async () => {
+    const done = await json<{ transactionId: string; accountId: string; status: string }>([
+      "trigger",
+      "incoming-payment",
+      "--amount",
+      "2500",
+    ]);
+    expect(done.status).toBe("COMPLETED");
+    expect((await eventsAbout(done.transactionId)).map((e) => e.type)).toContain(
+      "INCOMING_PAYMENT.COMPLETED",
+    );
+    const balances = await eventsAbout(done.accountId);
+    const last = balances[0]!.payload.data as unknown as Schemas["InternalAccount"];
+    expect(last.balance.amount).toBe(2500);
+  });
+
+  it("kyc takes a customer from PENDING to APPROVED", async () => {
+    const done = await json<{ customerId: string; kycStatus: string }>(["trigger", "kyc"]);
+    expect(done.kycStatus).toBe("APPROVED");
+    const types = (await eventsAbout(done.customerId)).map((e) => e.type).reverse();
+    expect(types).toEqual(["CUSTOMER.KYC_PENDING", "CUSTOMER.KYC_APPROVED"]);
+  });
+
+  it("quote reaches each outcome of the quote table", async () => {
+    for (const { name } of quoteOutcomes()) {
+      const row =
+        QUOTE_DESTINATION_TABLE.rows.find((r) => r.match === name) ?? QUOTE_DESTINATION_TABLE.other;
+      const final = row.outcome.steps.at(-1)!.status;
+      const done = await json<{ status: string; outcome: string }>([
+        "trigger",
+        "quote",
+        "--outcome",
+        name,
+      ]);
+      expect({ name, status: done.status }).toEqual({ name, status: final });
+    }
+    // Without advancing the clock, a slow payment is still under way.
+    const slow = QUOTE_DESTINATION_TABLE.rows.find((r) => r.outcome.steps[0]!.afterSeconds > 0)!;
+    const pending = await json<{ status: string }>([
+      "trigger",
+      "quote",
+      "--outcome",
+      slow.match,
+      "--no-advance",
+    ]);
+    expect(pending.status).toBe("PROCESSING");
+  });
+
+  it("refuses an unknown flow or outcome with a usage error", async () => {
+    const flow = await cli(["trigger", "teleport"], platform.env);
+    expect(flow.code).toBe(2);
+    expect(flow.stderr).toContain("card-purchase, incoming-payment, kyc, quote");
+    const outcome = await cli(["trigger", "quote", "--outcome", "999"], platform.env);
+    expect(outcome.code).toBe(2);
+  });
+});
+
+describe("clock", () => {
+  it("advances the platform's clock by a duration", async () => {
+    const moved = await cli(["clock", "advance", "1h30m"], platform.env);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain("(5400s ahead)");
+    const clock = await json<{ offsetSeconds: number }>(["clock", "show"]);
+    expect(clock.offsetSeconds).toBe(5400);
+    const more = await json<{ offsetSeconds: number }>(["clock", "advance", "90"]);
+    expect(more.offsetSeconds).toBe(5490);
+
+    const bad = await cli(["clock", "advance", "soon"], platform.env);
+    expect(bad.code).toBe(2);
+    expect((await json<{ offsetSeconds: number }>(["clock", "show"])).offsetSeconds).toBe(5490);
+  });
+});
+
+describe("listen and events", () => {
+  it("receives, verifies and forwards every webhook, replays one, and shows the delivery log", async () => {
+    const target = await startForwardTarget();
+    const listener = startCli(["listen", "--forward-to", target.url, "--json"], platform.env);
+    try {
+      await waitFor("listen to be ready", () => listener.stdout().includes('"listening"'));
+      const ready = JSON.parse(listener.stdout().split("\n")[0]!) as { listening: string };
+      expect((await platform.client.GET("/config")).data?.webhookEndpoint).toBe(ready.listening);
+
+      const done = await json<{ customerId: string }>(["trigger", "kyc"]);
+      await waitFor("both KYC events forwarded", () => target.received.length >= 2);
+      // Forwarded unchanged: the platform's key verifies what the target got.
+      for (const webhook of target.received) {
+        expect(
+          verifyWebhook(webhook.body, webhook.signature, platform.created.webhookPublicKey),
+        ).toBe(true);
+      }
+      const forwarded = target.received.map(
+        (w) => JSON.parse(w.body) as { id: string; type: string },
+      );
+      expect(forwarded.map((e) => e.type)).toEqual([
+        "CUSTOMER.KYC_PENDING",
+        "CUSTOMER.KYC_APPROVED",
+      ]);
+
+      // A delivery with a bad signature is refused and not forwarded.
+      const forged = await fetch(ready.listening, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Service-Signature": "forged" },
+        body: target.received[0]!.body,
+      });
+      expect(forged.status).toBe(400);
+
+      // events list shows both, and replay sends the first again.
+      const listed = await eventsAbout(done.customerId);
+      expect(listed.map((e) => e.id).sort()).toEqual(forwarded.map((e) => e.id).sort());
+      const first = forwarded[0]!.id;
+      const replayed = await cli(["events", "replay", first], platform.env);
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(replayed.stdout).toContain(`Queued ${first}`);
+      await waitFor("the replay forwarded", () => target.received.length === 3);
+      expect((JSON.parse(target.received[2]!.body) as { id: string }).id).toBe(first);
+      await waitFor("the replay's attempt recorded", async () => {
+        const event = (await eventsAbout(done.customerId)).find((e) => e.id === first);
+        return event?.attempts.length === 2;
+      });
+      const human = await cli(["events", "list", "--object-id", done.customerId], platform.env);
+      expect(human.stdout).toContain(`${first}  CUSTOMER.KYC_PENDING`);
+      expect(human.stdout.match(/attempt .* → 200/g)).toHaveLength(3);
+
+      listener.child.kill("SIGINT");
+      const exited = await listener.exited;
+      expect(exited.code, exited.stderr).toBe(0);
+      const lines = exited.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const deliveries = lines.flatMap((l) =>
+        l.delivery
+          ? [l.delivery as { eventId: string; verified: boolean; forwardStatus?: number }]
+          : [],
+      );
+      expect(deliveries.map((d) => [d.eventId, d.verified, d.forwardStatus ?? null])).toEqual([
+        [forwarded[0]!.id, true, 200],
+        [forwarded[1]!.id, true, 200],
+        [forwarded[0]!.id, false, null],
+        [first, true, 200],
+      ]);
+      const log = lines.at(-1)!.deliveryLog as EventRecord[];
+      expect(log.find((e) => e.id === first)?.attempts).toHaveLength(2);
+      // The endpoint is put back as it was: none.
+      expect((await platform.client.GET("/config")).data).not.toHaveProperty("webhookEndpoint");
+    } finally {
+      if (listener.child.exitCode === null) listener.child.kill("SIGKILL");
+      await target.close();
+    }
+  });
+
+  it("replay needs an endpoint, and lists filter by type", async () => {
+    const done = await json<{ customerId: string }>(["trigger", "kyc"]);
+    const pending = await json<{ data: EventRecord[] }>([
+      "events",
+      "list",
+      "--type",
+      "CUSTOMER.KYC_PENDING",
+    ]);
+    expect(pending.data.map((e) => e.objectId)).toEqual([done.customerId]);
+    const replay = await cli(["events", "replay", pending.data[0]!.id], platform.env);
+    expect(replay.code).toBe(1);
+    expect(replay.stderr).toContain("WEBHOOK_ENDPOINT_NOT_SET");
+  });
+});
+
+describe("usage", () => {
+  it("prints help, and refuses missing credentials and unknown commands with exit code 2", async () => {
+    const help = await cli(["--help"], {});
+    expect(help.code).toBe(0);
+    for (const word of ["listen", "trigger", "events list", "clock advance", "platforms create"]) {
+      expect(help.stdout).toContain(word);
+    }
+    expect(help.stdout).toContain("SANDBOX_TOKEN_SECRET");
+    const anonymous = await cli(["clock", "show"], { SANDBOX_BASE_URL: sandbox.baseUrl });
+    expect(anonymous.code).toBe(2);
+    expect(anonymous.stderr).toContain("SANDBOX_TOKEN_ID");
+    expect((await cli(["teleport"], platform.env)).code).toBe(2);
+    expect((await cli(["events", "list", "--forward-to", "x"], platform.env)).code).toBe(2);
+    const flags = await cli(
+      [
+        "clock",
+        "show",
+        "--base-url",
+        sandbox.baseUrl,
+        "--token-id",
+        platform.env.SANDBOX_TOKEN_ID!,
+        "--token-secret",
+        platform.env.SANDBOX_TOKEN_SECRET!,
+      ],
+      {},
+    );
+    expect(flags.code, flags.stderr).toBe(0);
+  });
+});
