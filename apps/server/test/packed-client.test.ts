@@ -8,7 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -30,7 +30,7 @@ const run = promisify(execFile);
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const tsxLoader = import.meta.resolve("tsx");
 /** An environment without the npm settings of the run that started the tests. */
-const cleanEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir() };
+const cleanEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? homedir() };
 
 const scripts = {
   "cards-guide.mts": guideScript("cards-guide.md", "cards-guide:script"),

@@ -3,9 +3,10 @@
 // a page to load with <script type="module"> and no build step of its own.
 // Bundlers (esbuild, Vite, webpack) use the package's main entry instead.
 import { build } from "esbuild";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 await build({
   absWorkingDir: root,
   entryPoints: ["dist/index.js"],
