@@ -50,6 +50,10 @@ export interface AuthConfig {
   challengeTtlSeconds: number;
   /** WebAuthn relying party. */
   passkeyRpId: string;
+  /**
+   * Allowed WebAuthn origins. Empty when PASSKEY_ORIGIN is unset: the server
+   * then fills in the origin it serves once it listens (see startServer).
+   */
   passkeyOrigins: string[];
   /** Accepted `iss` values of OIDC tokens. */
   oidcIssuers: string[];
@@ -201,6 +205,35 @@ function oidcKeySets(raw: string | undefined): Record<string, OidcKeySet> {
   return sets;
 }
 
+/**
+ * The relying-party id browsers accept for the sandbox's own pages: the host
+ * of PUBLIC_BASE_URL when it is a domain name, else `localhost` (WebAuthn
+ * takes no IP address as an RP ID).
+ */
+function defaultRpId(publicBaseUrl: string | undefined): string {
+  let host: string;
+  try {
+    host = publicBaseUrl ? new URL(publicBaseUrl).hostname : "";
+  } catch {
+    return "localhost";
+  }
+  return /^[a-z0-9.-]*[a-z-][a-z0-9.-]*$/i.test(host) && !host.includes(":") ? host : "localhost";
+}
+
+/**
+ * The WebAuthn origins a sandbox serving `origin` accepts when PASSKEY_ORIGIN
+ * is unset: that origin, and on a loopback address also `localhost` on the
+ * same port, where a browser can use the `localhost` RP ID.
+ */
+export function defaultPasskeyOrigins(origin: string): string[] {
+  const url = new URL(origin);
+  const origins = [url.origin];
+  const loopback = ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
+  const local = `${url.protocol}//localhost${url.port ? `:${url.port}` : ""}`;
+  if (loopback && !origins.includes(local)) origins.push(local);
+  return origins;
+}
+
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const keySets = oidcKeySets(env.OIDC_JWKS);
   const issuers = list(env.OIDC_ISSUERS, DEFAULT_OIDC_ISSUERS);
@@ -209,8 +242,8 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
   return {
     sessionTtlSeconds: positiveInt(env, "AUTH_SESSION_TTL_SECONDS", 15 * 60),
     challengeTtlSeconds: positiveInt(env, "AUTH_CHALLENGE_TTL_SECONDS", 5 * 60),
-    passkeyRpId: env.PASSKEY_RP_ID || "localhost",
-    passkeyOrigins: list(env.PASSKEY_ORIGIN, ["http://localhost:3000"]),
+    passkeyRpId: env.PASSKEY_RP_ID || defaultRpId(env.PUBLIC_BASE_URL),
+    passkeyOrigins: list(env.PASSKEY_ORIGIN, []),
     oidcIssuers: issuers,
     oidcKeySets: keySets,
     legacyShortcuts: bool(env, "SANDBOX_LEGACY_SHORTCUTS", true),

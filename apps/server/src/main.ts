@@ -30,6 +30,7 @@ const lines = [
   `  Base URL:      ${running.baseUrl}`,
   `  API reference: ${running.origin}/docs`,
   `  OpenAPI spec:  ${running.origin}/openapi.yaml`,
+  `  Passkey demo:  ${running.passkeyDemoUrl}`,
 ];
 if (bootstrap.newCredentials) {
   lines.push(

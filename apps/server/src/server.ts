@@ -6,6 +6,7 @@ import { StablecoinProviderAccountService } from "./areas/stablecoins/provider-a
 import { StablecoinService } from "./areas/stablecoins/service.js";
 import { revealPageRoutes, withoutRevealToken } from "./areas/cards/reveal-page.js";
 import { kycPageRoutes, withoutKycLinkToken } from "./areas/customers/kyc-page.js";
+import { PASSKEY_DEMO_PATH, passkeyDemoRoutes } from "./http/passkey-demo.js";
 import { KycLinkService } from "./areas/customers/kyc-links.js";
 import { DocumentService } from "./areas/documents/service.js";
 import { registerCardIssuanceJob } from "./areas/cards/issuance.js";
@@ -48,7 +49,13 @@ import { SignedRequests } from "./signing/signed-requests.js";
 import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
 import { systemClock, type Clock } from "./clock.js";
-import { API_BASE_PATH, ConfigError, type Config } from "./config.js";
+import {
+  API_BASE_PATH,
+  ConfigError,
+  defaultPasskeyOrigins,
+  type AuthConfig,
+  type Config,
+} from "./config.js";
 import { parseDatabaseUrl } from "./db/client.js";
 import { openSqlDriver } from "./db/sql.js";
 import { inlineSqlRunner, SqliteWriterThread } from "./db/sql-runner.js";
@@ -111,6 +118,14 @@ async function listen(app: RequestListener, port: number, host: string): Promise
   return server;
 }
 
+/** The demo page on the allowed origin whose host is the RP ID, if any; else on `origin`. */
+function passkeyDemoUrl(origin: string, auth: AuthConfig): string {
+  const onRpId = auth.passkeyOrigins.find(
+    (o) => URL.canParse(o) && new URL(o).hostname === auth.passkeyRpId,
+  );
+  return `${onRpId ?? origin}${PASSKEY_DEMO_PATH}`;
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
@@ -124,6 +139,8 @@ export interface RunningServer {
   origin: string;
   /** origin + the version segment: what clients use as their base URL. */
   baseUrl: string;
+  /** The passkey demo page, on an origin whose host is the passkey RP ID when the served one is not. */
+  passkeyDemoUrl: string;
   bootstrap: BootstrapResult;
   /** The data access every area uses (db/database.ts). */
   data: Database;
@@ -184,33 +201,21 @@ export async function startServer(
 
   // Links the server hands out need its origin, known once it listens.
   let origin = config.publicBaseUrl?.replace(/\/+$/, "") ?? "";
-  const signing = new SignedRequests(services, config.auth);
+  // The services share this one object: the passkey origins default to the
+  // served origin, known once the server listens.
+  const auth: AuthConfig = { ...config.auth, passkeyOrigins: [...config.auth.passkeyOrigins] };
+  const signing = new SignedRequests(services, auth);
   const customers = new CustomerService(services, signing, () => `${origin}${API_BASE_PATH}`);
   const beneficialOwners = new BeneficialOwnerService(services, customers);
   const contactVerification = new ContactVerificationService(services, customers);
   const invitations = new InvitationService(services, clocks);
   const accounts = new InternalAccountService(services);
   const sandboxClock = new SandboxClockService(services, jobs);
-  const oidc = new OidcVerifier(config.auth);
-  const passkeys = new PasskeyVerifier(config.auth);
-  const sessions = new SessionService(services, config.auth, signing);
-  const credentials = new CredentialService(
-    services,
-    config.auth,
-    signing,
-    accounts,
-    oidc,
-    passkeys,
-  );
-  const login = new LoginService(
-    services,
-    config.auth,
-    signing,
-    credentials,
-    sessions,
-    oidc,
-    passkeys,
-  );
+  const oidc = new OidcVerifier(auth);
+  const passkeys = new PasskeyVerifier(auth);
+  const sessions = new SessionService(services, auth, signing);
+  const credentials = new CredentialService(services, auth, signing, accounts, oidc, passkeys);
+  const login = new LoginService(services, auth, signing, credentials, sessions, oidc, passkeys);
   const wallets = new WalletService(services, accounts, signing);
   const dispatcher = new WebhookDispatcher({
     store: new OutboxStore(writer),
@@ -229,7 +234,7 @@ export async function startServer(
   });
   const verifications = new VerificationService(services, customers);
   const externalAccounts = new ExternalAccountService(services, customers);
-  const sca = new ScaService(services, customers, new ScaPasskeys(config.auth));
+  const sca = new ScaService(services, customers, new ScaPasskeys(auth));
   const beneficiaryTrust = new BeneficiaryTrustService(services, customers, externalAccounts);
   const ownership = new OwnershipVerification(
     services,
@@ -320,7 +325,11 @@ export async function startServer(
       wallets,
       webhooks,
     }),
-    pages: [revealPageRoutes(cards, log), kycPageRoutes(kycLinks, log)],
+    pages: [
+      revealPageRoutes(cards, log),
+      kycPageRoutes(kycLinks, log),
+      passkeyDemoRoutes(auth.passkeyRpId),
+    ],
     // A read of a table the sandbox needs: answers only when the database is
     // reachable and migrated. Bounded, so a hung connection is reported too.
     checkHealth: async () => {
@@ -339,12 +348,14 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   origin ||= `http://${host}:${port}`;
+  if (auth.passkeyOrigins.length === 0) auth.passkeyOrigins.push(...defaultPasskeyOrigins(origin));
   dispatcher.start();
   let stopStep: string | undefined;
 
   return {
     origin,
     baseUrl: `${origin}${API_BASE_PATH}`,
+    passkeyDemoUrl: passkeyDemoUrl(origin, auth),
     bootstrap,
     data,
     log,

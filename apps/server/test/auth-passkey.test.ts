@@ -53,7 +53,8 @@ describe.each(databases)("passkeys on %s", (kind) => {
   let otherMethodId: string;
 
   beforeAll(async () => {
-    sandbox = await startSandbox(kind, { clock });
+    // The software authenticator signs for an app page at http://localhost:3000.
+    sandbox = await startSandbox(kind, { clock, env: { PASSKEY_ORIGIN: "http://localhost:3000" } });
     wallet = await createWallet(sandbox);
     const sessionKey = (await otpLogin(sandbox, wallet.emailMethodId)).key;
     authenticator = new SoftwareAuthenticator();
@@ -306,7 +307,9 @@ describe.each(databases)("passkeys on %s", (kind) => {
 describe.each(databases)("passkeys with legacy shortcuts off on %s", (kind) => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
-    sandbox = await startSandbox(kind, { env: { SANDBOX_LEGACY_SHORTCUTS: "false" } });
+    sandbox = await startSandbox(kind, {
+      env: { SANDBOX_LEGACY_SHORTCUTS: "false", PASSKEY_ORIGIN: "http://localhost:3000" },
+    });
   });
   afterAll(async () => {
     await sandbox?.stop();

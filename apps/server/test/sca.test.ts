@@ -73,7 +73,8 @@ function assertionJson(authenticator: SoftwareAuthenticator, challenge: string, 
 describe.each(databases)("strong customer authentication on %s", (kind) => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
-    sandbox = await startSandbox(kind);
+    // The passkeys here are made for an app page at ORIGIN.
+    sandbox = await startSandbox(kind, { env: { PASSKEY_ORIGIN: ORIGIN } });
   });
   afterEach(async () => {
     await expectLedgersBalanced(sandbox.server.data);

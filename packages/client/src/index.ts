@@ -77,3 +77,43 @@ export function createAgentClient({
 }
 
 export { WEBHOOK_SIGNATURE_HEADER, verifyWebhook, type WebhookEnvelope } from "./webhooks.js";
+
+export {
+  SandboxApiError,
+  WalletFlowError,
+  completeOtpLogin,
+  isSignedRequestChallenge,
+  logout,
+  oauthLogin,
+  oauthNonce,
+  openSessionSigningKey,
+  otpEnclavePublicKey,
+  otpLogin,
+  passkeyAssertion,
+  passkeyAttestation,
+  passkeyCreationOptions,
+  passkeyLogin,
+  refreshSession,
+  registerPasskey,
+  signed,
+  signedRetryHeaders,
+  startOtpLogin,
+} from "./wallet.js";
+export type {
+  ApiErrorBody,
+  ApiResult,
+  AuthMethod,
+  AuthSession,
+  OtpChallenge,
+  OtpLoginOptions,
+  PasskeyAssertionCredential,
+  PasskeyAttestationCredential,
+  PasskeyCreationOptions,
+  PasskeyRequestOptions,
+  SignedRequestChallenge,
+  SignedRetryHeaders,
+  Signer,
+  WalletSession,
+} from "./wallet.js";
+// The key helpers a wallet app needs, so one package is enough to log in and sign.
+export { generateP256KeyPair, type P256KeyPair } from "@payments-sandbox/crypto";

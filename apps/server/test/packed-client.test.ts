@@ -1,0 +1,200 @@
+import { execFile } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { build } from "esbuild";
+import ts from "typescript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox, type TestSandbox } from "./harness.js";
+import { guideScript, repoRoot } from "./support/guides.js";
+
+// A partner's project, outside the repository: it installs the client and
+// crypto packages from the tarballs `npm pack` makes (their own third-party
+// dependencies come from the npm registry, or npm's cache), then type-checks
+// and runs the cards and wallet guides against a live sandbox, and bundles
+// the client for a browser. Nothing here can reach the workspace's packages:
+// a missing file in `files`, a wrong `exports` or a dependency on a private
+// package fails it.
+
+const run = promisify(execFile);
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const tsxLoader = import.meta.resolve("tsx");
+/** An environment without the npm settings of the run that started the tests. */
+const cleanEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? homedir() };
+
+const scripts = {
+  "cards-guide.mts": guideScript("cards-guide.md", "cards-guide:script"),
+  "cards-network.mts": guideScript("cards-guide.md", "cards-guide:network-script"),
+  "wallet-guide.mts": guideScript("wallet-guide.md", "wallet-guide:script"),
+};
+
+let scratch: string;
+let tarballs: string[];
+
+beforeAll(async () => {
+  const root = mkdtempSync(join(tmpdir(), "sandbox-packed-client-"));
+  scratch = join(root, "partner-app");
+  const packed = join(root, "tarballs");
+  mkdirSync(scratch);
+  mkdirSync(packed);
+  const { stdout } = await run(
+    npm,
+    [
+      "pack",
+      "--json",
+      "--pack-destination",
+      packed,
+      "-w",
+      "@payments-sandbox/crypto",
+      "-w",
+      "@payments-sandbox/client",
+    ],
+    { cwd: repoRoot },
+  );
+  tarballs = (JSON.parse(stdout) as { filename: string }[]).map((p) => join(packed, p.filename));
+  writeFileSync(
+    join(scratch, "package.json"),
+    JSON.stringify({ name: "partner-app", private: true, type: "module" }, null, 2),
+  );
+  // The tarballs only: npm resolves the client's dependency on the crypto
+  // package by its version, to the tarball given alongside.
+  await run(
+    npm,
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", ...tarballs],
+    { cwd: scratch, env: cleanEnv },
+  );
+  for (const [name, text] of Object.entries(scripts)) writeFileSync(join(scratch, name), text);
+}, 180_000);
+
+afterAll(() => {
+  if (scratch) rmSync(join(scratch, ".."), { recursive: true, force: true });
+});
+
+const installed = (name: string) => join(scratch, "node_modules", "@payments-sandbox", name);
+
+describe("the packed client, installed outside the repository", () => {
+  it("installs both packages as files from their tarballs, the client needing crypto by version", () => {
+    expect(tarballs.map((t) => t.replace(/.*\//, ""))).toEqual([
+      "payments-sandbox-crypto-0.1.0.tgz",
+      "payments-sandbox-client-0.1.0.tgz",
+    ]);
+    for (const name of ["client", "crypto"]) {
+      // A copy inside the project, not a link back into the workspace.
+      expect(realpathSync(installed(name)).startsWith(realpathSync(scratch))).toBe(true);
+    }
+    const client = JSON.parse(readFileSync(join(installed("client"), "package.json"), "utf8")) as {
+      private?: boolean;
+      dependencies: Record<string, string>;
+    };
+    expect(client.private).toBeUndefined();
+    expect(client.dependencies["@payments-sandbox/crypto"]).toBe("0.1.0");
+    expect(existsSync(join(installed("client"), "README.md"))).toBe(true);
+    expect(existsSync(join(installed("crypto"), "README.md"))).toBe(true);
+    // Built code and types only: no tests.
+    expect(existsSync(join(installed("client"), "dist", "client.test.js"))).toBe(false);
+  });
+
+  it("type-checks the guides against the installed packages' types", () => {
+    const program = ts.createProgram(
+      Object.keys(scripts).map((name) => join(scratch, name)),
+      {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        lib: ["lib.es2023.d.ts"],
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        // The partner's own @types/node; the client's types need no DOM lib.
+        typeRoots: [join(repoRoot, "node_modules", "@types")],
+        types: ["node"],
+      },
+    );
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map(
+        (d) =>
+          `${d.file?.fileName.replace(scratch, "") ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+      );
+    expect(problems).toEqual([]);
+  });
+
+  it("bundles for a browser, and ships a ready browser bundle", async () => {
+    writeFileSync(
+      join(scratch, "browser.js"),
+      `import { createClient, passkeyLogin, otpLogin, signed } from "@payments-sandbox/client";\n` +
+        `globalThis.wallet = { createClient, passkeyLogin, otpLogin, signed };\n`,
+    );
+    const bundled = await build({
+      absWorkingDir: scratch,
+      entryPoints: ["browser.js"],
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      logLevel: "silent",
+    });
+    expect(bundled.errors).toEqual([]);
+    expect(bundled.outputFiles[0]!.text).toContain("payloadToSign");
+
+    // The prebuilt bundle imports nothing: it loads as it is.
+    const file = fileURLToPath(
+      import.meta.resolve("@payments-sandbox/client/browser", `file://${scratch}/`),
+    );
+    expect(realpathSync(file).startsWith(realpathSync(scratch))).toBe(true);
+    const { stdout } = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const m = await import(${JSON.stringify(`file://${file}`)}); console.log(typeof m.passkeyLogin, typeof m.createClient);`,
+      ],
+      { cwd: scratch, env: cleanEnv },
+    );
+    expect(stdout.trim()).toBe("function function");
+  });
+
+  describe("against a live sandbox", () => {
+    let sandbox: TestSandbox;
+    beforeAll(async () => {
+      sandbox = await startSandbox("sqlite");
+    });
+    afterAll(async () => {
+      await sandbox?.stop();
+    });
+
+    const runScript = (name: keyof typeof scripts) =>
+      run(process.execPath, ["--import", tsxLoader, name], {
+        cwd: scratch,
+        env: {
+          ...cleanEnv,
+          SANDBOX_BASE_URL: sandbox.server.baseUrl,
+          SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
+          SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
+        },
+      });
+
+    it("runs the cards guide", async () => {
+      const first = await runScript("cards-guide.mts");
+      expect(first.stdout).toContain("refunded 2750; balance back to 10000");
+      const network = await runScript("cards-network.mts");
+      expect(network.stdout).toContain("return reversed: SETTLED; balance 4500");
+    }, 120_000);
+
+    it("runs the wallet guide: logins, signed actions, refresh and logout", async () => {
+      const { stdout } = await runScript("wallet-guide.mts");
+      expect(stdout).toMatch(/^logged in by EMAIL_OTP, session Session:\S+$/m);
+      expect(stdout).toContain("logged in by OAUTH, session key opened");
+      expect(stdout).toContain("refreshed: the new key signs, the old one is refused");
+    }, 90_000);
+  });
+});

@@ -1,0 +1,142 @@
+import {
+  SandboxApiError,
+  WalletFlowError,
+  completeOtpLogin,
+  generateP256KeyPair,
+  otpLogin,
+  passkeyCreationOptions,
+  passkeyLogin,
+  registerPasskey,
+  signed,
+  startOtpLogin,
+  type PasskeyRequestOptions,
+} from "@payments-sandbox/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { SoftwareAuthenticator } from "./support/authenticator.js";
+import { createWallet, type Wallet } from "./support/wallet.js";
+
+// The client's wallet flows where the guides do not go: a passkey registered
+// and used from Node (the credentials in their JSON form, as a server relays
+// them), the OTP login in two steps, and the typed errors of each flow.
+
+const APP_ORIGIN = "http://localhost:3000";
+
+describe.each(databases)("the client's wallet flows on %s", (kind) => {
+  let sandbox: TestSandbox;
+  let wallet: Wallet;
+
+  beforeAll(async () => {
+    // The software authenticator signs for an app page at APP_ORIGIN.
+    sandbox = await startSandbox(kind, { env: { PASSKEY_ORIGIN: APP_ORIGIN } });
+    wallet = await createWallet(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("logs in by OTP in two steps, the code asked for between them", async () => {
+    const challenge = await startOtpLogin(sandbox.client, wallet.emailMethodId);
+    expect(challenge).toMatchObject({ credentialId: wallet.emailMethodId, type: "EMAIL_OTP" });
+    expect(challenge.targetPublic).toMatch(/^04[0-9a-f]{128}$/);
+    const session = await completeOtpLogin(sandbox.client, challenge, "000000");
+    expect(session.session).toMatchObject({ accountId: wallet.accountId, type: "EMAIL_OTP" });
+    // For OTP, the TEK is the session key: the API returns none.
+    expect(session.session.encryptedSessionSigningKey).toBeUndefined();
+  });
+
+  it("registers a passkey and logs in with it from relayed JSON credentials", async () => {
+    const emailSession = await otpLogin(sandbox.client, wallet.emailMethodId, {
+      code: async () => "000000",
+    });
+    const authenticator = new SoftwareAuthenticator();
+    const { challenge, publicKey } = passkeyCreationOptions({ userName: wallet.email });
+    expect(publicKey.pubKeyCredParams).toEqual([{ type: "public-key", alg: -7 }]);
+    const made = authenticator.create(challenge);
+    const method = await registerPasskey(sandbox.client, {
+      accountId: wallet.accountId,
+      nickname: "Relay",
+      challenge,
+      credential: {
+        id: made.credentialId,
+        response: {
+          clientDataJSON: made.clientDataJson,
+          attestationObject: made.attestationObject,
+          transports: made.transports,
+        },
+      },
+      signer: emailSession,
+    });
+    expect(method).toMatchObject({ type: "PASSKEY", credentialId: made.credentialId });
+
+    let asked: PasskeyRequestOptions | undefined;
+    const byPasskey = await passkeyLogin(sandbox.client, method.id, (options) => {
+      asked = options;
+      // The browser is handed the UTF-8 bytes of the hex challenge.
+      const assertion = authenticator.get(new TextDecoder().decode(options.challenge));
+      return {
+        id: assertion.credentialId,
+        response: {
+          clientDataJSON: assertion.clientDataJson,
+          authenticatorData: assertion.authenticatorData,
+          signature: assertion.signature,
+          userHandle: null,
+        },
+      };
+    });
+    expect(Buffer.from(asked!.allowCredentials[0]!.id).toString("base64url")).toBe(
+      made.credentialId,
+    );
+    expect(byPasskey.session).toMatchObject({ type: "PASSKEY", credentialId: made.credentialId });
+
+    // The opened session key signs a wallet action.
+    const account = await signed(
+      (header) =>
+        sandbox.client.PATCH("/internal-accounts/{id}", {
+          params: { path: { id: wallet.accountId }, header },
+          body: { privateEnabled: true },
+        }),
+      byPasskey,
+    );
+    expect(account.privateEnabled).toBe(true);
+  });
+
+  it("throws SandboxApiError with the API's code and reason", async () => {
+    const refused = await otpLogin(sandbox.client, wallet.emailMethodId, { code: "123456" }).catch(
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(SandboxApiError);
+    expect(refused).toMatchObject({
+      status: 401,
+      code: "UNAUTHORIZED",
+      reason: "Invalid OTP code",
+    });
+
+    // A key of no session of this wallet.
+    const stranger = generateP256KeyPair();
+    const unsigned = await signed(
+      (header) =>
+        sandbox.client.PATCH("/internal-accounts/{id}", {
+          params: { path: { id: wallet.accountId }, header },
+          body: { privateEnabled: false },
+        }),
+      stranger,
+    ).catch((err: unknown) => err);
+    expect(unsigned).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+  });
+
+  it("throws WalletFlowError when a credential is of another type or a bundle is not the enclave's", async () => {
+    const notPasskey = await passkeyLogin(sandbox.client, wallet.emailMethodId, () => {
+      throw new Error("no assertion is asked for an OTP credential");
+    }).catch((err: unknown) => err);
+    expect(notPasskey).toBeInstanceOf(WalletFlowError);
+    expect(notPasskey).toMatchObject({ step: "passkey-challenge" });
+
+    const otherEnclave = await otpLogin(sandbox.client, wallet.emailMethodId, {
+      code: "000000",
+      enclavePublicKey: generateP256KeyPair().publicKeyUncompressedHex,
+    }).catch((err: unknown) => err);
+    expect(otherEnclave).toBeInstanceOf(WalletFlowError);
+    expect(otherEnclave).toMatchObject({ step: "otp-challenge" });
+  });
+});
