@@ -22,6 +22,7 @@ export type IdType =
   | "LookupRequest"
   | "Document"
   | "Agent"
+  | "AgentAction"
   | "BulkImportJob"
   | "Job"
   | "ScaChallenge"
