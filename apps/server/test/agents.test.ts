@@ -327,7 +327,9 @@ describe.each(databases)("agents on %s", (kind) => {
         params: { path: { transactionId: theirTransfer!.id } },
       });
       expect(theirRead.error).toMatchObject({ status: 404, code: "TRANSACTION_NOT_FOUND" });
-      const listed = await agent.GET("/agents/me/transactions", { params: { query: { limit: 100 } } });
+      const listed = await agent.GET("/agents/me/transactions", {
+        params: { query: { limit: 100 } },
+      });
       const customers = (listed.data?.data ?? []).map((t) => t.customerId);
       expect(customers.length).toBeGreaterThan(0);
       expect(new Set(customers)).toEqual(new Set([created.agent.customerId]));
@@ -415,7 +417,10 @@ describe.each(databases)("agents on %s", (kind) => {
         details: { permission: "VIEW_TRANSACTIONS" },
       });
       const accounts = await agent.GET("/agents/me/internal-accounts", {});
-      expect(accounts.error).toMatchObject({ status: 401, details: { permission: "VIEW_TRANSACTIONS" } });
+      expect(accounts.error).toMatchObject({
+        status: 401,
+        details: { permission: "VIEW_TRANSACTIONS" },
+      });
       const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
       const body = {
         source: { sourceType: "ACCOUNT" as const, accountId: account.id },
@@ -433,7 +438,9 @@ describe.each(databases)("agents on %s", (kind) => {
       const quote = await agent.POST("/agents/me/quotes", { body });
       expect(quote.response.status).toBe(201);
       const quoteId = quote.data!.id;
-      const read = await agent.GET("/agents/me/quotes/{quoteId}", { params: { path: { quoteId } } });
+      const read = await agent.GET("/agents/me/quotes/{quoteId}", {
+        params: { path: { quoteId } },
+      });
       expect(read.data?.status).toBe("PENDING");
       const executed = await agent.POST("/agents/me/quotes/{quoteId}/execute", {
         params: { path: { quoteId } },
@@ -610,9 +617,9 @@ describe.each(databases)("agents on %s", (kind) => {
           approvalThresholds: {},
         }),
       });
-      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
       const over = await transferOut(agent, account.id, bank.id, 25_000);
       expect(over.response.status).toBe(403);
       expect(over.error).toMatchObject({
@@ -623,9 +630,9 @@ describe.each(databases)("agents on %s", (kind) => {
       const failing = await createBankAccount(sandbox.client, customer.id, "002");
       const failed = await transferOut(agent, account.id, failing.id, 20_000);
       expect(failed.data?.transaction?.status).toBe("FAILED");
-      expect((await transferOut(agent, account.id, bank.id, 20_000)).data?.transaction?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 20_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
       const full = await transferOut(agent, account.id, bank.id, 1);
       expect(full.error).toMatchObject({ status: 403, details: { dailySpend: 50_000 } });
       expect(await balanceOf(sandbox.client, account.id)).toBe(450_000);
@@ -641,9 +648,9 @@ describe.each(databases)("agents on %s", (kind) => {
         usage: { dailyTransactionCount: 3, dailySpend: 50_000, monthlySpend: 50_000 },
       });
       await advanceClock(sandbox.client, DAY);
-      expect((await transferOut(agent, account.id, bank.id, 50_000)).data?.transaction?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 50_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
     });
 
     it("gives back the amount of a movement the platform rejected", async () => {
@@ -659,9 +666,9 @@ describe.each(databases)("agents on %s", (kind) => {
       expect(over.error).toMatchObject({ status: 403, details: { dailySpend: 60_000 } });
       const rejected = await rejectAction(held.data!, "not now");
       expect(rejected.data?.status).toBe("REJECTED");
-      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
     });
 
     it("counts every movement started towards dailyTransactionLimit", async () => {
@@ -838,7 +845,10 @@ describe.each(databases)("agents on %s", (kind) => {
       const { account, bank, agent } = await agentSetup({ bankSuffix: "005" });
       const held = await transferOut(agent, account.id, bank.id, 60_000);
       const approved = await approveAction(held.data!);
-      expect(approved.data).toMatchObject({ status: "APPROVED", transaction: { status: "PENDING" } });
+      expect(approved.data).toMatchObject({
+        status: "APPROVED",
+        transaction: { status: "PENDING" },
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(140_000);
       await advanceClock(sandbox.client, 31);
       expect(await transactionOf(sandbox.client, approved.data!.transaction!.id)).toMatchObject({
@@ -856,7 +866,9 @@ describe.each(databases)("agents on %s", (kind) => {
       expect(rejected.response.status).toBe(200);
       expect(rejected.data).toMatchObject({ status: "REJECTED", rejectionReason: "over budget" });
       expect(rejected.data).not.toHaveProperty("transaction");
-      expect(await transactionOf(sandbox.client, transactionId)).toMatchObject({ status: "FAILED" });
+      expect(await transactionOf(sandbox.client, transactionId)).toMatchObject({
+        status: "FAILED",
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
       const again = await rejectAction(held.data!);
       expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
@@ -900,8 +912,8 @@ describe.each(databases)("agents on %s", (kind) => {
       expect(quote.response.status).toBe(201);
       const quoteId = quote.data!.id;
       expect(
-        (await agent.GET("/agents/me/quotes/{quoteId}", { params: { path: { quoteId } } }))
-          .response.status,
+        (await agent.GET("/agents/me/quotes/{quoteId}", { params: { path: { quoteId } } })).response
+          .status,
       ).toBe(200);
       const executed = await agent.POST("/agents/me/quotes/{quoteId}/execute", {
         params: { path: { quoteId } },

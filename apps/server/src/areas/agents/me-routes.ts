@@ -197,12 +197,9 @@ export function agentMeRoutes(s: AgentSurface): Handlers<MeOperation> {
       status: 200,
       body: await s.externalAccounts.get(ctx, "customers", params.externalAccountId),
     })),
-    agentDeleteExternalAccount: admitted(
-      "agentDeleteExternalAccount",
-      async ({ params }, ctx) => {
-        await s.externalAccounts.delete(ctx, "customers", params.externalAccountId);
-        return { status: 204 };
-      },
-    ),
+    agentDeleteExternalAccount: admitted("agentDeleteExternalAccount", async ({ params }, ctx) => {
+      await s.externalAccounts.delete(ctx, "customers", params.externalAccountId);
+      return { status: 204 };
+    }),
   };
 }

@@ -418,7 +418,8 @@ export class AgentService implements AgentTokenVerifier {
         .where("deviceCodeHash", "=", deviceCodeHash(code))
         .where("platformId", "=", ctx.platformId),
     );
-    if (!row) throw notFound("REFERENCE_NOT_FOUND", "No agent of this platform has this device code");
+    if (!row)
+      throw notFound("REFERENCE_NOT_FOUND", "No agent of this platform has this device code");
     return { code, redeemed: row.deviceCodeRedeemedAt !== null };
   }
 

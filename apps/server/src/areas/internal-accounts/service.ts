@@ -57,7 +57,10 @@ export class InternalAccountService {
       query = query.where("customerId", "=", ctx.agent.customerId);
       const allowed = ctx.agent.policy.accountRestrictions?.allowedAccountIds;
       if (allowed != null) {
-        query = allowed.length === 0 ? query.where(sql<boolean>`false`) : query.where("id", "in", allowed);
+        query =
+          allowed.length === 0
+            ? query.where(sql<boolean>`false`)
+            : query.where("id", "in", allowed);
       }
     }
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
