@@ -1,5 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createAgentClient, type SandboxClient, type Schemas } from "@payments-sandbox/client";
+import {
+  createAgentClient,
+  verifyWebhook,
+  type SandboxClient,
+  type Schemas,
+} from "@payments-sandbox/client";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -10,6 +15,7 @@ import {
   createCustomer,
   expectLedgersBalanced,
 } from "./money-helpers.js";
+import { startReceiver, waitFor } from "./webhook-receiver.js";
 
 type AgentPolicy = Schemas["AgentPolicy"];
 
@@ -437,5 +443,29 @@ describe.each(databases)("managing agents on %s", (kind) => {
       params: { query: { agentId, sortOrder: "asc" } },
     });
     expect(queue.data?.totalCount).toBe(1);
+  });
+
+  it("delivers AGENT_ACTION.PENDING_APPROVAL signed, like every event", async () => {
+    const receiver = await startReceiver();
+    try {
+      await sandbox.client.PATCH("/config", { body: { webhookEndpoint: receiver.url } });
+      const { account, bank, agent } = await agentSetup();
+      const held = await transferOut(agent, account.id, bank.id, 70_000);
+      const action = held.data!;
+      const [event] = await sandbox.server.data.all(
+        q.selectFrom("WebhookEvent").select("id").where("objectId", "=", action.id),
+      );
+      await waitFor("the action's event", () => receiver.delivered().includes(event!.id));
+      const request = receiver.requests.find((r) => r.eventId === event!.id)!;
+      expect(JSON.parse(request.rawBody)).toMatchObject({
+        type: "AGENT_ACTION.PENDING_APPROVAL",
+        data: action,
+      });
+      const pem = (await sandbox.client.GET("/sandbox/keys")).data!.webhookPublicKey;
+      expect(verifyWebhook(request.rawBody, request.signature, pem)).toBe(true);
+    } finally {
+      await sandbox.client.PATCH("/config", { body: { webhookEndpoint: "" } });
+      await receiver.close();
+    }
   });
 });
