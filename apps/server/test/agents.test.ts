@@ -818,6 +818,15 @@ describe.each(databases)("agents on %s", (kind) => {
         params: { path: { actionId: held.data!.id } },
       });
       expect(action).toMatchObject({ status: "APPROVED", transaction: { id: transactionId } });
+      const second = await transferOut(agent, account.id, bank.id, 60_000);
+      await sandbox.client.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: await heldTransactionOf(second.data!) } },
+        body: { reason: "not this week" },
+      });
+      const { data: rejected } = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: second.data!.id } },
+      });
+      expect(rejected).toMatchObject({ status: "REJECTED", rejectionReason: "not this week" });
     });
 
     it("holds every movement when defaultExecutionMode is APPROVAL_REQUIRED", async () => {
