@@ -1,3 +1,4 @@
+import { agentMeRoutes } from "./areas/agents/me-routes.js";
 import { agentRoutes } from "./areas/agents/routes.js";
 import type { AgentService } from "./areas/agents/service.js";
 import { apiTokenRoutes } from "./areas/api-tokens/routes.js";
@@ -151,6 +152,15 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     vaspRoutes(),
     invitationRoutes(s.invitations),
     agentRoutes(s.agents),
+    agentMeRoutes({
+      agents: s.agents,
+      transactions: s.transactions,
+      quotes: s.quotes,
+      transfers: s.transfers,
+      internalAccounts: s.internalAccounts,
+      externalAccounts: s.externalAccounts,
+      idempotency: s.idempotency,
+    }),
     cardRoutes(s.cards),
     cardSimulationRoutes(s.cardTransactions),
     stablecoinRoutes(

@@ -23,6 +23,7 @@ export type IdType =
   | "LookupRequest"
   | "Document"
   | "Agent"
+  | "AgentAction"
   | "BulkImportJob"
   | "Job"
   | "ScaChallenge"

@@ -256,7 +256,7 @@ export async function startServer(
   );
   const umaReceive = new UmaReceiveService(services, umaDirectory, customers, transactions);
   const receivers = new ReceiverService(services, customers, externalAccounts, umaDirectory);
-  const agents = new AgentService(services, customers, clocks);
+  const agents = new AgentService(services, customers, clocks, transactions);
   transfers.registerJobs(jobHandlers);
   ownership.registerJobs(jobHandlers);
   const bulkImport = new BulkCustomerImport(services, customers);

@@ -78,8 +78,27 @@ describe.each(databases)("agents on %s", (kind) => {
     return { customer, account, bank, created, agent };
   }
 
+  type AgentAction = Schemas["AgentAction"];
+  const approveAction = (action: AgentAction) =>
+    sandbox.client.POST("/agents/{agentId}/actions/{actionId}/approve", {
+      params: { path: { agentId: action.agentId, actionId: action.id } },
+    });
+  const rejectAction = (action: AgentAction, reason?: string) =>
+    sandbox.client.POST("/agents/{agentId}/actions/{actionId}/reject", {
+      params: { path: { agentId: action.agentId, actionId: action.id } },
+      body: reason === undefined ? {} : { reason },
+    });
+
+  /** The transaction an action holds, as the platform finds it among its waiting ones. */
+  async function heldTransactionOf(action: AgentAction): Promise<string> {
+    const row = await sandbox.server.data.one(
+      q.selectFrom("AgentAction").select("transactionId").where("id", "=", action.id),
+    );
+    return row!.transactionId;
+  }
+
   function transferOut(agent: SandboxClient, from: string, to: string, amount: number) {
-    return agent.POST("/transfer-out", {
+    return agent.POST("/agents/me/transfer-out", {
       body: { source: { accountId: from }, destination: { accountId: to }, amount },
     });
   }
@@ -132,7 +151,7 @@ describe.each(databases)("agents on %s", (kind) => {
         baseUrl: sandbox.server.baseUrl,
         accessToken: redeemed!.accessToken,
       });
-      expect((await api.GET("/transactions", {})).response.status).toBe(200);
+      expect((await api.GET("/agents/me/transactions", {})).response.status).toBe(200);
 
       const again = await anonymous().POST("/agents/device-codes/{code}/redeem", {
         params: { path: { code: deviceCode.code } },
@@ -200,7 +219,7 @@ describe.each(databases)("agents on %s", (kind) => {
     it("keeps the access token valid as the sandbox clock moves on", async () => {
       const { agent } = await agentSetup();
       await advanceClock(sandbox.client, 40 * DAY);
-      expect((await agent.GET("/transactions", {})).response.status).toBe(200);
+      expect((await agent.GET("/agents/me/transactions", {})).response.status).toBe(200);
     });
 
     it("refuses a customer or a policy it cannot apply with 400", async () => {
@@ -261,19 +280,35 @@ describe.each(databases)("agents on %s", (kind) => {
       const { account, bank, created, agent } = await agentSetup();
       const done = await transferOut(agent, account.id, bank.id, 20_000);
       expect(done.response.status).toBe(201);
-      expect(done.data).toMatchObject({ status: "COMPLETED", agentId: created.agent.id });
+      expect(done.data).toMatchObject({
+        type: "TRANSFER_OUT",
+        status: "APPROVED",
+        agentId: created.agent.id,
+        customerId: created.agent.customerId,
+        transferDetails: {
+          amount: 20_000,
+          currency: "USD",
+          sourceAccountId: account.id,
+          destinationAccountId: bank.id,
+        },
+        transaction: { status: "COMPLETED", agentId: created.agent.id },
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(180_000);
-      const read = await agent.GET("/transactions/{transactionId}", {
-        params: { path: { transactionId: done.data!.id } },
+      const read = await agent.GET("/agents/me/transactions/{transactionId}", {
+        params: { path: { transactionId: done.data!.transaction!.id } },
       });
       expect(read.response.status).toBe(200);
+      const action = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: done.data!.id } },
+      });
+      expect(action.data).toEqual(done.data);
 
       const stranger = await createCustomer(sandbox.client, { lastName: "Stranger" });
       const theirs = await createAccount(sandbox.client, stranger.id, "USD", 10_000);
       const theirBank = await createBankAccount(sandbox.client, stranger.id, "789");
       const hidden = await transferOut(agent, theirs.id, bank.id, 1_000);
       expect(hidden.error).toMatchObject({ status: 404, code: "REFERENCE_NOT_FOUND" });
-      const hiddenBank = await agent.POST("/transfer-in", {
+      const hiddenBank = await agent.POST("/agents/me/transfer-in", {
         body: {
           source: { accountId: theirBank.id },
           destination: { accountId: account.id },
@@ -288,11 +323,13 @@ describe.each(databases)("agents on %s", (kind) => {
           amount: 500,
         },
       });
-      const theirRead = await agent.GET("/transactions/{transactionId}", {
+      const theirRead = await agent.GET("/agents/me/transactions/{transactionId}", {
         params: { path: { transactionId: theirTransfer!.id } },
       });
       expect(theirRead.error).toMatchObject({ status: 404, code: "TRANSACTION_NOT_FOUND" });
-      const listed = await agent.GET("/transactions", { params: { query: { limit: 100 } } });
+      const listed = await agent.GET("/agents/me/transactions", {
+        params: { query: { limit: 100 } },
+      });
       const customers = (listed.data?.data ?? []).map((t) => t.customerId);
       expect(customers.length).toBeGreaterThan(0);
       expect(new Set(customers)).toEqual(new Set([created.agent.customerId]));
@@ -300,7 +337,7 @@ describe.each(databases)("agents on %s", (kind) => {
     });
 
     it("accepts the bearer token only on operations that list AgentAuth", async () => {
-      const { customer, account, agent } = await agentSetup();
+      const { customer, account, bank, agent } = await agentSetup();
       expect((await agent.GET("/customers", {})).response.status).toBe(401);
       const accounts = await agent.GET("/customers/internal-accounts", {
         params: { query: { customerId: customer.id } },
@@ -320,8 +357,14 @@ describe.each(databases)("agents on %s", (kind) => {
         body: { name: "Mine", customerId: customer.id, policy: policy() },
       });
       expect(created.response.status).toBe(401);
+      // The platform's own money operations are BasicAuth only, as in production.
+      const direct = await agent.POST("/transfer-out", {
+        body: { source: { accountId: account.id }, destination: { accountId: bank.id }, amount: 1 },
+      });
+      expect(direct.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+      expect((await agent.GET("/transactions", {})).response.status).toBe(401);
       const bogus = createAgentClient({ baseUrl: sandbox.server.baseUrl, accessToken: "agt_no" });
-      expect((await bogus.GET("/transactions", {})).response.status).toBe(401);
+      expect((await bogus.GET("/agents/me/transactions", {})).response.status).toBe(401);
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
   });
@@ -337,7 +380,7 @@ describe.each(databases)("agents on %s", (kind) => {
         code: "FORBIDDEN",
         details: { permission: "CREATE_TRANSFERS" },
       });
-      const pull = await agent.POST("/transfer-in", {
+      const pull = await agent.POST("/agents/me/transfer-in", {
         body: { source: { accountId: bank.id }, destination: { accountId: account.id }, amount: 1 },
       });
       expect(pull.error).toMatchObject({
@@ -345,7 +388,7 @@ describe.each(databases)("agents on %s", (kind) => {
         details: { permission: "CREATE_TRANSFERS" },
       });
       const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
-      const quote = await agent.POST("/quotes", {
+      const quote = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "ACCOUNT", accountId: account.id },
           destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -354,7 +397,7 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       expect(quote.error).toMatchObject({ status: 403, details: { permission: "CREATE_QUOTES" } });
-      expect((await agent.GET("/transactions", {})).response.status).toBe(200);
+      expect((await agent.GET("/agents/me/transactions", {})).response.status).toBe(200);
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
       const { data: listed } = await sandbox.client.GET("/transactions", {
         params: { query: { customerId: customer.id, type: "OUTGOING" } },
@@ -366,10 +409,16 @@ describe.each(databases)("agents on %s", (kind) => {
       const { customer, account, agent } = await agentSetup({
         policy: policy({ permissions: ["CREATE_QUOTES"] }),
       });
-      const listed = await agent.GET("/transactions", {});
+      // Reads declare no 403: a permission they lack is refused as unauthorized.
+      const listed = await agent.GET("/agents/me/transactions", {});
       expect(listed.error).toMatchObject({
-        status: 403,
-        code: "FORBIDDEN",
+        status: 401,
+        code: "UNAUTHORIZED",
+        details: { permission: "VIEW_TRANSACTIONS" },
+      });
+      const accounts = await agent.GET("/agents/me/internal-accounts", {});
+      expect(accounts.error).toMatchObject({
+        status: 401,
         details: { permission: "VIEW_TRANSACTIONS" },
       });
       const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
@@ -379,19 +428,21 @@ describe.each(databases)("agents on %s", (kind) => {
         lockedCurrencySide: "SENDING" as const,
         lockedCurrencyAmount: 1_000,
       };
-      const immediate = await agent.POST("/quotes", {
+      const immediate = await agent.POST("/agents/me/quotes", {
         body: { ...body, immediatelyExecute: true },
       });
       expect(immediate.error).toMatchObject({
         status: 403,
         details: { permission: "EXECUTE_QUOTES" },
       });
-      const quote = await agent.POST("/quotes", { body });
+      const quote = await agent.POST("/agents/me/quotes", { body });
       expect(quote.response.status).toBe(201);
       const quoteId = quote.data!.id;
-      const read = await agent.GET("/quotes/{quoteId}", { params: { path: { quoteId } } });
+      const read = await agent.GET("/agents/me/quotes/{quoteId}", {
+        params: { path: { quoteId } },
+      });
       expect(read.data?.status).toBe("PENDING");
-      const executed = await agent.POST("/quotes/{quoteId}/execute", {
+      const executed = await agent.POST("/agents/me/quotes/{quoteId}/execute", {
         params: { path: { quoteId } },
       });
       expect(executed.error).toMatchObject({
@@ -423,7 +474,7 @@ describe.each(databases)("agents on %s", (kind) => {
       });
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
       const at = await transferOut(agent, account.id, bank.id, 100_000);
-      expect(at.data?.status).toBe("COMPLETED");
+      expect(at.data?.transaction?.status).toBe("COMPLETED");
       expect(await balanceOf(sandbox.client, account.id)).toBe(100_000);
     });
 
@@ -444,7 +495,7 @@ describe.each(databases)("agents on %s", (kind) => {
         details: { perTransactionLimit: 11_600, currency: "USD" },
       });
       const at = await transferOut(agent, euros.id, euroBank.id, 10_000);
-      expect(at.data?.status).toBe("COMPLETED");
+      expect(at.data?.transaction?.status).toBe("COMPLETED");
       expect(await balanceOf(sandbox.client, euros.id)).toBe(40_000);
     });
 
@@ -482,10 +533,10 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       const within = await transferOut(agent, dollars.id, bank.id, 10_000);
-      expect(within.data?.status).toBe("COMPLETED");
+      expect(within.data?.transaction?.status).toBe("COMPLETED");
       // The euro account keeps the policy's limit, and holds every movement for approval.
       const held = await transferOut(agent, euros.id, euroBank.id, 1_000);
-      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(held.data?.status).toBe("PENDING_APPROVAL");
       expect(await balanceOf(sandbox.client, euros.id)).toBe(200_000);
       const tooBig = await transferOut(agent, euros.id, euroBank.id, 90_000);
       expect(tooBig.error).toMatchObject({
@@ -512,7 +563,7 @@ describe.each(databases)("agents on %s", (kind) => {
         code: "FORBIDDEN",
         details: { internalAccountId: euros.id },
       });
-      const pull = await agent.POST("/transfer-in", {
+      const pull = await agent.POST("/agents/me/transfer-in", {
         body: {
           source: { accountId: euroBank.id },
           destination: { accountId: euros.id },
@@ -520,7 +571,7 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       expect(pull.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
-      const quote = await agent.POST("/quotes", {
+      const quote = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "ACCOUNT", accountId: euros.id },
           destination: { destinationType: "ACCOUNT", accountId: bank.id },
@@ -530,7 +581,7 @@ describe.each(databases)("agents on %s", (kind) => {
       });
       expect(quote.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
       expect(await balanceOf(sandbox.client, euros.id)).toBe(100_000);
-      const allowed = await agent.POST("/quotes", {
+      const allowed = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "ACCOUNT", accountId: dollars.id },
           destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -566,9 +617,9 @@ describe.each(databases)("agents on %s", (kind) => {
           approvalThresholds: {},
         }),
       });
-      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
       const over = await transferOut(agent, account.id, bank.id, 25_000);
       expect(over.response.status).toBe(403);
       expect(over.error).toMatchObject({
@@ -578,10 +629,10 @@ describe.each(databases)("agents on %s", (kind) => {
       // A movement that failed gives its amount back (suffix 002 fails at once).
       const failing = await createBankAccount(sandbox.client, customer.id, "002");
       const failed = await transferOut(agent, account.id, failing.id, 20_000);
-      expect(failed.data?.status).toBe("FAILED");
-      expect((await transferOut(agent, account.id, bank.id, 20_000)).data?.status).toBe(
-        "COMPLETED",
-      );
+      expect(failed.data?.transaction?.status).toBe("FAILED");
+      expect(
+        (await transferOut(agent, account.id, bank.id, 20_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
       const full = await transferOut(agent, account.id, bank.id, 1);
       expect(full.error).toMatchObject({ status: 403, details: { dailySpend: 50_000 } });
       expect(await balanceOf(sandbox.client, account.id)).toBe(450_000);
@@ -597,9 +648,9 @@ describe.each(databases)("agents on %s", (kind) => {
         usage: { dailyTransactionCount: 3, dailySpend: 50_000, monthlySpend: 50_000 },
       });
       await advanceClock(sandbox.client, DAY);
-      expect((await transferOut(agent, account.id, bank.id, 50_000)).data?.status).toBe(
-        "COMPLETED",
-      );
+      expect(
+        (await transferOut(agent, account.id, bank.id, 50_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
     });
 
     it("gives back the amount of a movement the platform rejected", async () => {
@@ -609,17 +660,15 @@ describe.each(databases)("agents on %s", (kind) => {
         }),
       });
       const held = await transferOut(agent, account.id, bank.id, 60_000);
-      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(held.data?.status).toBe("PENDING_APPROVAL");
       // Held, it counts: nothing more fits today.
       const over = await transferOut(agent, account.id, bank.id, 30_000);
       expect(over.error).toMatchObject({ status: 403, details: { dailySpend: 60_000 } });
-      await sandbox.client.POST("/transactions/{transactionId}/reject", {
-        params: { path: { transactionId: held.data!.id } },
-        body: { reason: "not now" },
-      });
-      expect((await transferOut(agent, account.id, bank.id, 30_000)).data?.status).toBe(
-        "COMPLETED",
-      );
+      const rejected = await rejectAction(held.data!, "not now");
+      expect(rejected.data?.status).toBe("REJECTED");
+      expect(
+        (await transferOut(agent, account.id, bank.id, 30_000)).data?.transaction?.status,
+      ).toBe("COMPLETED");
     });
 
     it("counts every movement started towards dailyTransactionLimit", async () => {
@@ -634,7 +683,7 @@ describe.each(databases)("agents on %s", (kind) => {
         }),
       });
       expect((await transferOut(agent, account.id, bank.id, 100)).response.status).toBe(201);
-      const pulled = await agent.POST("/transfer-in", {
+      const pulled = await agent.POST("/agents/me/transfer-in", {
         body: {
           source: { accountId: bank.id },
           destination: { accountId: account.id },
@@ -698,39 +747,86 @@ describe.each(databases)("agents on %s", (kind) => {
   });
 
   describe("approvals", () => {
-    it("holds a transfer above approvalThresholds.amount until the platform approves it", async () => {
-      const { account, bank, agent } = await agentSetup();
+    it("holds a transfer above approvalThresholds.amount until the platform approves its action", async () => {
+      const { customer, account, bank, agent, created } = await agentSetup();
       const held = await transferOut(agent, account.id, bank.id, 75_000);
       expect(held.response.status).toBe(201);
-      expect(held.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(held.data).toMatchObject({
+        type: "TRANSFER_OUT",
+        status: "PENDING_APPROVAL",
+        platformCustomerId: customer.platformCustomerId,
+      });
+      expect(held.data).not.toHaveProperty("transaction");
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-      const id = held.data!.id;
-      // The agent cannot approve its own transaction.
-      const own = await agent.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId: id } },
+      const action = held.data!;
+      // The platform learns of it by webhook, with the whole action, and finds it in its queue.
+      expect(await eventsAbout(sandbox.server.data, action.id)).toEqual([
+        { type: "AGENT_ACTION.PENDING_APPROVAL", data: action },
+      ]);
+      const queue = await sandbox.client.GET("/agents/approvals", {
+        params: { query: { agentId: created.agent.id } },
+      });
+      expect(queue.data).toMatchObject({ data: [action], hasMore: false, totalCount: 1 });
+      // The agent cannot decide its own action.
+      const own = await agent.POST("/agents/{agentId}/actions/{actionId}/approve", {
+        params: { path: { agentId: action.agentId, actionId: action.id } },
       });
       expect(own.response.status).toBe(401);
-      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId: id } },
-      });
+      const approved = await approveAction(action);
       expect(approved.response.status).toBe(200);
-      expect(approved.data).toMatchObject({ status: "COMPLETED" });
+      expect(approved.data).toMatchObject({
+        id: action.id,
+        status: "APPROVED",
+        transaction: { status: "COMPLETED" },
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(125_000);
-      const twice = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId: id } },
+      const polled = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: action.id } },
       });
-      expect(twice.error).toMatchObject({
-        status: 409,
-        code: "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL",
+      expect(polled.data).toEqual(approved.data);
+      const twice = await approveAction(action);
+      expect(twice.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      const emptied = await sandbox.client.GET("/agents/approvals", {
+        params: { query: { agentId: created.agent.id } },
       });
-      const events = await eventsAbout(sandbox.server.data, id);
+      expect(emptied.data?.data).toEqual([]);
+      const events = await eventsAbout(sandbox.server.data, approved.data!.transaction!.id);
       expect(events.map((e) => e.type)).toEqual([
         "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
         "OUTGOING_PAYMENT.COMPLETED",
       ]);
       // At the threshold itself, it runs on its own.
       const at = await transferOut(agent, account.id, bank.id, 50_000);
-      expect(at.data?.status).toBe("COMPLETED");
+      expect(at.data).toMatchObject({ status: "APPROVED", transaction: { status: "COMPLETED" } });
+      // Another platform sees neither the action nor its agent.
+      const other = await sandbox.otherPlatformClient();
+      const foreign = await other.POST("/agents/{agentId}/actions/{actionId}/approve", {
+        params: { path: { agentId: action.agentId, actionId: at.data!.id } },
+      });
+      expect(foreign.response.status).toBe(404);
+    });
+
+    it("moves the action with its transaction when the platform decides the transaction itself", async () => {
+      const { account, bank, agent } = await agentSetup();
+      const held = await transferOut(agent, account.id, bank.id, 75_000);
+      const transactionId = await heldTransactionOf(held.data!);
+      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
+        params: { path: { transactionId } },
+      });
+      expect(approved.data?.status).toBe("COMPLETED");
+      const { data: action } = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: held.data!.id } },
+      });
+      expect(action).toMatchObject({ status: "APPROVED", transaction: { id: transactionId } });
+      const second = await transferOut(agent, account.id, bank.id, 60_000);
+      await sandbox.client.POST("/transactions/{transactionId}/reject", {
+        params: { path: { transactionId: await heldTransactionOf(second.data!) } },
+        body: { reason: "not this week" },
+      });
+      const { data: rejected } = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: second.data!.id } },
+      });
+      expect(rejected).toMatchObject({ status: "REJECTED", rejectionReason: "not this week" });
     });
 
     it("holds every movement when defaultExecutionMode is APPROVAL_REQUIRED", async () => {
@@ -738,49 +834,54 @@ describe.each(databases)("agents on %s", (kind) => {
         policy: policy({ defaultExecutionMode: "APPROVAL_REQUIRED", approvalThresholds: {} }),
       });
       const small = await transferOut(agent, account.id, bank.id, 1);
-      expect(small.data?.status).toBe("PENDING_AUTHORIZATION");
-      const pull = await agent.POST("/transfer-in", {
+      expect(small.data?.status).toBe("PENDING_APPROVAL");
+      const pull = await agent.POST("/agents/me/transfer-in", {
         body: { source: { accountId: bank.id }, destination: { accountId: account.id }, amount: 1 },
       });
-      expect(pull.data?.status).toBe("PENDING_AUTHORIZATION");
+      expect(pull.data).toMatchObject({
+        type: "TRANSFER_IN",
+        status: "PENDING_APPROVAL",
+        transferDetails: { sourceAccountId: bank.id, destinationAccountId: account.id },
+      });
+      const waiting = await agent.GET("/agents/me/actions", {
+        params: { query: { status: "PENDING_APPROVAL" } },
+      });
+      expect(waiting.data?.data.map((a) => a.id)).toEqual([pull.data!.id, small.data!.id]);
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
 
     it("approves a held transfer with a delayed outcome, which then runs its course", async () => {
       const { account, bank, agent } = await agentSetup({ bankSuffix: "005" });
       const held = await transferOut(agent, account.id, bank.id, 60_000);
-      const id = held.data!.id;
-      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId: id } },
+      const approved = await approveAction(held.data!);
+      expect(approved.data).toMatchObject({
+        status: "APPROVED",
+        transaction: { status: "PENDING" },
       });
-      expect(approved.data?.status).toBe("PENDING");
       expect(await balanceOf(sandbox.client, account.id)).toBe(140_000);
       await advanceClock(sandbox.client, 31);
-      expect(await transactionOf(sandbox.client, id)).toMatchObject({
+      expect(await transactionOf(sandbox.client, approved.data!.transaction!.id)).toMatchObject({
         status: "FAILED",
         failureReason: "COUNTERPARTY_POST_TX_FAILED",
       });
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
     });
 
-    it("rejects a held transfer: it fails and nothing moves", async () => {
+    it("rejects a held transfer with a reason: nothing moves", async () => {
       const { account, bank, agent } = await agentSetup();
       const held = await transferOut(agent, account.id, bank.id, 90_000);
-      const id = held.data!.id;
-      const own = await agent.POST("/transactions/{transactionId}/reject", {
-        params: { path: { transactionId: id } },
-        body: {},
-      });
-      expect(own.response.status).toBe(401);
-      const rejected = await sandbox.client.POST("/transactions/{transactionId}/reject", {
-        params: { path: { transactionId: id } },
-        body: { reason: "over budget" },
-      });
+      const transactionId = await heldTransactionOf(held.data!);
+      const rejected = await rejectAction(held.data!, "over budget");
       expect(rejected.response.status).toBe(200);
-      expect(rejected.data).toMatchObject({ status: "FAILED" });
-      expect(rejected.data).not.toHaveProperty("refund");
+      expect(rejected.data).toMatchObject({ status: "REJECTED", rejectionReason: "over budget" });
+      expect(rejected.data).not.toHaveProperty("transaction");
+      expect(await transactionOf(sandbox.client, transactionId)).toMatchObject({
+        status: "FAILED",
+      });
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-      const events = await eventsAbout(sandbox.server.data, id);
+      const again = await rejectAction(held.data!);
+      expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
+      const events = await eventsAbout(sandbox.server.data, transactionId);
       expect(events.map((e) => e.type)).toEqual([
         "OUTGOING_PAYMENT.PENDING_AUTHORIZATION",
         "OUTGOING_PAYMENT.FAILED",
@@ -790,7 +891,6 @@ describe.each(databases)("agents on %s", (kind) => {
     it("keeps a held transfer waiting when the balance cannot cover it at approval", async () => {
       const { account, bank, agent } = await agentSetup({ balance: 60_000 });
       const held = await transferOut(agent, account.id, bank.id, 55_000);
-      const id = held.data!.id;
       await sandbox.client.POST("/transfer-out", {
         body: {
           source: { accountId: account.id },
@@ -798,18 +898,19 @@ describe.each(databases)("agents on %s", (kind) => {
           amount: 10_000,
         },
       });
-      const refused = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId: id } },
-      });
+      const refused = await approveAction(held.data!);
       expect(refused.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
-      expect((await transactionOf(sandbox.client, id)).status).toBe("PENDING_AUTHORIZATION");
+      const { data: action } = await agent.GET("/agents/me/actions/{actionId}", {
+        params: { path: { actionId: held.data!.id } },
+      });
+      expect(action?.status).toBe("PENDING_APPROVAL");
       expect(await balanceOf(sandbox.client, account.id)).toBe(50_000);
     });
 
     it("holds an agent's quote execution above the threshold until approved", async () => {
       const { customer, account, agent } = await agentSetup();
       const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
-      const quote = await agent.POST("/quotes", {
+      const quote = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "ACCOUNT", accountId: account.id },
           destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -820,30 +921,36 @@ describe.each(databases)("agents on %s", (kind) => {
       expect(quote.response.status).toBe(201);
       const quoteId = quote.data!.id;
       expect(
-        (await agent.GET("/quotes/{quoteId}", { params: { path: { quoteId } } })).response.status,
+        (await agent.GET("/agents/me/quotes/{quoteId}", { params: { path: { quoteId } } })).response
+          .status,
       ).toBe(200);
-      const executed = await agent.POST("/quotes/{quoteId}/execute", {
+      const executed = await agent.POST("/agents/me/quotes/{quoteId}/execute", {
         params: { path: { quoteId } },
       });
       expect(executed.response.status).toBe(200);
-      const executedQuote = executed.data as Schemas["Quote"];
-      expect(executedQuote.status).toBe("PROCESSING");
-      const transactionId = executedQuote.transactionId!;
+      expect(executed.data).toMatchObject({
+        type: "EXECUTE_QUOTE",
+        status: "PENDING_APPROVAL",
+        quote: { id: quoteId, status: "PROCESSING" },
+      });
+      expect(executed.data).not.toHaveProperty("transferDetails");
+      const transactionId = quote.data!.transactionId!;
       expect((await transactionOf(sandbox.client, transactionId)).status).toBe(
         "PENDING_AUTHORIZATION",
       );
       expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
-      const approved = await sandbox.client.POST("/transactions/{transactionId}/approve", {
-        params: { path: { transactionId } },
+      const approved = await approveAction(executed.data!);
+      expect(approved.data).toMatchObject({
+        status: "APPROVED",
+        transaction: { id: transactionId, status: "COMPLETED" },
       });
-      expect(approved.data?.status).toBe("COMPLETED");
       const after = await sandbox.client.GET("/quotes/{quoteId}", {
         params: { path: { quoteId } },
       });
       expect(after.data?.status).toBe("COMPLETED");
       expect(await balanceOf(sandbox.client, account.id)).toBe(120_000);
 
-      const realtime = await agent.POST("/quotes", {
+      const realtime = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "REALTIME_FUNDING", currency: "USD" },
           destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -852,7 +959,7 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       expect(realtime.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
-      const tooBig = await agent.POST("/quotes", {
+      const tooBig = await agent.POST("/agents/me/quotes", {
         body: {
           source: { sourceType: "ACCOUNT", accountId: account.id },
           destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -861,6 +968,35 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       expect(tooBig.error).toMatchObject({ status: 400, code: "AMOUNT_OUT_OF_RANGE" });
+    });
+
+    it("fails a held quote execution approved after the quote expired, and moves nothing", async () => {
+      const { customer, account, agent } = await agentSetup();
+      const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
+      const { data: quote } = await agent.POST("/agents/me/quotes", {
+        body: {
+          source: { sourceType: "ACCOUNT", accountId: account.id },
+          destination: { destinationType: "ACCOUNT", accountId: iban.id },
+          lockedCurrencySide: "SENDING",
+          lockedCurrencyAmount: 80_000,
+        },
+      });
+      const executed = await agent.POST("/agents/me/quotes/{quoteId}/execute", {
+        params: { path: { quoteId: quote!.id } },
+      });
+      expect(executed.data?.status).toBe("PENDING_APPROVAL");
+      await advanceClock(sandbox.client, 301);
+      const late = await approveAction(executed.data!);
+      expect(late.response.status).toBe(200);
+      expect(late.data).toMatchObject({
+        status: "FAILED",
+        transaction: { id: quote!.transactionId, status: "FAILED" },
+      });
+      expect(await balanceOf(sandbox.client, account.id)).toBe(200_000);
+      const { data: read } = await sandbox.client.GET("/quotes/{quoteId}", {
+        params: { path: { quoteId: quote!.id } },
+      });
+      expect(read?.status).toBe("FAILED");
     });
 
     it("counts a quote's execution, not its creation, towards the daily limit", async () => {
@@ -872,7 +1008,7 @@ describe.each(databases)("agents on %s", (kind) => {
       });
       const iban = await createBankAccount(sandbox.client, customer.id, "000", "EUR");
       const quoteOf = async (amount: number) => {
-        const { data } = await agent.POST("/quotes", {
+        const { data } = await agent.POST("/agents/me/quotes", {
           body: {
             source: { sourceType: "ACCOUNT", accountId: account.id },
             destination: { destinationType: "ACCOUNT", accountId: iban.id },
@@ -885,8 +1021,9 @@ describe.each(databases)("agents on %s", (kind) => {
       const first = await quoteOf(20_000);
       const second = await quoteOf(20_000);
       const run = (quoteId: string) =>
-        agent.POST("/quotes/{quoteId}/execute", { params: { path: { quoteId } } });
-      expect((await run(first)).response.status).toBe(200);
+        agent.POST("/agents/me/quotes/{quoteId}/execute", { params: { path: { quoteId } } });
+      const done = await run(first);
+      expect(done.data).toMatchObject({ status: "APPROVED", quote: { id: first } });
       const over = await run(second);
       expect(over.error).toMatchObject({
         status: 403,

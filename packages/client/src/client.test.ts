@@ -57,8 +57,8 @@ describe("createAgentClient", () => {
       accessToken: "agt_token",
       options: { fetch },
     });
-    await agent.GET("/transactions", {});
-    expect(requests[0]!.url).toBe("http://sandbox.test/2025-10-13/transactions");
+    await agent.GET("/agents/me/transactions", {});
+    expect(requests[0]!.url).toBe("http://sandbox.test/2025-10-13/agents/me/transactions");
     expect(requests[0]!.headers.get("authorization")).toBe("Bearer agt_token");
   });
 

@@ -300,6 +300,25 @@ export interface Agent {
   deviceCodeHash: string;
   deviceCodeExpiresAt: Date;
   deviceCodeRedeemedAt: Date | null;
+  isPaused: Generated<boolean>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AgentAction {
+  id: string;
+  platformId: string;
+  agentId: string;
+  customerId: string;
+  type: string;
+  status: string;
+  transactionId: string;
+  quoteId: string | null;
+  amount: bigint | null;
+  currency: string | null;
+  sourceAccountId: string | null;
+  destinationAccountId: string | null;
+  rejectionReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -613,6 +632,7 @@ export interface Tables {
   Quote: Quote;
   Verification: Verification;
   Agent: Agent;
+  AgentAction: AgentAction;
   AgentAccessToken: AgentAccessToken;
   IdempotencyRecord: IdempotencyRecord;
   Card: Card;
@@ -672,6 +692,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   firstAttemptAt: "date",
   heldAmount: "bigint",
   httpStatus: "int",
+  isPaused: "boolean",
   lastEventAt: "date",
   lastVerifiedAt: "date",
   latencyMs: "int",

@@ -10,6 +10,8 @@ import type { Permission } from "../platform/api-tokens.js";
 export interface AgentPrincipal {
   agentId: string;
   customerId: string;
+  /** Paused by the platform: refused on everything but GET /agents/me. */
+  isPaused: boolean;
   /** As the platform set it; checked on every request (areas/agents/policy.ts). */
   policy: Schemas["AgentPolicy"];
 }

@@ -26,6 +26,7 @@ function caller(permissions?: RequestContext["permissions"], agent = false): Req
           agent: {
             agentId: "Agent:1",
             customerId: "Customer:1",
+            isPaused: false,
             policy: {
               permissions: [],
               defaultExecutionMode: "AUTO" as const,

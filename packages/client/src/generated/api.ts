@@ -1151,7 +1151,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer in from an external account
-         * @description Pulls funds from an external account (`source`) into an internal account of the same currency (`destination`) and returns the resulting incoming transaction; the internal account is credited when it completes. `amount` is required for a pull. In the sandbox the outcome follows the external account's identifier suffix: `002`, `003` and `004` fail at once with `COLLECTION_FAILED`, `005` stays PENDING about 30 seconds and then fails, anything else completes. Progress is reported with `INCOMING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this with `CREATE_TRANSFERS`, within their policy (see Agents in the introduction): a movement the policy holds for approval waits in PENDING_AUTHORIZATION.
+         * @description Pulls funds from an external account (`source`) into an internal account of the same currency (`destination`) and returns the resulting incoming transaction; the internal account is credited when it completes. `amount` is required for a pull. In the sandbox the outcome follows the external account's identifier suffix: `002`, `003` and `004` fail at once with `COLLECTION_FAILED`, `005` stays PENDING about 30 seconds and then fails, anything else completes. Progress is reported with `INCOMING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents use `POST /agents/me/transfer-in`.
          */
         post: operations["createTransferIn"];
         delete?: never;
@@ -1171,7 +1171,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer out to an external account
-         * @description Pushes funds from an internal account (`source`) to an external account of the same currency (`destination`) and returns the resulting outgoing transaction. Without `amount` the whole balance moves. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails (the transaction's `refund`). `remittanceInformation` is kept as the transaction's `reconciliationInstructions.reference`. In the sandbox the outcome follows the external account's identifier suffix: `002` (`LIMIT_EXCEEDED`), `003` (`ACCOUNT_INVALID`) and `004` (`ACCOUNT_CANNOT_RECEIVE`) fail at once, `005` stays PENDING about 30 seconds and then fails (`COUNTERPARTY_POST_TX_FAILED`), anything else completes. Progress is reported with `OUTGOING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents may call this with `CREATE_TRANSFERS`, within their policy (see Agents in the introduction): a movement the policy holds for approval waits in PENDING_AUTHORIZATION, and nothing is debited until it is approved.
+         * @description Pushes funds from an internal account (`source`) to an external account of the same currency (`destination`) and returns the resulting outgoing transaction. Without `amount` the whole balance moves. The amount is debited at once, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise, and nothing is recorded), and credited back if the transfer fails (the transaction's `refund`). `remittanceInformation` is kept as the transaction's `reconciliationInstructions.reference`. In the sandbox the outcome follows the external account's identifier suffix: `002` (`LIMIT_EXCEEDED`), `003` (`ACCOUNT_INVALID`) and `004` (`ACCOUNT_CANNOT_RECEIVE`) fail at once, `005` stays PENDING about 30 seconds and then fails (`COUNTERPARTY_POST_TX_FAILED`), anything else completes. Progress is reported with `OUTGOING_PAYMENT.*` webhooks. Send an `Idempotency-Key` to retry safely. Agents use `POST /agents/me/transfer-out`.
          */
         post: operations["createTransferOut"];
         delete?: never;
@@ -1189,7 +1189,7 @@ export interface paths {
         };
         /**
          * List transactions
-         * @description Incoming and outgoing transactions of the platform's internal accounts, newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Filters combine. `customerId` set to the platform's id lists the platform's own transactions. `accountIdentifier` matches either side; `senderAccountIdentifier` and `receiverAccountIdentifier` match the side named (an internal or external account id, or a UMA address). `reference` matches `reconciliationInstructions.reference`. `startDate` and `endDate` bound `createdAt`, both inclusive. An agent needs `VIEW_TRANSACTIONS` (403 `FORBIDDEN` otherwise) and sees its own customer's transactions only.
+         * @description Incoming and outgoing transactions of the platform's internal accounts, newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Filters combine. `customerId` set to the platform's id lists the platform's own transactions. `accountIdentifier` matches either side; `senderAccountIdentifier` and `receiverAccountIdentifier` match the side named (an internal or external account id, or a UMA address). `reference` matches `reconciliationInstructions.reference`. `startDate` and `endDate` bound `createdAt`, both inclusive. Agents use `GET /agents/me/transactions`.
          */
         get: operations["listTransactions"];
         put?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
         };
         /**
          * Get a transaction
-         * @description One transaction: incoming (`type` INCOMING) or outgoing (OUTGOING), with its source, destination, amounts in both currencies and, after a failure that gave money back, its `refund`. An agent needs `VIEW_TRANSACTIONS` (403 `FORBIDDEN` otherwise) and sees its own customer's transactions only.
+         * @description One transaction: incoming (`type` INCOMING) or outgoing (OUTGOING), with its source, destination, amounts in both currencies and, after a failure that gave money back, its `refund`. Agents use `GET /agents/me/transactions/{transactionId}`.
          */
         get: operations["getTransactionById"];
         put?: never;
@@ -1441,7 +1441,7 @@ export interface paths {
         put?: never;
         /**
          * Create a quote
-         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely. Agents need `CREATE_QUOTES` (and `EXECUTE_QUOTES` with `immediatelyExecute`), quote from their customer's internal accounts only, and their policy's account and amount rules apply (see Agents in the introduction). With BasicAuth the API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it).
+         * @description Locks an exchange rate and fees for one cross-currency payment, and creates its outgoing transaction (PENDING, `transactionId`). Fix either what the sender pays (`SENDING`) or what the receiver gets (`RECEIVING`); `totalSendingAmount` includes `feesIncluded`. The source is an internal account (`ACCOUNT`), executed with `POST /quotes/{quoteId}/execute` before `expiresAt` (or at once with `immediatelyExecute`), or `REALTIME_FUNDING`, paid by following `paymentInstructions` (sandbox: `POST /sandbox/send`). The destination is an external or internal account (`ACCOUNT`) or a UMA address. A quote not executed in time EXPIRES, and so does its transaction. `remittanceInformation` travels with the payment as its `reconciliationInstructions.reference`; `description` is kept on the transaction. Send an `Idempotency-Key` to retry safely. Agents use `POST /agents/me/quotes`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it).
          */
         post: operations["createQuote"];
         delete?: never;
@@ -1465,7 +1465,7 @@ export interface paths {
         };
         /**
          * Get a quote
-         * @description The quote, with its status (PENDING until executed or funded, then PROCESSING, COMPLETED or FAILED as its payment goes; EXPIRED when not executed in time). An agent needs `CREATE_QUOTES` (403 `FORBIDDEN` otherwise) and sees its own customer's quotes only.
+         * @description The quote, with its status (PENDING until executed or funded, then PROCESSING, COMPLETED or FAILED as its payment goes; EXPIRED when not executed in time). Agents use `GET /agents/me/quotes/{quoteId}`.
          */
         get: operations["getQuoteById"];
         put?: never;
@@ -1493,7 +1493,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents need `EXECUTE_QUOTES`, and their policy applies (see Agents in the introduction): an execution the policy holds for approval gets a PROCESSING quote whose transaction waits in PENDING_AUTHORIZATION; nothing is debited until `POST /transactions/{transactionId}/approve`. With BasicAuth the API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents use `POST /agents/me/quotes/{quoteId}/execute`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -1681,7 +1681,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List agents
+         * @description The platform's agents, newest first, with `totalCount` over all pages. Filters combine: `customerId`, `isPaused`, `isConnected` (whether the agent's device code was redeemed), and the inclusive bounds on `createdAt` and `updatedAt`. Deleted agents are not listed.
+         */
+        get: operations["listAgents"];
         put?: never;
         /**
          * Create an agent
@@ -1711,10 +1715,18 @@ export interface paths {
         get: operations["getAgentById"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an agent
+         * @description Deletes an agent for good and revokes its access token and device code: its next request is 401 `UNAUTHORIZED`. Transactions it started keep its id; actions it left waiting can still be approved or rejected.
+         */
+        delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an agent
+         * @description Renames an agent or pauses and resumes it. A paused agent is stopped at once: from its next request on, its access token is answered 401 `UNAUTHORIZED` everywhere but `GET /agents/me` (where it can read `isPaused`), until `isPaused` is set back to false. Actions it submitted before stay in the approvals queue. An empty body is 400 `INVALID_INPUT`.
+         */
+        patch: operations["updateAgent"];
         trace?: never;
     };
     "/agents/device-codes/{code}/redeem": {
@@ -1738,6 +1750,431 @@ export interface paths {
          */
         post: operations["redeemAgentDeviceCode"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List actions waiting for approval
+         * @description Actions of the platform's agents that wait for its decision (status PENDING_APPROVAL), newest first unless `sortOrder` is `asc`, with `totalCount` over all pages. Narrow them with `agentId`, `customerId`, and `startDate`/`endDate` (inclusive bounds on `createdAt`). Decide each with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`.
+         */
+        get: operations["listAgentApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the calling agent
+         * @description The agent whose access token calls: its policy as it stands now, whether it is paused, and its usage of its limits so far. The only operation a paused agent may still call.
+         */
+        get: operations["getAgentMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an agent's policy
+         * @description Changes part of an agent's policy; what the body leaves out stays. `permissions` and `accountRestrictions` are replaced as a whole when given; `spendingLimits` and `approvalThresholds` field by field (`null` clears a nullable limit). Changing `spendingLimits.currency` alone converts the limits kept at the sandbox's rates. The result is checked like a new agent's policy (400 `INVALID_CURRENCY` or `INVALID_INPUT`), and applies from the agent's next request.
+         */
+        patch: operations["updateAgentPolicy"];
+        trace?: never;
+    };
+    "/agents/{agentId}/device-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a new device code
+         * @description A fresh one-time device code for an agent that is not connected yet, for example when the first one expired: it is valid for 24 hours of sandbox time, and any code issued before it stops working. An agent that is already connected is 409 `CONFLICT`.
+         */
+        post: operations["regenerateAgentDeviceCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/actions/{actionId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent that submitted the action. */
+                agentId: string;
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an agent's action
+         * @description The platform's yes to an action in PENDING_APPROVAL: the movement it holds starts as a direct one would, and the action becomes APPROVED with its `transaction`. An `EXECUTE_QUOTE` action whose quote expired while it waited becomes FAILED instead, and nothing moves. A transfer out or quote execution the account cannot cover now is 400 `INSUFFICIENT_BALANCE`, and the action keeps waiting. An action already decided is 409 `INVALID_STATE_TRANSITION`; an unknown agent or action (or another agent's action) is 404.
+         */
+        post: operations["approveAgentAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/actions/{actionId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent that submitted the action. */
+                agentId: string;
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an agent's action
+         * @description The platform's no to an action in PENDING_APPROVAL: nothing moves, the transaction held for it fails (giving back the agent's usage), and the action becomes REJECTED with the optional `reason` as its `rejectionReason`. An action already decided is 409 `INVALID_STATE_TRANSITION`.
+         */
+        post: operations["rejectAgentAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/device-codes/{code}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The device code, as issued (any case).
+                 * @example WDJB-MJHT-QRTX
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a device code's status
+         * @description Whether one of the platform's device codes was redeemed: poll it after handing the code over to learn when the agent software is connected. A code no agent of the platform holds (another platform's, one replaced by a newer code, or a deleted agent's) is 404.
+         */
+        get: operations["getAgentDeviceCodeStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's transactions
+         * @description Transactions of the agent's customer, with the filters of `GET /transactions` but no customer filter: the agent's customer is the only one. Needs `VIEW_TRANSACTIONS` (401 `UNAUTHORIZED` naming it otherwise).
+         */
+        get: operations["agentListTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/transactions/{transactionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the transaction. */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one of the agent's transactions
+         * @description One transaction of the agent's customer; any other is 404. Needs `VIEW_TRANSACTIONS` (401 `UNAUTHORIZED` otherwise).
+         */
+        get: operations["agentGetTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a quote as the agent
+         * @description `POST /quotes` for the agent's customer: the source must be one of the customer's internal accounts that the policy allows, and the destination the customer's. Needs `CREATE_QUOTES`, and `EXECUTE_QUOTES` too with `immediatelyExecute` (403 `FORBIDDEN` otherwise). Making a quote moves nothing and does not count against the limits; its execution does, at `POST /agents/me/quotes/{quoteId}/execute`.
+         */
+        post: operations["agentCreateQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/quotes/{quoteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the quote. */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one of the agent's quotes
+         * @description A quote this agent made; any other quote, even one of its customer, is 404.
+         */
+        get: operations["agentGetQuote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/quotes/{quoteId}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the quote. */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute one of the agent's quotes
+         * @description Submits the execution of a quote this agent made, as an `EXECUTE_QUOTE` action. Needs `EXECUTE_QUOTES`, and the sending amount must be within the policy (403 `FORBIDDEN`, 400 `AMOUNT_OUT_OF_RANGE`, 403 `VELOCITY_LIMIT_EXCEEDED`). Within the policy's automatic range the quote is paid at once and the action is APPROVED with its `transaction`; above `approvalThresholds.amount`, or from an account whose execution mode is APPROVAL_REQUIRED, the action waits in PENDING_APPROVAL (an `AGENT_ACTION.PENDING_APPROVAL` webhook tells the platform) and nothing moves until the platform approves it. A quote that is not PENDING any more is 409 `INVALID_STATE_TRANSITION`; an expired one 400. A quote funded from an EMBEDDED_WALLET account needs the wallet's signature (`Service-Wallet-Signature`); without a valid one the answer is 401.
+         */
+        post: operations["agentExecuteQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's actions
+         * @description The actions this agent submitted, newest first, optionally of one `status`: poll it to learn the platform's decisions.
+         */
+        get: operations["agentListActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/actions/{actionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one of the agent's actions
+         * @description An action this agent submitted; another agent's is 404.
+         */
+        get: operations["agentGetAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/transfer-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer in as the agent
+         * @description `POST /transfer-in` for the agent's customer, submitted as a `TRANSFER_IN` action: both accounts must be the customer's (404 otherwise) and the internal one allowed by the policy. Needs `CREATE_TRANSFERS`; limits, approval and the sandbox outcomes are those of `POST /agents/me/quotes/{quoteId}/execute` and `POST /transfer-in`.
+         */
+        post: operations["agentCreateTransferIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/transfer-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer out as the agent
+         * @description `POST /transfer-out` for the agent's customer, submitted as a `TRANSFER_OUT` action: both accounts must be the customer's (404 otherwise) and the internal one allowed by the policy. Needs `CREATE_TRANSFERS`. A held transfer out takes no money until it is approved.
+         */
+        post: operations["agentCreateTransferOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/internal-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's internal accounts
+         * @description The internal accounts of the agent's customer that its policy lets it use (all of them unless `accountRestrictions.allowedAccountIds` is set), newest first, with their balances. Needs `VIEW_TRANSACTIONS` (401 `UNAUTHORIZED` otherwise).
+         */
+        get: operations["agentListInternalAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/external-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's external accounts
+         * @description The external accounts of the agent's customer, newest first. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise).
+         */
+        get: operations["agentListExternalAccounts"];
+        put?: never;
+        /**
+         * Add an external account as the agent
+         * @description `POST /customers/external-accounts` for the agent's customer: `customerId` may be left out, and any other customer is 400 `INVALID_INPUT`. The same sandbox suffixes apply. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise).
+         */
+        post: operations["agentCreateExternalAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/me/external-accounts/{externalAccountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the external account. */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get one of the agent's external accounts
+         * @description An external account of the agent's customer; any other is 404. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise).
+         */
+        get: operations["agentGetExternalAccount"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of the agent's external accounts
+         * @description Retires an external account of the agent's customer, as `DELETE /customers/external-accounts/{externalAccountId}` does. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise).
+         */
+        delete: operations["agentDeleteExternalAccount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3011,6 +3448,26 @@ export interface webhooks {
          * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionReversed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Agent action waiting for approval
+         * @description Sent when an agent submits an action that its policy holds for the platform (above `approvalThresholds.amount`, or on an account whose execution mode is APPROVAL_REQUIRED), in the same database transaction that records it. `data` is the whole `AgentAction`, with its quote or transfer details, so an approval screen needs no further call; answer with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`. The body is a `WebhookEnvelope` whose `type` is `AGENT_ACTION.PENDING_APPROVAL`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         */
+        post: operations["agentActionWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5474,6 +5931,175 @@ export interface components {
             accessToken: string;
             policy: components["schemas"]["AgentPolicy"];
         };
+        AgentListResponse: {
+            /** @description The agents of this page. */
+            data: components["schemas"]["Agent"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore` is true. */
+            nextCursor?: string;
+            /** @description How many agents match the filters, over all pages. */
+            totalCount?: number;
+        };
+        /**
+         * @description Where an agent's action stands: PENDING_APPROVAL waits for the platform; APPROVED went ahead (its `transaction` tells how the movement is doing); REJECTED was refused by the platform and nothing moved; FAILED was approved but could not go ahead (its quote had expired).
+         * @enum {string}
+         */
+        AgentActionStatus: "PENDING_APPROVAL" | "APPROVED" | "REJECTED" | "FAILED";
+        /**
+         * @description What the agent asked for: the execution of one of its quotes, a transfer out to an external account, or a transfer in from one.
+         * @enum {string}
+         */
+        AgentActionType: "EXECUTE_QUOTE" | "TRANSFER_OUT" | "TRANSFER_IN";
+        /** @description The transfer a TRANSFER_IN or TRANSFER_OUT action asks for. */
+        AgentTransferDetails: {
+            /**
+             * Format: int64
+             * @description Amount in minor units of `currency`.
+             * @example 50000
+             */
+            amount: number;
+            /**
+             * @description Currency of the transfer (both accounts hold it).
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description The account money leaves (external for a transfer in, internal for a transfer out).
+             * @example InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5
+             */
+            sourceAccountId: string;
+            /**
+             * @description The account money goes to.
+             * @example ExternalAccount:9a4b8a38-4bd3-4b5c-bfa1-1e5e8f6b5d1c
+             */
+            destinationAccountId: string;
+        };
+        /** @description A movement an agent asked for, as the platform approves, rejects and audits it: every transfer and quote execution of an agent is one, whether its policy let it go ahead at once (APPROVED) or held it for the platform (PENDING_APPROVAL). */
+        AgentAction: {
+            /**
+             * @description Identifier of the action, in the form `AgentAction:<uuid>`.
+             * @example AgentAction:5d0f1c0e-0c57-4a45-8f33-4d2ad9a0c6b2
+             */
+            id: string;
+            /**
+             * @description The agent that submitted it.
+             * @example Agent:a38debb5-2546-49d3-933a-4b6f890e5f20
+             */
+            agentId: string;
+            /**
+             * @description The customer the agent acts for.
+             * @example Customer:e739c986-1137-481b-a825-6e1879887e0c
+             */
+            customerId: string;
+            /**
+             * @description The platform's own id of that customer.
+             * @example cust-1042
+             */
+            platformCustomerId: string;
+            status: components["schemas"]["AgentActionStatus"];
+            type: components["schemas"]["AgentActionType"];
+            /** @description The quote to execute, for an EXECUTE_QUOTE action. */
+            quote?: components["schemas"]["Quote"];
+            /** @description The transfer asked for, for a TRANSFER_IN or TRANSFER_OUT action. */
+            transferDetails?: components["schemas"]["AgentTransferDetails"];
+            /** @description The movement, once the action went ahead; absent while it waits and after a rejection. */
+            transaction?: Omit<components["schemas"]["TransactionOneOf"], "type">;
+            /**
+             * @description The platform's reason, when it rejected the action with one.
+             * @example Above this customer's usual payments
+             */
+            rejectionReason?: string;
+            /**
+             * Format: date-time
+             * @description When the agent submitted it.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updatedAt: string;
+        };
+        AgentActionListResponse: {
+            /** @description The actions of this page. */
+            data: components["schemas"]["AgentAction"][];
+            /** @description Whether another page follows. */
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; present when `hasMore` is true. */
+            nextCursor?: string;
+            /** @description How many actions match the filters, over all pages. */
+            totalCount?: number;
+        };
+        /** @description What to change; at least one field. */
+        AgentUpdateRequest: {
+            /**
+             * @description The agent's new name.
+             * @example Invoice payer (EU)
+             */
+            name?: string;
+            /**
+             * @description true stops the agent at once; false lets it act again.
+             * @example true
+             */
+            isPaused?: boolean;
+        };
+        /** @description The spending limits to change; the others stay. */
+        AgentSpendingLimitsUpdate: {
+            /**
+             * @description New currency of the limits. Limits not given in the same request are converted into it at the sandbox's rates.
+             * @example USD
+             */
+            currency?: string;
+            /**
+             * @description New limit per movement, in minor units.
+             * @example 50000
+             */
+            perTransactionLimit?: number;
+            /**
+             * @description New daily spend limit; null removes it.
+             * @example 500000
+             */
+            dailyLimit?: number | null;
+            /**
+             * @description New number of movements allowed per day.
+             * @example 10
+             */
+            dailyTransactionLimit?: number;
+            /**
+             * @description New monthly spend limit; null removes it.
+             * @example 5000000
+             */
+            monthlyLimit?: number | null;
+        };
+        /** @description The parts of the policy to change; the others stay. */
+        AgentPolicyUpdateRequest: {
+            /** @description The new permissions, replacing the old ones. */
+            permissions?: components["schemas"]["AgentPermission"][];
+            defaultExecutionMode?: components["schemas"]["AgentExecutionMode"];
+            spendingLimits?: components["schemas"]["AgentSpendingLimitsUpdate"];
+            accountRestrictions?: components["schemas"]["AgentAccountRestrictions"];
+            approvalThresholds?: components["schemas"]["AgentApprovalThresholds"];
+        };
+        AgentActionRejectRequest: {
+            /**
+             * @description Why the platform says no; kept as the action's `rejectionReason`.
+             * @example Above this customer's usual payments
+             */
+            reason?: string;
+        };
+        AgentDeviceCodeStatusResponse: {
+            /**
+             * @description The device code asked about.
+             * @example WDJB-MJHT-QRTX
+             */
+            code: string;
+            /**
+             * @description Whether the agent software has redeemed it.
+             * @example false
+             */
+            redeemed: boolean;
+        };
         /**
          * @description Card lifecycle. A new card is PROCESSING until the issuer activates it. `PATCH /cards/{id}` allows ACTIVE ⇄ FROZEN and ACTIVE or FROZEN → CLOSED.
          * @enum {string}
@@ -6139,7 +6765,7 @@ export interface components {
          * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "AGENT_ACTION.PENDING_APPROVAL" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -9381,7 +10007,7 @@ export interface components {
                 "application/json": components["schemas"]["Error403"];
             };
         };
-        /** @description Refused, and nothing was written: the acting agent's policy does not allow it (see Agents in the introduction), or, for an operation that needs one (quote creation and execution need `TRANSACT`), the API token lacks the permission. */
+        /** @description Refused, and nothing was written: the calling agent's policy does not allow it (a permission it lacks, an account it may not use, or a daily or monthly limit reached). */
         AgentForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -12413,7 +13039,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -12521,7 +13146,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             /** @description A request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -12583,7 +13207,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12612,7 +13235,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -13140,7 +13762,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
+            403: components["responses"]["Forbidden"];
             /** @description `lookupId` names no receiver lookup of this platform (`LOOKUP_REQUEST_NOT_FOUND`). */
             404: {
                 headers: {
@@ -13198,7 +13820,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["AgentForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -13315,7 +13936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            403: components["responses"]["AgentForbidden"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The quote is already executed, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
@@ -13685,6 +14306,48 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listAgents: {
+        parameters: {
+            query?: {
+                /** @example Customer:e739c986-1137-481b-a825-6e1879887e0c */
+                customerId?: string;
+                isPaused?: boolean;
+                isConnected?: boolean;
+                createdAfter?: string;
+                createdBefore?: string;
+                updatedAfter?: string;
+                updatedBefore?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createAgent: {
         parameters: {
             query?: never;
@@ -13812,6 +14475,66 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "isPaused": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent, updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     redeemAgentDeviceCode: {
         parameters: {
             query?: never;
@@ -13872,6 +14595,688 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentApprovals: {
+        parameters: {
+            query?: {
+                /** @example Agent:a38debb5-2546-49d3-933a-4b6f890e5f20 */
+                agentId?: string;
+                /** @example Customer:e739c986-1137-481b-a825-6e1879887e0c */
+                customerId?: string;
+                startDate?: string;
+                endDate?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description `desc` (newest first) or `asc`. */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of actions waiting for approval. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentActionListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateAgentPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "defaultExecutionMode": "APPROVAL_REQUIRED",
+                 *       "spendingLimits": {
+                 *         "dailyLimit": 100000
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentPolicyUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent, with its new policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    regenerateAgentDeviceCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent. */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new device code. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDeviceCode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    approveAgentAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent that submitted the action. */
+                agentId: string;
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action, decided. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rejectAgentAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the agent that submitted the action. */
+                agentId: string;
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Above this customer's usual payments"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentActionRejectRequest"];
+            };
+        };
+        responses: {
+            /** @description The action, rejected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentDeviceCodeStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The device code, as issued (any case).
+                 * @example WDJB-MJHT-QRTX
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code and whether it was redeemed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDeviceCodeStatusResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentListTransactions: {
+        parameters: {
+            query?: {
+                accountIdentifier?: string;
+                senderAccountIdentifier?: string;
+                receiverAccountIdentifier?: string;
+                status?: components["schemas"]["TransactionStatus"];
+                type?: components["schemas"]["TransactionType"];
+                reference?: string;
+                startDate?: string;
+                endDate?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description `desc` (newest first) or `asc`. */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the customer's transactions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentGetTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the transaction. */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionOneOf"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentCreateQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The quote. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            424: components["responses"]["FailedDependency"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentGetQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the quote. */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quote. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentExecuteQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
+                 */
+                "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+            };
+            path: {
+                /** @description Identifier of the quote. */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action, APPROVED with its transaction or waiting in PENDING_APPROVAL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentListActions: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["AgentActionStatus"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the agent's actions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentActionListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentGetAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the action. */
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentCreateTransferIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferInRequest"];
+            };
+        };
+        responses: {
+            /** @description The action, APPROVED with its transaction or waiting in PENDING_APPROVAL. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentCreateTransferOut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique key for this operation, chosen by you (a UUID works well). A repeat with the same key replays the first response for at least 24 hours.
+                 * @example 5d6c1b8e-2f7a-4e09-9c43-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferOutRequest"];
+            };
+        };
+        responses: {
+            /** @description The action, APPROVED with its transaction or waiting in PENDING_APPROVAL. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AgentForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentListInternalAccounts: {
+        parameters: {
+            query?: {
+                currency?: string;
+                type?: components["schemas"]["InternalAccountType"];
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalAccountListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentListExternalAccounts: {
+        parameters: {
+            query?: {
+                currency?: string;
+                /**
+                 * @description Maximum number of items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from the `nextCursor` of the previous page.
+                 * @example eyJjcmVhdGVkQXQiOiIyMDI1LTEwLTEzVDA5OjMwOjAwWiIsImlkIjoiMTAzYmQ4M2QtMTZlYi00ZjVlLWE2ZTEtNjdiODU0N2IwNTcwIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of external accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccountListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentCreateExternalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalAccountCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The external account. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentGetExternalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the external account. */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The external account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    agentDeleteExternalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the external account. */
+                externalAccountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -18113,6 +19518,69 @@ export interface operations {
                     /** @constant */
                     type?: "CARD_TRANSACTION.REVERSED";
                     data?: components["schemas"]["CardTransaction"];
+                } & components["schemas"]["WebhookEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx status acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentActionWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
+                 *       "type": "AGENT_ACTION.PENDING_APPROVAL",
+                 *       "timestamp": "2025-10-13T09:30:00Z",
+                 *       "data": {
+                 *         "id": "AgentAction:5d0f1c0e-0c57-4a45-8f33-4d2ad9a0c6b2",
+                 *         "agentId": "Agent:a38debb5-2546-49d3-933a-4b6f890e5f20",
+                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
+                 *         "platformCustomerId": "cust-1042",
+                 *         "status": "PENDING_APPROVAL",
+                 *         "type": "TRANSFER_OUT",
+                 *         "transferDetails": {
+                 *           "amount": 75000,
+                 *           "currency": "USD",
+                 *           "sourceAccountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
+                 *           "destinationAccountId": "ExternalAccount:9a4b8a38-4bd3-4b5c-bfa1-1e5e8f6b5d1c"
+                 *         },
+                 *         "createdAt": "2025-10-13T09:30:00Z",
+                 *         "updatedAt": "2025-10-13T09:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type?: "AGENT_ACTION.PENDING_APPROVAL";
+                    data?: components["schemas"]["AgentAction"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
         };

@@ -188,14 +188,14 @@ export class ExternalAccountService {
     return row;
   }
 
-  /** One of the owner's live accounts. */
+  /** One of the owner's live accounts (of the agent's customer when an agent asks). */
   async ownedRow(ctx: RequestContext, owner: Owner, id: string): Promise<ExternalAccountRow> {
     const row = await this.services.data.one(
       q
         .selectFrom("ExternalAccount")
         .selectAll()
         .where("id", "=", id)
-        .where("platformId", "=", ctx.platformId)
+        .$call(scopedTo(ctx))
         .$call(ownedBy(owner)),
     );
     if (!row) throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);

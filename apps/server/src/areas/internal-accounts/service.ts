@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Schemas } from "@payments-sandbox/client";
 import { one, q, type Row } from "../../db/query.js";
 import { notFound } from "../../errors.js";
@@ -40,15 +41,28 @@ export class InternalAccountService {
     return row;
   }
 
-  /** The accounts of the platform's customers, newest first. */
+  /**
+   * The accounts of the platform's customers, newest first. An agent sees
+   * its customer's, and of those only the ones its policy lets it use.
+   */
   async listCustomerAccounts(
     ctx: RequestContext,
-    filter: CustomerAccountFilter,
+    filter: Omit<CustomerAccountFilter, "customerId"> & { customerId?: string | undefined },
   ): Promise<Page<InternalAccount> & { totalCount: number }> {
     let query = q
       .selectFrom("InternalAccount")
       .where("platformId", "=", ctx.platformId)
       .where("customerId", "is not", null);
+    if (ctx.agent) {
+      query = query.where("customerId", "=", ctx.agent.customerId);
+      const allowed = ctx.agent.policy.accountRestrictions?.allowedAccountIds;
+      if (allowed != null) {
+        query =
+          allowed.length === 0
+            ? query.where(sql<boolean>`false`)
+            : query.where("id", "in", allowed);
+      }
+    }
     if (filter.customerId) query = query.where("customerId", "=", filter.customerId);
     if (filter.currency) query = query.where("currency", "=", filter.currency);
     if (filter.type) query = query.where("type", "=", filter.type);

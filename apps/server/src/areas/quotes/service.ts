@@ -9,7 +9,7 @@ import { type RequestContext, type Services, scopedTo } from "../../http/context
 import { newId } from "../../ids.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import { checkMovement, requirePermission, type AgentDecision } from "../agents/policy.js";
-import { chargeAgent } from "../agents/usage.js";
+import { submitAgentAction } from "../agents/actions.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
@@ -355,7 +355,10 @@ export class QuoteService {
     const row = await this.services.data.one(
       q.selectFrom("Quote").selectAll().where("id", "=", id).$call(scopedTo(ctx)),
     );
-    if (!row) throw notFound("QUOTE_NOT_FOUND", `Quote ${id} not found`);
+    // An agent sees the quotes it made, not others of its customer.
+    if (!row || (ctx.agent && row.agentId !== ctx.agent.agentId)) {
+      throw notFound("QUOTE_NOT_FOUND", `Quote ${id} not found`);
+    }
     return row;
   }
 
@@ -452,7 +455,8 @@ export class QuoteService {
     return this.settle(() =>
       this.services.data.transaction(function* () {
         yield* payments.holdForAuthorization(quote, at);
-        yield* chargeIfAgent(agent, quote, at);
+        // The platform's answer to the challenge is its approval.
+        yield* chargeIfAgent(agent, quote, at, false);
         return yield* moveQuote(quote, "PENDING_AUTHORIZATION", at, {
           notExpiredAt: at,
           sca: { ...sca, scaAttempts: 0 },
@@ -590,7 +594,7 @@ export class QuoteService {
     return this.settle(() =>
       this.services.data.transaction(function* () {
         const moved = yield* payments.execute(quote, { awaitingApproval }, times);
-        yield* chargeIfAgent(agent, quote, times.at);
+        yield* chargeIfAgent(agent, quote, times.at, awaitingApproval);
         return moved;
       }),
     );
@@ -627,17 +631,23 @@ function inBody(field: string) {
   };
 }
 
-/** Counts an agent's execution of the quote, in the execution's own database transaction. */
+/**
+ * Counts an agent's execution of the quote and records it as the agent's
+ * action, in the execution's own database transaction.
+ */
 function* chargeIfAgent(
   agent: AgentDecision | undefined,
   quote: QuoteRow,
   at: Date,
+  waiting: boolean,
 ): SqlProgram<void> {
   if (!agent || quote.transactionId === null) return;
-  yield* chargeAgent({
+  yield* submitAgentAction({
     platformId: quote.platformId,
     transactionId: quote.transactionId,
     decision: agent,
+    request: { type: "EXECUTE_QUOTE", quoteId: quote.id },
+    waiting,
     at,
   });
 }

@@ -24,9 +24,10 @@ export function transactionRoutes(
       status: 200,
       body: await transactions.approve(ctx, params.transactionId),
     }),
-    rejectPendingPayment: async ({ params }, ctx) => ({
+    rejectPendingPayment: async ({ params, body }, ctx) => ({
       status: 200,
-      body: await transactions.reject(ctx, params.transactionId),
+      // The reason is kept on an agent's action the transaction held, if any.
+      body: await transactions.reject(ctx, params.transactionId, { reason: body?.reason }),
     }),
     cancelTransaction: async ({ params }, ctx) => ({
       status: 200,

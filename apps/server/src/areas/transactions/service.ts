@@ -6,6 +6,7 @@ import type { SqlProgram } from "../../db/sql.js";
 import type { Query } from "../../http/operation-types.js";
 import { type RequestContext, type Services, scopedTo } from "../../http/context.js";
 import { countedPage, decodeCursor, pageInOrder, type Page } from "../../http/pagination.js";
+import { decideAction, type ActionDecision } from "../agents/actions.js";
 import { requirePermission } from "../agents/policy.js";
 import { toCardTransaction } from "../card-transactions/view.js";
 import {
@@ -243,17 +244,26 @@ export class TransactionService {
     return query.select((eb) => ["id", "createdAt", eb.val(1).as("card")]);
   }
 
-  /** The platform approves what an agent initiated above its threshold, or a pending incoming payment. */
+  /**
+   * The platform approves what an agent initiated above its threshold, or a
+   * pending incoming payment. An agent's action waiting on the transaction
+   * moves with it, in the same database transaction.
+   */
   approve(ctx: RequestContext, id: string): Promise<Transaction> {
-    return this.decide(ctx, id, "approve");
+    return this.decide(ctx, id, { decision: "approve" });
   }
 
-  reject(ctx: RequestContext, id: string): Promise<Transaction> {
-    return this.decide(ctx, id, "reject");
+  /** `outcome` says how an agent's action waiting on it ends (REJECTED, with a reason, or FAILED). */
+  reject(
+    ctx: RequestContext,
+    id: string,
+    outcome: Omit<ActionDecision, "decision"> = {},
+  ): Promise<Transaction> {
+    return this.decide(ctx, id, { ...outcome, decision: "reject" });
   }
 
   cancel(ctx: RequestContext, id: string): Promise<Transaction> {
-    return this.decide(ctx, id, "cancel");
+    return this.decide(ctx, id, { decision: "cancel" });
   }
 
   async confirmReceipt(
@@ -275,8 +285,9 @@ export class TransactionService {
   private async decide(
     ctx: RequestContext,
     id: string,
-    decision: keyof TransactionActions,
+    outcome: ActionDecision,
   ): Promise<Transaction> {
+    const { decision } = outcome;
     const row = await this.getRow(ctx, id);
     const action = this.actions.get(row.type)?.[decision];
     if (decision === "cancel" && !action) {
@@ -303,7 +314,11 @@ export class TransactionService {
       realNow: this.services.clock.now(),
     };
     try {
-      const moved = await this.services.data.transaction(() => action.run(row, times));
+      const moved = await this.services.data.transaction(function* () {
+        const decided = yield* action.run(row, times);
+        if (row.agentId !== null) yield* decideAction(row, outcome, times.at);
+        return decided;
+      });
       return await this.viewOne(moved);
     } catch (err) {
       // Decided (or otherwise moved) by a concurrent request or job first.

@@ -11,7 +11,7 @@ import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
 import { checkMovement, requirePermission, type AgentDecision } from "../agents/policy.js";
-import { chargeAgent } from "../agents/usage.js";
+import { submitAgentAction } from "../agents/actions.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import { debitOrRefuse } from "../ledger/balance-guard.js";
@@ -145,7 +145,10 @@ export class TransferService {
     return this.transactions.viewOne(row);
   }
 
-  /** Starts a transfer; an agent's counts against its daily and monthly limits (or is refused). */
+  /**
+   * Starts a transfer; an agent's counts against its daily and monthly limits
+   * (or is refused) and is recorded as its action, waiting or gone ahead.
+   */
   private *startAs(
     agent: AgentDecision | undefined,
     opening: NewTransaction,
@@ -154,10 +157,20 @@ export class TransferService {
   ): SqlProgram<TransactionRow> {
     const created = yield* this.start(opening, outcome, times);
     if (agent) {
-      yield* chargeAgent({
+      const inward = opening.type === "TRANSFER_IN";
+      yield* submitAgentAction({
         platformId: created.platformId,
         transactionId: created.id,
         decision: agent,
+        request: {
+          type: opening.type as TransferType,
+          amount: opening.amount,
+          currency: opening.currency,
+          sourceAccountId: (inward ? opening.externalAccountId : opening.internalAccountId) ?? "",
+          destinationAccountId:
+            (inward ? opening.internalAccountId : opening.externalAccountId) ?? "",
+        },
+        waiting: agent.awaitingApproval,
         at: times.at,
       });
     }
