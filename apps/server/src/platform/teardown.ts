@@ -19,6 +19,7 @@ type OwnedTable = {
 /** Every table whose rows carry a platformId, children before parents where it reads better. */
 export const PLATFORM_OWNED_TABLES = [
   "ApiToken",
+  "AgentAction",
   "AgentAccessToken",
   "Agent",
   "AuthSession",
