@@ -1,3 +1,4 @@
+import { SANDBOX_SCA_CODE } from "@payments-sandbox/sandbox-rules";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   createAgentClient,
@@ -366,6 +367,31 @@ describe.each(databases)("managing agents on %s", (kind) => {
         params: { path: { externalAccountId: created.data!.id } },
       });
       expect(removed.response.status).toBe(204);
+
+      // A trusted beneficiary (an EEA customer's) stays until it is untrusted.
+      const european = await createCustomer(sandbox.client, { lastName: "Europa", region: "DE" });
+      const europeanAgent = await connect(
+        (await createAgent(european.id, policy({ permissions: ["MANAGE_EXTERNAL_ACCOUNTS"] })))
+          .deviceCode.code,
+      );
+      const beneficiary = await europeanAgent.POST("/agents/me/external-accounts", {
+        body: { currency: "USD", accountInfo: bankAccountInfo("321") },
+      });
+      const ea = { params: { path: { externalAccountId: beneficiary.data!.id } } };
+      const trust = await sandbox.client.POST(
+        "/customers/external-accounts/{externalAccountId}/trust",
+        ea,
+      );
+      const trusted = await sandbox.client.POST(
+        "/customers/external-accounts/{externalAccountId}/trust/confirm",
+        { ...ea, body: { challengeId: trust.data?.scaChallenge?.id, code: SANDBOX_SCA_CODE } },
+      );
+      expect(trusted.data).toEqual({ trusted: true });
+      const kept = await europeanAgent.DELETE(
+        "/agents/me/external-accounts/{externalAccountId}",
+        ea,
+      );
+      expect(kept.error).toMatchObject({ status: 409, code: "BENEFICIARY_TRUSTED" });
 
       const reader = await connect(
         (await createAgent(customer.id, policy({ permissions: ["VIEW_TRANSACTIONS"] }))).deviceCode

@@ -2172,7 +2172,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of the agent's external accounts
-         * @description Retires an external account of the agent's customer, as `DELETE /customers/external-accounts/{externalAccountId}` does. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise).
+         * @description Retires an external account of the agent's customer, as `DELETE /customers/external-accounts/{externalAccountId}` does. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise). A trusted beneficiary of a customer who uses SCA is kept: 409 `BENEFICIARY_TRUSTED` until it is untrusted.
          */
         delete: operations["agentDeleteExternalAccount"];
         options?: never;
@@ -15277,6 +15277,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
