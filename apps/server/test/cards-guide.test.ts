@@ -1,11 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import ts from "typescript";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { guideScript, repoRoot, typeProblems } from "./support/guides.js";
 import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 
 // docs/cards-guide.md is a script with prose around it. This test takes the
@@ -14,13 +13,9 @@ import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 // API or from what the sandbox does.
 
 const run = promisify(execFile);
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const guide = readFileSync(join(repoRoot, "docs", "cards-guide.md"), "utf8");
-/** The script block after a marker: the guide's first script, and the rest of the card network. */
-const scriptAfter = (marker: string) =>
-  new RegExp(`<!-- ${marker} -->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(guide)?.[1];
-const script = scriptAfter("cards-guide:script");
-const networkScript = scriptAfter("cards-guide:network-script");
+/** The guide's first script, and the rest of the card network. */
+const script = guideScript("cards-guide.md", "cards-guide:script");
+const networkScript = guideScript("cards-guide.md", "cards-guide:network-script");
 // Inside the repository, so `@payments-sandbox/client` resolves as it would for a user.
 const workDir = join(repoRoot, "node_modules", ".cache", "cards-guide");
 const scriptFile = join(workDir, `cards-guide-${process.pid}.mts`);
@@ -40,18 +35,7 @@ afterAll(() => {
 
 describe("the cards guide", () => {
   it("type-checks against the generated client", () => {
-    const program = ts.createProgram([scriptFile, networkFile], {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      types: ["node"],
-      skipLibCheck: true,
-    });
-    const problems = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    const problems = typeProblems([scriptFile, networkFile]);
     expect(problems).toEqual([]);
   });
 });

@@ -2,10 +2,9 @@ import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { guideScript, repoRoot } from "./support/guides.js";
+import { guideScript, repoRoot, typeProblems } from "./support/guides.js";
 
 // docs/wallet-guide.md's script, taken out of the page as printed,
 // type-checked against the typed client and run against a live sandbox:
@@ -27,18 +26,7 @@ afterAll(() => {
 
 describe("the wallet guide", () => {
   it("type-checks against the client", () => {
-    const program = ts.createProgram([scriptFile], {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      types: ["node"],
-      skipLibCheck: true,
-    });
-    const problems = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    const problems = typeProblems([scriptFile]);
     expect(problems).toEqual([]);
   });
 });
