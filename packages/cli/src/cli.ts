@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { advanceClock, showClock } from "./commands/clock.js";
 import { listEvents, replayEvent } from "./commands/events.js";
 import { listen } from "./commands/listen.js";
+import { loginOtp } from "./commands/login.js";
 import { createPlatform, deletePlatform } from "./commands/platforms.js";
 import { FLOWS, quoteOutcomes, trigger } from "./commands/trigger.js";
 import {
@@ -36,6 +37,9 @@ const OPTIONS = {
   // platforms create
   name: { type: "string" },
   "webhook-endpoint": { type: "string" },
+  // login otp
+  code: { type: "string" },
+  "key-file": { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -50,6 +54,7 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   "clock advance": [],
   "platforms create": ["name", "webhook-endpoint"],
   "platforms delete": [],
+  "login otp": ["code", "key-file"],
 };
 
 export function usage(): string {
@@ -73,6 +78,10 @@ Commands:
   platforms create [--name N] [--webhook-endpoint URL]
                                    A fresh isolated platform (needs the sandbox's own credentials)
   platforms delete <platformId>    Delete an isolated platform and everything it owns
+  login otp <credentialId> [--code C] [--key-file PATH]
+                                   Log a wallet in with its EMAIL_OTP or SMS_OTP credential
+                                   (code: the sandbox's accepting one; the session key is
+                                   written to PATH, mode 0600, or dropped)
 
 Flows:
 ${flows}
@@ -197,6 +206,12 @@ export async function run(
         break;
       case "platforms delete":
         await deletePlatform(ctx, positional(positionals, 2, "the platform id"));
+        break;
+      case "login otp":
+        await loginOtp(ctx, positional(positionals, 2, "the credential id"), {
+          ...(values.code !== undefined ? { code: values.code } : {}),
+          ...(values["key-file"] !== undefined ? { keyFile: values["key-file"] } : {}),
+        });
         break;
     }
     return 0;

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClient, verifyWebhook, type Schemas } from "@payments-sandbox/client";
 import { QUOTE_DESTINATION_TABLE } from "@payments-sandbox/sandbox-rules";
@@ -270,6 +273,47 @@ describe("listen and events", () => {
     const replay = await cli(["events", "replay", pending.data[0]!.id], platform.env);
     expect(replay.code).toBe(1);
     expect(replay.stderr).toContain("WEBHOOK_ENDPOINT_NOT_SET");
+  });
+});
+
+describe("login", () => {
+  it("logs a wallet in by its EMAIL_OTP credential, keeping the key only in the key file", async () => {
+    const api = platform.client;
+    const email = "grace@example.com";
+    const customer = await api.POST("/customers", {
+      body: { customerType: "INDIVIDUAL", fullName: "Grace Hopper", email, currencies: ["USDB"] },
+    });
+    const wallets = await api.GET("/customers/internal-accounts", {
+      params: { query: { customerId: customer.data!.id!, type: "EMBEDDED_WALLET" } },
+    });
+    const credential = await api.POST("/auth/credentials", {
+      body: { type: "EMAIL_OTP", accountId: wallets.data!.data[0]!.id, nickname: email },
+    });
+    const credentialId = (credential.data as { id: string }).id;
+    const dir = mkdtempSync(join(tmpdir(), "cli-login-"));
+    try {
+      const keyFile = join(dir, "session-key.json");
+      const done = await json<{ session: Schemas["AuthSession"]; keyFile: string }>([
+        "login",
+        "otp",
+        credentialId,
+        "--key-file",
+        keyFile,
+      ]);
+      expect(done.session).toMatchObject({ type: "EMAIL_OTP" });
+      expect(JSON.stringify(done)).not.toMatch(/privateKeyHex/);
+      const key = JSON.parse(readFileSync(keyFile, "utf8")) as Record<string, string>;
+      expect(key.sessionId).toBe(done.session.id);
+      expect(key.privateKeyHex).toMatch(/^[0-9a-f]{64}$/);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+
+      // A wrong code is the API's refusal, exit code 1.
+      const wrong = await cli(["login", "otp", credentialId, "--code", "123456"], platform.env);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain("login failed: 401");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
