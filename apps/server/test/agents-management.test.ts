@@ -16,20 +16,10 @@ import {
   createCustomer,
   expectLedgersBalanced,
 } from "./money-helpers.js";
+import { policy } from "./support/agent-policy.js";
 import { startReceiver, waitFor } from "./webhook-receiver.js";
 
 type AgentPolicy = Schemas["AgentPolicy"];
-
-/** Transfers and reading, AUTO, 1000.00 USD a movement, approval above 500.00 USD. */
-function policy(changes: Partial<AgentPolicy> = {}): AgentPolicy {
-  return {
-    permissions: ["VIEW_TRANSACTIONS", "CREATE_TRANSFERS", "CREATE_QUOTES", "EXECUTE_QUOTES"],
-    defaultExecutionMode: "AUTO",
-    spendingLimits: { currency: "USD", perTransactionLimit: 100_000 },
-    approvalThresholds: { currency: "USD", amount: 50_000 },
-    ...changes,
-  };
-}
 
 describe.each(databases)("managing agents on %s", (kind) => {
   let sandbox: TestSandbox;

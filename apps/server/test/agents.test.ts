@@ -12,19 +12,9 @@ import {
   expectLedgersBalanced,
   transactionOf,
 } from "./money-helpers.js";
+import { policy } from "./support/agent-policy.js";
 
 type AgentPolicy = Schemas["AgentPolicy"];
-
-/** Every permission agents can use today, AUTO, 1000.00 USD a movement, approval above 500.00 USD. */
-function policy(changes: Partial<AgentPolicy> = {}): AgentPolicy {
-  return {
-    permissions: ["VIEW_TRANSACTIONS", "CREATE_TRANSFERS", "CREATE_QUOTES", "EXECUTE_QUOTES"],
-    defaultExecutionMode: "AUTO",
-    spendingLimits: { currency: "USD", perTransactionLimit: 100_000 },
-    approvalThresholds: { currency: "USD", amount: 50_000 },
-    ...changes,
-  };
-}
 
 const DAY = 24 * 3600;
 

@@ -1,26 +1,13 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { rmSync } from "node:fs";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type TestSandbox } from "./harness.js";
+import { launchChromium } from "./support/chromium.js";
 
 // The API reference at /docs, read in a real browser that may reach no host but
 // the sandbox: any request elsewhere is aborted and recorded, as on a train or
 // in air-gapped CI. Each test opens the page afresh, does what a reader does,
 // and fails on any request to another host, page error or console error.
-
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 interface DocsPage {
   page: Page;
@@ -37,18 +24,8 @@ describe("the API reference in a browser", () => {
   const offSite: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: this test drives Debian's Chromium ` +
-          "(apt-get install -y chromium; .ci/run installs it).",
-      );
-    }
     sandbox = await startSandbox("sqlite");
-    profile = mkdtempSync(join(tmpdir(), "sandbox-docs-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-    });
+    ({ context, profile } = await launchChromium("docs"));
     const { origin } = sandbox.server;
     await context.route("**/*", async (route) => {
       const url = route.request().url();

@@ -1,9 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { rmSync } from "node:fs";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { launchChromium } from "./support/chromium.js";
 
 // The passkey demo page at /sandbox/passkey-demo, in Chromium with a virtual
 // WebAuthn authenticator (DevTools protocol): the page makes a wallet, logs
@@ -12,33 +11,11 @@ import { databases, startSandbox, type TestSandbox } from "./harness.js";
 // browser bundle. The sandbox runs with its default passkey settings, so this
 // also checks that PASSKEY_ORIGIN defaults to an origin the sandbox serves.
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
 let profile: string;
 let context: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: this test drives Debian's Chromium ` +
-        "(apt-get install -y chromium; .ci/run installs it).",
-    );
-  }
-  profile = mkdtempSync(join(tmpdir(), "sandbox-passkey-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
-  });
+  ({ context, profile } = await launchChromium("passkey"));
 });
 
 afterAll(async () => {
