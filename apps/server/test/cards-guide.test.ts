@@ -1,10 +1,8 @@
-import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { guideScript, repoRoot, typeProblems } from "./support/guides.js";
+import { guideScript, repoRoot, runGuideScript, typeProblems } from "./support/guides.js";
 import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 
 // docs/cards-guide.md is a script with prose around it. This test takes the
@@ -12,7 +10,6 @@ import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
 // client, and runs it against a live sandbox: the guide cannot drift from the
 // API or from what the sandbox does.
 
-const run = promisify(execFile);
 /** The guide's first script, and the rest of the card network. */
 const script = guideScript("cards-guide.md", "cards-guide:script");
 const networkScript = guideScript("cards-guide.md", "cards-guide:network-script");
@@ -53,15 +50,7 @@ describe.each(databases)("the cards guide on %s", (kind) => {
   });
 
   it("runs as printed: issue, activate, authorize, clear, refund", async () => {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", scriptFile], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? "",
-        SANDBOX_BASE_URL: sandbox.server.baseUrl,
-        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
-        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
-      },
-    });
+    const stdout = await runGuideScript(sandbox, scriptFile);
     const lines = stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^card Card:\S+ is ACTIVE, ending in 4042$/);
     expect(stdout).toContain("authorized 2500; balance 7500");
@@ -90,15 +79,7 @@ describe.each(databases)("the cards guide on %s", (kind) => {
   }, 90_000);
 
   it("runs the rest of the card network as printed", async () => {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", networkFile], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? "",
-        SANDBOX_BASE_URL: sandbox.server.baseUrl,
-        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
-        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
-      },
-    });
+    const stdout = await runGuideScript(sandbox, networkFile);
     const lines = stdout.trim().split("\n");
     expect(lines.slice(0, -1)).toEqual([
       "balance inquiry AUTHORIZED; balance 10000",

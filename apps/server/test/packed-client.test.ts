@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type TestSandbox } from "./harness.js";
-import { guideScript, repoRoot, typeProblems } from "./support/guides.js";
+import { guideScript, repoRoot, runGuideScript, typeProblems } from "./support/guides.js";
 
 // A partner's project, outside the repository: it installs the client and
 // crypto packages from the tarballs `npm pack` makes (their own third-party
@@ -161,25 +161,17 @@ describe("the packed client, installed outside the repository", () => {
     });
 
     const runScript = (name: keyof typeof scripts) =>
-      run(process.execPath, ["--import", tsxLoader, name], {
-        cwd: scratch,
-        env: {
-          ...cleanEnv,
-          SANDBOX_BASE_URL: sandbox.server.baseUrl,
-          SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
-          SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
-        },
-      });
+      runGuideScript(sandbox, name, { cwd: scratch, loader: tsxLoader, env: cleanEnv });
 
     it("runs the cards guide", async () => {
       const first = await runScript("cards-guide.mts");
-      expect(first.stdout).toContain("refunded 2750; balance back to 10000");
+      expect(first).toContain("refunded 2750; balance back to 10000");
       const network = await runScript("cards-network.mts");
-      expect(network.stdout).toContain("return reversed: SETTLED; balance 4500");
+      expect(network).toContain("return reversed: SETTLED; balance 4500");
     }, 120_000);
 
     it("runs the wallet guide: logins, signed actions, refresh and logout", async () => {
-      const { stdout } = await runScript("wallet-guide.mts");
+      const stdout = await runScript("wallet-guide.mts");
       expect(stdout).toMatch(/^logged in by EMAIL_OTP, session Session:\S+$/m);
       expect(stdout).toContain("logged in by OAUTH, session key opened");
       expect(stdout).toContain("refreshed: the new key signs, the old one is refused");

@@ -1,16 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
-import { guideScript, repoRoot, typeProblems } from "./support/guides.js";
+import { guideScript, repoRoot, runGuideScript, typeProblems } from "./support/guides.js";
 
 // docs/wallet-guide.md's script, taken out of the page as printed,
 // type-checked against the typed client and run against a live sandbox:
 // the wallet flows of the client, as a partner calls them.
 
-const run = promisify(execFile);
 const script = guideScript("wallet-guide.md", "wallet-guide:script");
 // Inside the repository, so `@payments-sandbox/client` resolves as it would for a user.
 const workDir = join(repoRoot, "node_modules", ".cache", "wallet-guide");
@@ -41,15 +38,7 @@ describe.each(databases)("the wallet guide on %s", (kind) => {
   });
 
   it("runs as printed: OTP, SMS and OAuth logins, signed actions, refresh, logout", async () => {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", scriptFile], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? "",
-        SANDBOX_BASE_URL: sandbox.server.baseUrl,
-        SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
-        SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
-      },
-    });
+    const stdout = await runGuideScript(sandbox, scriptFile);
     const lines = stdout.trim().split("\n");
     expect(lines.slice(0, -1)).toEqual([
       expect.stringMatching(/^logged in by EMAIL_OTP, session Session:\S+$/),

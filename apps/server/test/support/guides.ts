@@ -1,9 +1,12 @@
 // The scripts the guides in docs/ print, taken out of the pages exactly as
 // printed: a marker comment, then a ```ts block.
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import ts from "typescript";
+import type { TestSandbox } from "../harness.js";
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
@@ -36,4 +39,29 @@ export function typeProblems(files: string[], options: ts.CompilerOptions = {}):
       (d) =>
         `${d.file ? `${d.file.fileName}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
     );
+}
+
+const run = promisify(execFile);
+
+/**
+ * Runs a guide's script as a partner would (through tsx), with the sandbox's
+ * base URL and credentials in its environment, as the guides say; answers
+ * what it printed. `cwd` and `loader` place it in another project, `env` is
+ * the environment the credentials are added to (by default only PATH).
+ */
+export async function runGuideScript(
+  sandbox: TestSandbox,
+  file: string,
+  options: { cwd?: string; loader?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
+  const { stdout } = await run(process.execPath, ["--import", options.loader ?? "tsx", file], {
+    cwd: options.cwd ?? repoRoot,
+    env: {
+      ...(options.env ?? { PATH: process.env.PATH ?? "" }),
+      SANDBOX_BASE_URL: sandbox.server.baseUrl,
+      SANDBOX_TOKEN_ID: sandbox.credentials.tokenId,
+      SANDBOX_TOKEN_SECRET: sandbox.credentials.secret,
+    },
+  });
+  return stdout;
 }
