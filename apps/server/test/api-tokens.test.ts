@@ -235,7 +235,9 @@ describe.each(databases)("API tokens on %s", (kind) => {
       const widened = await viewer.POST("/tokens", {
         body: { name: "escalation", permissions: ["VIEW", "TRANSACT", "MANAGE"] },
       });
-      expect(widened.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      // The live token operations declare no 403: the refusal is their 401.
+      expect(widened.response.status).toBe(401);
+      expect(widened.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
       expect(widened.error?.message).toContain("MANAGE");
       const listed = await sandbox.client.GET("/tokens", {
         params: { query: { name: "escalation" } },
@@ -246,7 +248,7 @@ describe.each(databases)("API tokens on %s", (kind) => {
       const notDeleted = await viewer.DELETE("/tokens/{tokenId}", {
         params: { path: { tokenId: other.id } },
       });
-      expect(notDeleted.error).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      expect(notDeleted.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
       // Reading tokens needs no permission the viewer lacks.
       const read = await viewer.GET("/tokens/{tokenId}", {
         params: { path: { tokenId: other.id } },

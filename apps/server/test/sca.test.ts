@@ -421,6 +421,22 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
       status: 400,
       code: "INVALID_INPUT",
     });
+    // A proof is required, `code` or `passkeyAssertion` with `origin` (the
+    // contract's anyOf), and an SMS login takes the code; neither costs an attempt.
+    const login = { factor: "SMS_OTP" as const, challengeId: data!.challengeId };
+    const noProof = await completeLogin(id, { ...login, endUserIpAddress: "203.0.113.42" });
+    expect(noProof.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+    const passkeyProof = await completeLogin(id, {
+      ...login,
+      passkeyAssertion: {},
+      origin: ORIGIN,
+      endUserIpAddress: "203.0.113.42",
+    });
+    expect(passkeyProof.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      details: { errors: [expect.objectContaining({ field: "code" })] },
+    });
     expect((await answer(WRONG_CODE)).error).toMatchObject({
       status: 400,
       code: "INVALID_INPUT",
@@ -759,6 +775,11 @@ describe.each(databases)("strong customer authentication on %s", (kind) => {
       const iban = await createBankAccount(sandbox.client, id, "000", "EUR");
       const none = await confirmTrust(iban.id, { code: SANDBOX_SCA_CODE });
       expect(none.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
+      // No proof at all is refused by the contract's anyOf.
+      expect((await confirmTrust(iban.id, {})).error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+      });
       const noCode = await trust(iban.id);
       expect(noCode.response.status).toBe(200);
       expect(

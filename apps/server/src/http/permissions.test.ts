@@ -41,18 +41,20 @@ function caller(permissions?: RequestContext["permissions"], agent = false): Req
 }
 
 describe("REQUIRED_PERMISSION", () => {
-  it("names only BasicAuth operations of openapi.yaml that declare the 403 they answer", () => {
-    for (const operationId of Object.keys(REQUIRED_PERMISSION)) {
+  it("names only BasicAuth operations of openapi.yaml that declare the refusal they answer", () => {
+    for (const [operationId, { refusal }] of Object.entries(REQUIRED_PERMISSION)) {
       const operation = operations.find((op) => op.operationId === operationId);
       expect(operation, operationId).toBeDefined();
-      expect(Object.keys(operation!.responses ?? {}), operationId).toContain("403");
+      expect(Object.keys(operation!.responses ?? {}), operationId).toContain(String(refusal));
+      // 401 only where the operation has no 403 to answer with.
+      if (refusal === 401) expect(Object.keys(operation!.responses ?? {})).not.toContain("403");
       expect(operation!.security ?? [{ BasicAuth: [] }], operationId).toContainEqual({
         BasicAuth: [],
       });
     }
   });
 
-  it("refuses a token without the permission with 403 FORBIDDEN, and lets others through", () => {
+  it("refuses a token without the permission, and lets others through", () => {
     expect(() => checkPermission("createQuote", caller(["VIEW", "TRANSACT"]))).not.toThrow();
     expect(() => checkPermission("listTokens", caller([]))).not.toThrow();
     let refused: unknown;
@@ -63,9 +65,15 @@ describe("REQUIRED_PERMISSION", () => {
     }
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ status: 403, code: "FORBIDDEN" });
-    expect(() => checkPermission("deleteTokenById", caller(["VIEW", "TRANSACT"]))).toThrow(
-      /MANAGE/,
-    );
+    let tokenRefused: unknown;
+    try {
+      checkPermission("deleteTokenById", caller(["VIEW", "TRANSACT"]));
+    } catch (err) {
+      tokenRefused = err;
+    }
+    // The token operations declare no 403: their refusal is 401 UNAUTHORIZED.
+    expect(tokenRefused).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    expect((tokenRefused as Error).message).toMatch(/MANAGE/);
   });
 
   it("fails closed for a caller with no permissions, and leaves agents to their policy", () => {

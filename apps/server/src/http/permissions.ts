@@ -10,35 +10,43 @@ import type { OperationId } from "./operation-types.js";
 //
 // The table holds what the live contract states: creating and executing a
 // quote need TRANSACT (their descriptions and 403 answers say so), and
-// managing API tokens needs MANAGE (the Permission enum's description; the
-// sandbox adds the 403 the live contract leaves out, since without it a token
-// lacking MANAGE could create itself a TRANSACT token). VIEW, and MANAGE on
-// configuration and customers, are not checked: the live contract declares no
-// 403 on those operations. Every operation listed must declare a 403 in
+// managing API tokens needs MANAGE (the Permission enum's description).
+// A refusal uses the status the operation declares: 403 FORBIDDEN where it
+// has one, else 401 UNAUTHORIZED (the credentials are what falls short):
+// the live token operations declare no 403, and without the check a token
+// lacking MANAGE could create itself a TRANSACT token. VIEW, and MANAGE on
+// configuration and customers, are not checked: the live contract declares
+// no refusal for them. Every status listed is declared by its operation in
 // openapi.yaml (a test checks it). Agents (AgentAuth) are bound by their own
 // policy instead, checked by their services.
 
+interface Requirement {
+  permission: Permission;
+  refusal: 401 | 403;
+}
+
 /** The permission an API token needs to call each operation; any other needs none. */
 export const REQUIRED_PERMISSION = {
-  createQuote: "TRANSACT",
-  executeQuote: "TRANSACT",
-  createToken: "MANAGE",
-  deleteTokenById: "MANAGE",
+  createQuote: { permission: "TRANSACT", refusal: 403 },
+  executeQuote: { permission: "TRANSACT", refusal: 403 },
+  createToken: { permission: "MANAGE", refusal: 401 },
+  deleteTokenById: { permission: "MANAGE", refusal: 401 },
   // Sandbox only: isolated platforms, which also need the sandbox's own platform.
-  createSandboxPlatform: "MANAGE",
-  deleteSandboxPlatform: "MANAGE",
-} as const satisfies Partial<Record<OperationId, Permission>>;
+  createSandboxPlatform: { permission: "MANAGE", refusal: 403 },
+  deleteSandboxPlatform: { permission: "MANAGE", refusal: 403 },
+} as const satisfies Partial<Record<OperationId, Requirement>>;
 
-const required: Partial<Record<string, Permission>> = REQUIRED_PERMISSION;
+const required: Partial<Record<string, Requirement>> = REQUIRED_PERMISSION;
 
-/** Throws 403 FORBIDDEN when the caller's API token lacks the operation's permission. */
+/** Throws the operation's refusal when the caller's API token lacks its permission. */
 export function checkPermission(operationId: string, ctx: RequestContext): void {
-  const permission = required[operationId];
-  if (permission === undefined || ctx.agent !== undefined) return;
+  const requirement = required[operationId];
+  if (requirement === undefined || ctx.agent !== undefined) return;
+  const { permission, refusal } = requirement;
   if (ctx.permissions?.includes(permission)) return;
   throw new ApiError(
-    403,
-    "FORBIDDEN",
+    refusal,
+    refusal === 403 ? "FORBIDDEN" : "UNAUTHORIZED",
     `This API token does not have the ${permission} permission this operation needs`,
   );
 }

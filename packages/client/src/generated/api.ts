@@ -43,7 +43,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description Issues a new API token for your platform with the permissions listed. Authenticate with HTTP Basic, the token's `clientId` as the user name and `clientSecret` as the password (in the sandbox `clientId` is also the token's `id`). The secret is in this answer only: it is stored as a hash and no later request returns it, so keep it now. Creating a token needs the `MANAGE` permission (403 `FORBIDDEN` without it): a token without it cannot give itself more rights. See `Permission` for what each permission allows.
+         * @description Issues a new API token for your platform with the permissions listed. Authenticate with HTTP Basic, the token's `clientId` as the user name and `clientSecret` as the password (in the sandbox `clientId` is also the token's `id`). The secret is in this answer only: it is stored as a hash and no later request returns it, so keep it now. Creating a token needs the `MANAGE` permission (401 `UNAUTHORIZED` naming it, without it): a token without it cannot give itself more rights. See `Permission` for what each permission allows.
          */
         post: operations["createToken"];
         delete?: never;
@@ -74,7 +74,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an API token
-         * @description Revokes the token: from the moment this answers, every request made with it is 401, on every server process. Deleting needs the `MANAGE` permission (403 `FORBIDDEN` without it). A token cannot delete itself (400 `INVALID_INPUT`): delete it with another token, so a platform always keeps a token to call the API with. An unknown id, or another platform's token, is 404 `TOKEN_NOT_FOUND`.
+         * @description Revokes the token: from the moment this answers, every request made with it is 401, on every server process. Deleting needs the `MANAGE` permission (401 `UNAUTHORIZED` naming it, without it). A token cannot delete itself (400 `INVALID_INPUT`): delete it with another token, so a platform always keeps a token to call the API with. An unknown id, or another platform's token, is 404 `TOKEN_NOT_FOUND`.
          */
         delete: operations["deleteTokenById"];
         options?: never;
@@ -5076,7 +5076,7 @@ export interface components {
          *     |---|---|
          *     | `VIEW` | Reading your platform's data: configuration, customers, accounts, transactions. |
          *     | `TRANSACT` | Moving money: creating and executing quotes (`POST /quotes`, `POST /quotes/{quoteId}/execute`), which answer 403 `FORBIDDEN` to a token without it. |
-         *     | `MANAGE` | Administering the platform: its configuration, its customers and its API tokens. Creating and deleting tokens answer 403 `FORBIDDEN` to a token without it. |
+         *     | `MANAGE` | Administering the platform: its configuration, its customers and its API tokens. Creating and deleting tokens answer 401 `UNAUTHORIZED`, naming it, to a token without it (they declare no 403). |
          *
          *     Sandbox: `TRANSACT` and `MANAGE` are checked where this table says; `VIEW`, and `MANAGE` on configuration and customers, are recorded and returned but not checked yet. The token the sandbox creates on first start (or from `SANDBOX_TOKEN_ID`) has all three.
          * @enum {string}
@@ -10338,7 +10338,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -10408,7 +10407,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };

@@ -491,7 +491,7 @@ export class ScaService {
         errors: [fieldError("body.factor", "no login is pending for this factor")],
       });
 
-    // The proof the factor needs must be there (the contract's anyOf).
+    // The contract's anyOf asks for a proof; the factor decides which one.
     if (
       input.factor === "PASSKEY" ? !input.passkeyAssertion || !input.origin : input.code == null
     ) {
