@@ -22,16 +22,16 @@
 // that the balance fell by exactly the approved amount.
 //
 // With --webhooks the sandbox's platform has a webhook URL on a local
-// receiver (in this process) that answers 200 at once. After the load the
+// receiver (on a thread of this process) that answers 200 at once. After the load the
 // script waits until no event is pending (at most --drain seconds), then
 // reports whether every event in the database was delivered, duplicates, and
 // the time from each event (its envelope's timestamp) to its arrival.
 import { appendFileSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { measureRound, median, startPrism, startSandbox } from "./processes.mjs";
@@ -175,33 +175,60 @@ async function startSandboxTarget() {
  * the time from the event (its envelope's `timestamp`: the sandbox clock,
  * which is the server's own here) to the delivery's arrival.
  */
-async function startWebhookReceiver() {
-  const latencies = [];
-  const seen = new Set();
-  let received = 0;
-  let duplicates = 0;
-  let lastArrival = 0;
-  const server = createHttpServer((req, res) => {
-    const chunks = [];
-    req.on("data", (chunk) => chunks.push(chunk));
-    req.on("end", () => {
-      const arrivedAt = Date.now();
-      received++;
-      lastArrival = arrivedAt;
-      const { id, timestamp } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      if (seen.has(id)) duplicates++;
-      else {
-        seen.add(id);
-        latencies.push(arrivedAt - Date.parse(timestamp));
-      }
-      res.writeHead(200).end();
-    });
+// The receiver's own event loop, as a partner's receiver is its own
+// process: in autocannon's loop, each answer would wait behind the load
+// generator's work, and an object's events, sent one after another, with it.
+const RECEIVER_THREAD = `
+const { createServer } = require("node:http");
+const { parentPort } = require("node:worker_threads");
+const latencies = [];
+const seen = new Set();
+let received = 0;
+let duplicates = 0;
+let lastArrival = 0;
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (chunk) => chunks.push(chunk));
+  req.on("end", () => {
+    const arrivedAt = Date.now();
+    received++;
+    lastArrival = arrivedAt;
+    const { id, timestamp } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    if (seen.has(id)) duplicates++;
+    else {
+      seen.add(id);
+      latencies.push(arrivedAt - Date.parse(timestamp));
+    }
+    res.writeHead(200).end();
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+});
+server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on("message", (message) => {
+  if (message === "stats") {
+    parentPort.postMessage({ received, distinct: seen.size, duplicates, lastArrival, latencies });
+  } else if (message === "close") {
+    server.close(() => process.exit(0));
+  }
+});
+`;
+
+/** A receiver on a thread of its own that answers 200 at once and keeps what it got. */
+async function startWebhookReceiver() {
+  const thread = new Worker(RECEIVER_THREAD, { eval: true });
+  const next = () => new Promise((resolve) => thread.once("message", resolve));
+  const { port } = await next();
   return {
-    url: `http://127.0.0.1:${server.address().port}/webhooks`,
-    stats: () => ({ received, distinct: seen.size, duplicates, lastArrival, latencies }),
-    close: () => new Promise((resolve) => server.close(resolve)),
+    url: `http://127.0.0.1:${port}/webhooks`,
+    stats: () => {
+      const answer = next();
+      thread.postMessage("stats");
+      return answer;
+    },
+    close: () => {
+      const exited = new Promise((resolve) => thread.once("exit", resolve));
+      thread.postMessage("close");
+      return exited;
+    },
   };
 }
 
@@ -260,7 +287,7 @@ async function drainWebhooks(webhooks) {
     await new Promise((r) => setTimeout(r, 250));
     events = await webhooks.events();
   }
-  const stats = webhooks.stats();
+  const stats = await webhooks.stats();
   const sorted = [...stats.latencies].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return {

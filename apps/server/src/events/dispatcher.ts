@@ -38,9 +38,13 @@ import type { PostResult } from "./webhook-post.js";
 const NUDGE_DELAY_MS = 5;
 /**
  * Most events of one object claimed and sent back to back (see ClaimedRun
- * in outbox-store.ts): one poll and one record for the lot.
+ * in outbox-store.ts): one poll and one record for the lot. An object's
+ * events go at most a run per poll and record, so a busy object (one
+ * account's balance events, one per card authorization) needs long runs to
+ * keep up: at 64 its deliveries fell seconds behind 2,500 authorizations a
+ * second; at 512 they stay within a fifth of a second (bench/RESULTS.md).
  */
-const RUN_LENGTH = 64;
+const RUN_LENGTH = 512;
 /**
  * Due events read per platform beyond its free slots, so that a few found
  * blocked (not their object's turn) or taken by another process do not leave
