@@ -16,6 +16,13 @@ export function scalarBytes(value: Buffer): Buffer {
   return Buffer.concat([Buffer.alloc(SCALAR_BYTES - value.length), value]);
 }
 
+// A login reads the same few keys several times (the session key in its
+// bundle, its stamp and its challenge; the enclave's key): each is checked
+// and converted once. Bounded, and only valid points are kept; callers get
+// copies, so none can alter what the next one reads.
+const POINTS_KEPT = 4096;
+const points = new Map<string, Buffer>();
+
 /**
  * Decodes a SEC1 public key (compressed `02`/`03` or uncompressed `04`, hex)
  * to its uncompressed bytes, checking that it is a point on P-256. The prefix
@@ -32,12 +39,18 @@ export function uncompressedPoint(hex: string): Buffer {
   if (form === "compressed" ? prefix !== "02" && prefix !== "03" : prefix !== "04") {
     throw new CryptoError("public key is not a valid P-256 point");
   }
+  const known = points.get(hex);
+  if (known) return Buffer.from(known);
+  let point: Buffer;
   try {
     // OpenSSL rejects points off the curve and x coordinates with no square root.
-    return ECDH.convertKey(hex, CURVE, "hex", undefined, "uncompressed") as Buffer;
+    point = ECDH.convertKey(hex, CURVE, "hex", undefined, "uncompressed") as Buffer;
   } catch (cause) {
     throw new CryptoError("public key is not a valid P-256 point", { cause });
   }
+  if (points.size >= POINTS_KEPT) points.clear();
+  points.set(hex, Buffer.from(point));
+  return point;
 }
 
 /** Compressed bytes of an uncompressed point that uncompressedPoint returned. */

@@ -13,6 +13,7 @@ import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
+import { inTurn } from "./in-turn.js";
 import { jsonBody } from "./json-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
 import {
@@ -84,13 +85,13 @@ export function createApp(options: AppOptions): Express {
     );
   }
 
-  const api = express.Router();
   const apiText = readFileSync(openApiPath, "utf8");
   const doc = parse(apiText) as ApiDocument;
   assertPublicOperations(doc);
-  api.use(jsonBody(1024 * 1024));
-  api.use(refuseUnstorableUrl);
-  api.use(
+  // Every API request takes each of these steps, in this order.
+  const api = inTurn([
+    jsonBody(1024 * 1024),
+    refuseUnstorableUrl,
     authenticator(
       options.tokens,
       options.agentTokens,
@@ -98,8 +99,6 @@ export function createApp(options: AppOptions): Express {
       log,
       publicOperationMatcher(doc),
     ),
-  );
-  api.use(
     operationRouter({
       doc,
       // Servers of one process with the same document and options share
@@ -107,8 +106,8 @@ export function createApp(options: AppOptions): Express {
       shareKey: `${createHash("sha256").update(apiText).digest("hex")}:${options.validateResponses}`,
       validator: apiValidatorOptions(options.validateResponses),
     }),
-  );
-  api.use(operationDispatcher(options.operations));
+    operationDispatcher(options.operations),
+  ]);
 
   // The validator matches the full URL against the spec's server URL, which
   // ends in this same version segment.

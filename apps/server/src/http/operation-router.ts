@@ -1,11 +1,7 @@
-import express, {
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { ApiError } from "../errors.js";
+import { inTurn } from "./in-turn.js";
 
 // The API's router, compiled once from openapi.yaml: it finds a request's path
 // in a tree of path segments (one step per segment, whatever the number of
@@ -229,15 +225,14 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
     const key = `${options.shareKey ?? ""}\n${path}`;
     let validator = validators.get(key);
     if (!validator) {
-      const router = express.Router();
-      router.use(
+      validator = inTurn(
         OpenApiValidator.middleware({
           ...options.validator,
           // Read from openapi.yaml, which the validator checks as it loads it.
           apiSpec: onePathDocument(doc, path) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
-      validators.set(key, (validator = router));
+      validators.set(key, validator);
     }
     return validator;
   };
