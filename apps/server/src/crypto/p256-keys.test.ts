@@ -8,6 +8,7 @@ import {
   publicKeyFromPrivateKey,
   publicKeysEqual,
   scalarBytes,
+  uncompressedPoint,
   uncompressPublicKey,
 } from "./p256-keys.js";
 
@@ -83,6 +84,17 @@ describe("P-256 keys on node:crypto", () => {
     expect(() => compressPublicKey(`06${key.publicKeyUncompressedHex.slice(2)}`)).toThrow(
       CryptoError,
     );
+  });
+
+  it("answers a key read before as the first time, in a copy of its own", () => {
+    const first = uncompressedPoint(key.publicKeyHex);
+    first.fill(0);
+    const again = uncompressedPoint(key.publicKeyHex);
+    expect(again.toString("hex")).toBe(key.publicKeyUncompressedHex);
+    // A key that failed once fails every time: only valid points are kept.
+    const invalid = flipLast(key.publicKeyHex);
+    const valid = isValidP256PublicKeyHex(invalid);
+    expect(isValidP256PublicKeyHex(invalid)).toBe(valid);
   });
 
   it("compares keys as points", () => {
