@@ -142,14 +142,18 @@ const claimSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedB
   RETURNING ${CLAIMED_COLUMNS}`;
 
 /** The pending events queued behind a claimed one, in order. */
-const FOLLOWERS_SQL = `SELECT "id", "nextAttemptAt", "lockedUntil", "attemptCount" FROM ${EVENT}
+const FOLLOWERS_SQL = `SELECT "id", "seq", "nextAttemptAt", "lockedUntil", "attemptCount" FROM ${EVENT}
   WHERE "platformId" = ? AND "objectId" = ? AND "status" = 'PENDING' AND "seq" > ?
   ORDER BY "seq" LIMIT ?`;
 
-/** Followers are claimed without the earlier-pending test: the event before each is in the run. */
-const claimFollowersSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
-  WHERE "id" IN (${placeholders(n)}) AND "status" = 'PENDING'
-    AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
+/**
+ * Followers are claimed without the earlier-pending test: the event before
+ * each is in the run. They are the object's pending events in a range of
+ * `seq`, so one statement of one shape claims a run of any length.
+ */
+const CLAIM_FOLLOWERS_SQL = `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
+  WHERE "platformId" = ? AND "objectId" = ? AND "seq" > ? AND "seq" <= ?
+    AND "status" = 'PENDING' AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
   RETURNING ${CLAIMED_COLUMNS}`;
 
 /** A date as read: SQLite holds Prisma's ISO text, PostgreSQL's driver gives a Date. */
@@ -281,17 +285,29 @@ function* claimFollowers(head: ClaimedEvent, input: PollInput): SqlProgram<Claim
     params: [head.platformId, head.objectId, head.seq, input.runLength - 1],
   }) as SqlRow[];
   const ids: string[] = [];
+  let lastSeq = head.seq;
   for (const row of rows) {
     const leased = (optionalDate(row.lockedUntil)?.getTime() ?? 0) >= now;
     const backingOff = Number(row.attemptCount) > 0 && dateOf(row.nextAttemptAt).getTime() > now;
     if (leased || backingOff) break;
     ids.push(String(row.id));
+    lastSeq = BigInt(row.seq as string | bigint);
   }
   if (ids.length === 0) return [];
+  // Anything else the range takes (an event a replay made pending since the
+  // read) is not in `ids`, and is released below.
   const claimed = (yield {
     kind: "all",
-    sql: claimFollowersSql(ids.length),
-    params: [input.leaseUntil, input.token, ...ids, input.now],
+    sql: CLAIM_FOLLOWERS_SQL,
+    params: [
+      input.leaseUntil,
+      input.token,
+      head.platformId,
+      head.objectId,
+      head.seq,
+      lastSeq,
+      input.now,
+    ],
   }) as SqlRow[];
   const byId = new Map(claimed.map((row) => [String(row.id), row]));
   const followers: ClaimedEvent[] = [];
