@@ -4,22 +4,31 @@
 // same operation from openapi.yaml, in the same run.
 //
 //   npm run build                      (the server runs from apps/server/dist)
-//   node bench/operations.mjs [--operations authorize,getCustomerById,listCustomers,createCustomer]
+//   node bench/operations.mjs [--operations authorize,getCustomerById,listCustomers,createCustomer,otpLogin]
 //        [--rounds 3] [--duration 8] [--warmup 3] [--connections 50]
-//        [--database sqlite|postgresql]
+//        [--logins 3000] [--database sqlite|postgresql]
 //
 // For each operation, the load goes to one target at a time, in rounds that
 // alternate between them (sandbox first in odd rounds, Prism first in even
 // ones); the summary is the median round of each. The sandbox runs on a
 // fresh database with response validation off, as a partner's CI would run
 // it; every request is real (a create writes a customer and its event; an
-// authorization debits the ledger). Non-2xx answers are counted and reported:
-// a run with any is not a valid measurement.
+// authorization debits the ledger). Non-2xx answers of either target are
+// counted and reported: a run with any is not a valid measurement.
+//
+// The OTP login (`otpLogin`) is measured leg by leg: the challenge, the
+// verify that answers 202, and the signed retry that answers the session.
+// Each of its requests can be made only once (a code is used up, a Request-Id
+// is consumed), so a round is a batch of --logins logins, one per wallet:
+// all their challenges at 50 connections, then (the bench seals each code to
+// its target, unmeasured) all their verifies, then (stamped) all their
+// retries. Prism answers the same three requests as often.
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import * as crypto from "@payments-sandbox/crypto";
 import { measureRound, median, startPrism, startSandbox } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -27,8 +36,9 @@ const { values: args } = parseArgs({
   options: {
     operations: {
       type: "string",
-      default: "authorize,getCustomerById,listCustomers,createCustomer",
+      default: "authorize,getCustomerById,listCustomers,createCustomer,otpLogin",
     },
+    logins: { type: "string", default: "3000" },
     rounds: { type: "string", default: "3" },
     duration: { type: "string", default: "8" },
     warmup: { type: "string", default: "3" },
@@ -41,6 +51,7 @@ const rounds = Number(args.rounds);
 const duration = Number(args.duration);
 const warmup = Number(args.warmup);
 const connections = Number(args.connections);
+const logins = Number(args.logins);
 
 const customerBody = {
   customerType: "INDIVIDUAL",
@@ -55,6 +66,7 @@ const purchase = {
 // Ids in the form the spec's patterns accept, for Prism's static answers.
 const PRISM_CUSTOMER = "Customer:019542f5-b3e7-1d02-0000-000000000001";
 const PRISM_CARD = "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449";
+const PRISM_AUTH_METHOD = "AuthMethod:09b2f9f8-e00e-4121-bd88-33f111fc0002";
 
 /** Each operation: how to set it up on the sandbox, and its request on either target. */
 const operations = {
@@ -112,11 +124,22 @@ const operations = {
   },
 };
 
-const chosen = args.operations.split(",").map((name) => {
-  const operation = operations[name];
-  if (!operation) throw new Error(`unknown operation ${name}`);
-  return { name, ...operation };
-});
+/** The OTP login's legs, in the order a login takes them. */
+const otpLegs = [
+  { name: "otpChallenge", title: "POST /auth/credentials/{id}/challenge" },
+  { name: "otpVerify", title: "POST /auth/credentials/{id}/verify (202)" },
+  { name: "otpRetry", title: "POST /auth/credentials/{id}/verify, signed (200)" },
+];
+
+const names = args.operations.split(",");
+const chosen = names
+  .filter((name) => name !== "otpLogin")
+  .map((name) => {
+    const operation = operations[name];
+    if (!operation) throw new Error(`unknown operation ${name}`);
+    return { name, ...operation };
+  });
+const withLogin = names.includes("otpLogin");
 
 function targetOf(label, base, headers, pid, { method, path, body }) {
   return {
@@ -142,6 +165,225 @@ const prism = await startPrism(root).catch(async (err) => {
 });
 const prismHeaders = { authorization: "Basic YTpi", "content-type": "application/json" };
 const perRound = [];
+
+/** Runs `fn` over `items`, `lanes` at a time. */
+async function inLanes(items, lanes, fn) {
+  let next = 0;
+  const out = new Array(items.length);
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return out;
+}
+
+/**
+ * A batch of one-time requests as a target: each connection takes the next
+ * request of the list, and the run ends when all are answered. `onAnswer`
+ * sees each answer's status and body.
+ */
+function batchTarget(label, base, pid, list, onAnswer) {
+  const prefix = new URL(base).pathname.replace(/\/$/, "");
+  let next = 0;
+  return {
+    label,
+    pid,
+    request: {
+      url: base,
+      connections: Math.min(connections, list.length),
+      amount: list.length,
+      requests: [
+        {
+          setupRequest: (req) => {
+            const item = list[next++];
+            if (!item) return undefined;
+            return {
+              ...req,
+              method: item.method,
+              path: prefix + item.path,
+              // A copy: autocannon writes the content-length into the object it is given.
+              headers: { ...item.headers },
+              body: item.body === undefined ? undefined : JSON.stringify(item.body),
+            };
+          },
+          onResponse: onAnswer ? (status, body) => onAnswer(status, body) : undefined,
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Wallets with an EMAIL_OTP credential each: a customer holding USDB is
+ * opened with its embedded wallet, whose first credential needs no signature.
+ */
+async function otpCredentials(count) {
+  const made = await inLanes(
+    Array.from({ length: count }, (_, i) => i),
+    16,
+    async (i) => {
+      const email = `bench-${i}@example.com`;
+      const customer = await sandbox.call("POST", "/customers", {
+        ...customerBody,
+        email,
+        currencies: ["USDB"],
+      });
+      const wallets = await sandbox.call(
+        "GET",
+        `/customers/internal-accounts?customerId=${customer.id}`,
+      );
+      const method = await sandbox.call("POST", "/auth/credentials", {
+        type: "EMAIL_OTP",
+        accountId: wallets.data[0].id,
+        nickname: email,
+      });
+      return method.id;
+    },
+  );
+  return made;
+}
+
+/** Whether a one-time request was answered as expected; the first surprise is printed. */
+let surprised = false;
+function answered(status, expected, leg, body) {
+  if (status === expected) return true;
+  if (!surprised) console.error(`${leg}: ${status} ${body}`);
+  surprised = true;
+  return false;
+}
+
+/**
+ * One round of the OTP login on the sandbox: the three legs' batches over
+ * `methods`, each measured; between them the bench seals and stamps as a
+ * client does (not measured). Returns a result per leg.
+ */
+async function sandboxLoginRound(methods, enclaveKey) {
+  // Rate limits count per credential over a sliding minute: each round starts
+  // in a minute of its own.
+  await sandbox.call("POST", "/sandbox/clock/advance", { seconds: 61 });
+  const label = `sandbox (${args.database})`;
+  const headers = sandbox.headers;
+  const targets = new Map();
+  const challenge = await measureRound(
+    batchTarget(
+      label,
+      sandbox.base,
+      sandbox.pid,
+      methods.map((id) => ({
+        method: "POST",
+        path: `/auth/credentials/${id}/challenge`,
+        headers,
+        body: {},
+      })),
+      (status, body) => {
+        if (!answered(status, 200, "challenge", body)) return;
+        const answer = JSON.parse(body);
+        targets.set(answer.id, answer.otpEncryptionTargetBundle);
+      },
+    ),
+  );
+  const sealed = new Map();
+  const verifies = await inLanes(methods, 8, async (id) => {
+    const { targetPublic } = crypto.verifyOtpTargetBundle(targets.get(id), enclaveKey);
+    const tek = crypto.generateP256KeyPair();
+    const body = {
+      type: "EMAIL_OTP",
+      encryptedOtpBundle: await crypto.sealOtpBundle({
+        otpCode: "000000",
+        tekPublicKeyHex: tek.publicKeyHex,
+        targetPublicKeyHex: targetPublic,
+      }),
+    };
+    sealed.set(tek.publicKeyHex, { id, body, tek });
+    return { method: "POST", path: `/auth/credentials/${id}/verify`, headers, body };
+  });
+  const retries = [];
+  const verify = await measureRound(
+    batchTarget(label, sandbox.base, sandbox.pid, verifies, (status, body) => {
+      if (!answered(status, 202, "verify", body)) return;
+      const answer = JSON.parse(body);
+      const login = sealed.get(JSON.parse(answer.payloadToSign).parameters.publicKey);
+      retries.push({
+        method: "POST",
+        path: `/auth/credentials/${login.id}/verify`,
+        headers: {
+          ...headers,
+          "service-wallet-signature": crypto.createStamp(
+            answer.payloadToSign,
+            login.tek.privateKeyHex,
+          ),
+          "request-id": answer.requestId,
+        },
+        body: login.body,
+      });
+    }),
+  );
+  const retry = await measureRound(
+    batchTarget(label, sandbox.base, sandbox.pid, retries, (status, body) =>
+      answered(status, 200, "retry", body),
+    ),
+  );
+  return [challenge, verify, retry];
+}
+
+/** The same three requests, as often, against Prism (which keeps no state). */
+async function prismLoginRound(count) {
+  const path = `/auth/credentials/${PRISM_AUTH_METHOD}`;
+  const tek = crypto.generateP256KeyPair();
+  const target = crypto.generateP256KeyPair();
+  const body = {
+    type: "EMAIL_OTP",
+    encryptedOtpBundle: await crypto.sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: target.publicKeyUncompressedHex,
+    }),
+  };
+  const signed = {
+    ...prismHeaders,
+    "service-wallet-signature": crypto.createStamp("{}", tek.privateKeyHex),
+    "request-id": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
+  };
+  const legs = [
+    { method: "POST", path: `${path}/challenge`, headers: prismHeaders, body: {} },
+    // Prism answers its first declared success unless asked for another.
+    {
+      method: "POST",
+      path: `${path}/verify`,
+      headers: { ...prismHeaders, prefer: "code=202" },
+      body,
+    },
+    { method: "POST", path: `${path}/verify`, headers: signed, body },
+  ];
+  const results = [];
+  for (const leg of legs) {
+    results.push(
+      await measureRound(batchTarget("Prism mock", prism.base, prism.pid, Array(count).fill(leg))),
+    );
+  }
+  return results;
+}
+
+async function measureOtpLogin() {
+  const methods = await otpCredentials(logins);
+  const { otpEnclavePublicKey } = await sandbox.call("GET", "/sandbox/keys");
+  // Warm-up: a smaller round on each target.
+  const warm = Math.min(logins, 1500);
+  await sandboxLoginRound(methods.slice(0, warm), otpEnclavePublicKey);
+  await prismLoginRound(warm);
+  const record = (round, results) =>
+    results.forEach((result, i) => perRound.push({ operation: otpLegs[i].name, round, ...result }));
+  for (let round = 1; round <= rounds; round++) {
+    const sandboxFirst = round % 2 === 1;
+    if (!sandboxFirst) record(round, await prismLoginRound(logins));
+    record(round, await sandboxLoginRound(methods, otpEnclavePublicKey));
+    if (sandboxFirst) record(round, await prismLoginRound(logins));
+  }
+}
+
 try {
   for (const operation of chosen) {
     const ids = await operation.setUp(sandbox);
@@ -173,6 +415,7 @@ try {
       }
     }
   }
+  if (withLogin) await measureOtpLogin();
 } finally {
   await prism.stop();
   await sandbox.stop();
@@ -195,7 +438,7 @@ console.log(
   "| Operation | Sandbox req/s | Sandbox p99 ms | Prism req/s | Prism p99 ms | Sandbox ÷ Prism | Sandbox CPU µs/request |",
 );
 console.log("|---|---|---|---|---|---|---|");
-const summary = chosen.map((operation) => {
+const summary = [...chosen, ...(withLogin ? otpLegs : [])].map((operation) => {
   const of = (label) => perRound.filter((r) => r.operation === operation.name && r.label === label);
   const mine = of(`sandbox (${args.database})`);
   const theirs = of("Prism mock");
@@ -206,7 +449,8 @@ const summary = chosen.map((operation) => {
     prism: median(theirs.map((r) => r.requestsPerSecond)),
     prismP99: median(theirs.map((r) => r.p99)),
     cpu: median(mine.map((r) => r.serverCpuUsPerRequest ?? 0)),
-    non2xx: mine.reduce((n, r) => n + r.non2xx + r.errors, 0),
+    // Either target answering anything but success makes the comparison invalid.
+    non2xx: [...mine, ...theirs].reduce((n, r) => n + r.non2xx + r.errors, 0),
   };
 });
 for (const s of summary) {
