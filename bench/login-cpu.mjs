@@ -26,6 +26,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import * as portable from "@payments-sandbox/crypto";
+import { sealedOtpVerify } from "./otp-client.mjs";
 import { cpuMs, freePort } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -315,15 +316,7 @@ async function endToEnd() {
         challenge.otpEncryptionTargetBundle,
         enclaveKey,
       );
-      const key = portable.generateP256KeyPair();
-      const body = {
-        type: "EMAIL_OTP",
-        encryptedOtpBundle: await portable.sealOtpBundle({
-          otpCode: "000000",
-          tekPublicKeyHex: key.publicKeyHex,
-          targetPublicKeyHex: targetPublic,
-        }),
-      };
+      const { tek: key, body } = await sealedOtpVerify(targetPublic);
       let used = process.cpuUsage(t0);
       clientCpu += used.user + used.system;
       const first = expectStatus(

@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import * as crypto from "@payments-sandbox/crypto";
+import { sealedOtpVerify } from "./otp-client.mjs";
 import { measureRound, median, startPrism, startSandbox } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -288,15 +289,7 @@ async function sandboxLoginRound(methods, enclaveKey) {
   const sealed = new Map();
   const verifies = await inLanes(methods, 8, async (id) => {
     const { targetPublic } = crypto.verifyOtpTargetBundle(targets.get(id), enclaveKey);
-    const tek = crypto.generateP256KeyPair();
-    const body = {
-      type: "EMAIL_OTP",
-      encryptedOtpBundle: await crypto.sealOtpBundle({
-        otpCode: "000000",
-        tekPublicKeyHex: tek.publicKeyHex,
-        targetPublicKeyHex: targetPublic,
-      }),
-    };
+    const { tek, body } = await sealedOtpVerify(targetPublic);
     sealed.set(tek.publicKeyHex, { id, body, tek });
     return { method: "POST", path: `/auth/credentials/${id}/verify`, headers, body };
   });
@@ -335,16 +328,8 @@ async function sandboxLoginRound(methods, enclaveKey) {
 /** The same three requests, as often, against Prism (which keeps no state). */
 async function prismLoginRound(count) {
   const path = `/auth/credentials/${PRISM_AUTH_METHOD}`;
-  const tek = crypto.generateP256KeyPair();
   const target = crypto.generateP256KeyPair();
-  const body = {
-    type: "EMAIL_OTP",
-    encryptedOtpBundle: await crypto.sealOtpBundle({
-      otpCode: "000000",
-      tekPublicKeyHex: tek.publicKeyHex,
-      targetPublicKeyHex: target.publicKeyUncompressedHex,
-    }),
-  };
+  const { tek, body } = await sealedOtpVerify(target.publicKeyUncompressedHex);
   const signed = {
     ...prismHeaders,
     "service-wallet-signature": crypto.createStamp("{}", tek.privateKeyHex),
