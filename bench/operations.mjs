@@ -221,8 +221,8 @@ function batchTarget(label, base, pid, list, onAnswer) {
  * Wallets with an EMAIL_OTP credential each: a customer holding USDB is
  * opened with its embedded wallet, whose first credential needs no signature.
  */
-async function otpCredentials(count) {
-  const made = await inLanes(
+function otpCredentials(count) {
+  return inLanes(
     Array.from({ length: count }, (_, i) => i),
     16,
     async (i) => {
@@ -244,7 +244,6 @@ async function otpCredentials(count) {
       return method.id;
     },
   );
-  return made;
 }
 
 /** Whether a one-time request was answered as expected; the first surprise is printed. */
