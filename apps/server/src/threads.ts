@@ -37,6 +37,14 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+export interface ThreadCallsOptions {
+  /**
+   * The thread keeps the process alive only while calls are under way, so
+   * it needs no closing: for a thread that holds no state of its own.
+   */
+  idleUnref?: boolean;
+}
+
 /**
  * The caller's side: calls to a thread started with the first of them. A
  * thread that fails or exits rejects the calls it holds; the next call starts
@@ -52,12 +60,14 @@ export class ThreadCalls<C> {
   constructor(
     private readonly name: string,
     private readonly start: () => Worker,
+    private readonly options: ThreadCallsOptions = {},
   ) {}
 
   call<R>(call: C): Promise<R> {
     const worker = (this.worker ??= this.watch(this.start()));
     const id = this.nextId++;
     return new Promise<R>((resolve, reject) => {
+      if (this.pending.size === 0 && this.options.idleUnref) worker.ref();
       this.pending.set(id, { resolve: resolve as (value: never) => void, reject });
       if (this.outgoing.push({ id, call }) === 1) setImmediate(() => this.send(worker));
     });
@@ -86,6 +96,7 @@ export class ThreadCalls<C> {
   }
 
   private watch(worker: Worker): Worker {
+    if (this.options.idleUnref) worker.unref();
     worker.on("message", (replies: Reply[]) => {
       for (const reply of replies) {
         const pending = this.pending.get(reply.id);
@@ -94,6 +105,7 @@ export class ThreadCalls<C> {
         if (reply.ok) pending.resolve(reply.value as never);
         else pending.reject(Object.assign(new Error(reply.error.message), reply.error));
       }
+      if (this.pending.size === 0 && this.options.idleUnref) worker.unref();
     });
     const fail = (error: Error) => {
       if (this.worker === worker) this.worker = undefined;

@@ -3,7 +3,8 @@ import { StampError } from "@payments-sandbox/crypto";
 import { walletSignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
-import { readStamp, verifyStamp, type ReadStamp } from "../crypto/stamps.js";
+import { offThread } from "../crypto/off-thread.js";
+import { readStamp } from "../crypto/stamps.js";
 import { countOf, one, q } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
@@ -73,10 +74,26 @@ export type SignedResult<T> =
 const walletError = (code: string, message: string, reason?: string) =>
   new ApiError(401, code, message, reason ? { reason } : {});
 
-/** The compressed key whose signature over `payload` the stamp carries; 401 when it does not verify. */
-function signerOf(stamp: ReadStamp, payload: string): string {
+/** 401 MALFORMED unless the header is a stamp whose key is a P-256 point. */
+function requireWellFormed(header: string): void {
   try {
-    return verifyStamp(stamp, payload).publicKey;
+    readStamp(header);
+  } catch (err) {
+    throw walletError(
+      "WALLET_SIGNATURE_MALFORMED",
+      "Service-Wallet-Signature is not a well-formed stamp.",
+      err instanceof Error ? err.message : undefined,
+    );
+  }
+}
+
+/**
+ * The compressed key whose signature over `payload` the stamp header carries;
+ * 401 when it does not verify.
+ */
+async function signerOf(header: string, payload: string): Promise<string> {
+  try {
+    return (await offThread("verifyStamp", header, payload)).publicKey;
   } catch (err) {
     if (err instanceof StampError && err.kind === "MALFORMED") {
       throw walletError(
@@ -185,20 +202,8 @@ export class SignedRequests {
     const legacy =
       this.config.legacyShortcuts &&
       walletSignatureOutcome(signature).outcome.kind === "LEGACY_ACCEPT";
-    // Read once: the key is checked here (401 MALFORMED before any lookup) and
-    // the signature below.
-    let stamp: ReadStamp | undefined;
-    if (!legacy) {
-      try {
-        stamp = readStamp(signature);
-      } catch (err) {
-        throw walletError(
-          "WALLET_SIGNATURE_MALFORMED",
-          "Service-Wallet-Signature is not a well-formed stamp.",
-          err instanceof Error ? err.message : undefined,
-        );
-      }
-    }
+    // 401 MALFORMED before any lookup; the signature is checked below.
+    if (!legacy) requireWellFormed(signature);
 
     const now = ctx.clock.now();
     const challenge = await pendingChallenge(this.services.data, {
@@ -224,9 +229,9 @@ export class SignedRequests {
       );
     }
     const approval: Approval = { challenge, issuedAt: challenge.createdAt };
-    if (stamp === undefined) return approval;
+    if (legacy) return approval;
 
-    const signer = signerOf(stamp, challenge.payload);
+    const signer = await signerOf(signature, challenge.payload);
     approval.signerPublicKey = signer;
 
     if (challenge.signerKind === "KEY") {
@@ -294,17 +299,8 @@ export class SignedRequests {
     payload: string,
     scope: DelegatedScope,
   ): Promise<string> {
-    let stamp: ReadStamp;
-    try {
-      stamp = readStamp(header);
-    } catch (err) {
-      throw walletError(
-        "WALLET_SIGNATURE_MALFORMED",
-        "Service-Wallet-Signature is not a well-formed stamp.",
-        err instanceof Error ? err.message : undefined,
-      );
-    }
-    const signer = signerOf(stamp, payload);
+    requireWellFormed(header);
+    const signer = await signerOf(header, payload);
     let keys = q
       .selectFrom("DelegatedKey")
       .select("id")

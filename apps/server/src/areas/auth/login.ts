@@ -181,7 +181,7 @@ export class LoginService {
     input: OtpVerify,
   ): Promise<ChallengeBody> {
     const now = ctx.clock.now();
-    const tek = openOtp(method, input.encryptedOtpBundle, now);
+    const tek = await openOtp(method, input.encryptedOtpBundle, now);
     const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
     const verificationToken = await otpVerificationToken(
       this.services.data,

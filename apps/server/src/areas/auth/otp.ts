@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { CryptoError } from "@payments-sandbox/crypto";
 import { otpOutcome } from "@payments-sandbox/sandbox-rules";
-import { createOtpTargetBundle, openOtpBundle } from "../../crypto/bundles.js";
+import { createOtpTargetBundle } from "../../crypto/bundles.js";
+import { offThread } from "../../crypto/off-thread.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
-import { issueVerificationToken } from "../../crypto/verification-token.js";
 import type { Database } from "../../db/database.js";
 import { prepared, q, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
@@ -125,7 +125,11 @@ function checkBundleShape(bundle: string): void {
  * wrong, expired or missing code is 401. The code is used up by
  * {@link useOtpCode}, in the transaction that goes on with the login.
  */
-export function openOtp(method: AuthMethodRow, encryptedOtpBundle: string, now: Date): string {
+export async function openOtp(
+  method: AuthMethodRow,
+  encryptedOtpBundle: string,
+  now: Date,
+): Promise<string> {
   checkBundleShape(encryptedOtpBundle);
   const targetKey = method.otpTargetPrivateKey;
   if (targetKey === null || method.otpExpiresAt === null) {
@@ -135,7 +139,7 @@ export function openOtp(method: AuthMethodRow, encryptedOtpBundle: string, now: 
 
   let opened: { otpCode: string; publicKey: string };
   try {
-    opened = openOtpBundle(encryptedOtpBundle, targetKey);
+    opened = await offThread("openOtpBundle", encryptedOtpBundle, targetKey);
   } catch (err) {
     if (err instanceof CryptoError) {
       throw otpRejected("encryptedOtpBundle does not open with the latest OTP target key");
@@ -168,7 +172,8 @@ export async function otpVerificationToken(
   tekPublicKey: string,
   expiresAt: Date,
 ): Promise<string> {
-  return issueVerificationToken(
+  return offThread(
+    "issueVerificationToken",
     {
       id: randomUUID(),
       verificationType: method.type === "SMS_OTP" ? "OTP_TYPE_SMS" : "OTP_TYPE_EMAIL",

@@ -1,0 +1,59 @@
+import { CryptoError, StampError, type StampErrorKind } from "@payments-sandbox/crypto";
+import { openOtpBundle } from "./bundles.js";
+import { verifyStamp } from "./stamps.js";
+import { issueVerificationToken } from "./verification-token.js";
+
+/**
+ * The crypto a request waits for but need not run on the request thread:
+ * pure functions of their arguments, called by name on the crypto thread
+ * (crypto-thread.ts). Arguments and results are strings and plain objects,
+ * which cross threads unchanged.
+ */
+export const threadOperations = {
+  openOtpBundle,
+  verifyStamp: (header: string, payload: string) => verifyStamp(header, payload),
+  issueVerificationToken,
+};
+
+export type ThreadOperations = typeof threadOperations;
+export type ThreadOperation = keyof ThreadOperations;
+
+export interface CryptoCall {
+  op: ThreadOperation;
+  args: unknown[];
+}
+
+/**
+ * A call's outcome as it crosses back: its value, or the crypto error the
+ * caller throws again as the same class (callers tell a rejected input from
+ * a fault by it).
+ */
+export type CryptoOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; error: { name: "CryptoError"; message: string } }
+  | { ok: false; error: { name: "StampError"; kind: StampErrorKind; message: string } };
+
+/** Runs a call; errors other than the crypto ones are faults and propagate as such. */
+export function runCryptoCall(call: CryptoCall): CryptoOutcome {
+  const operation = threadOperations[call.op] as (...args: unknown[]) => unknown;
+  try {
+    return { ok: true, value: operation(...call.args) };
+  } catch (err) {
+    if (err instanceof StampError) {
+      return { ok: false, error: { name: "StampError", kind: err.kind, message: err.message } };
+    }
+    if (err instanceof CryptoError) {
+      return { ok: false, error: { name: "CryptoError", message: err.message } };
+    }
+    throw err;
+  }
+}
+
+/** The value of an outcome, or its error thrown again. */
+export function outcomeValue(outcome: CryptoOutcome): unknown {
+  if (outcome.ok) return outcome.value;
+  const { error } = outcome;
+  throw error.name === "StampError"
+    ? new StampError(error.kind, error.message)
+    : new CryptoError(error.message);
+}
