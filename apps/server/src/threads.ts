@@ -1,7 +1,7 @@
 import { Worker, type MessagePort } from "node:worker_threads";
 
-// The server's worker threads (the SQLite writer, the webhook deliveries)
-// are called the same way: the caller sends calls, the thread answers each
+// The server's worker threads (the SQLite writer, the webhook deliveries,
+// the crypto thread) are called the same way: the caller sends calls, the thread answers each
 // by its id. The calls of one event-loop turn go in one message and their
 // answers come back in one: a message costs more than its contents.
 
