@@ -146,6 +146,19 @@ export function* run(query: Compilable<unknown>): SqlProgram<number> {
   return Number(yield { kind: "run", ...statement(query) });
 }
 
+/**
+ * Inserts `rows` only if `guard` (an UPDATE ... RETURNING) changes a row, as
+ * one step: on PostgreSQL one statement. The guard's row, or undefined with
+ * nothing written.
+ */
+export function* guarded<O>(
+  guard: Compilable<O>,
+  rows: readonly SqlInsert[],
+): SqlProgram<O | undefined> {
+  const row = (yield { kind: "guarded", ...statement(guard), inserts: rows }) as SqlRow | undefined;
+  return row === undefined ? undefined : decodeRow<O>(row);
+}
+
 /** A row to insert, typed by its table (for `insert`, and the driver's guarded steps). */
 export function rowOf<T extends TableName>(table: T, row: Insertable<Tables[T]>): SqlInsert {
   return { table, row: row as Record<string, SqlValue> };

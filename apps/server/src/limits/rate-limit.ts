@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../db/database.js";
 import type { SqlProgram } from "../db/sql.js";
-import { countOf, insert, one, prepared, q, run } from "../db/query.js";
+import { insert, one, prepared, q, run } from "../db/query.js";
 import { ApiError } from "../errors.js";
 
 /** At most `limit` counted events per `windowSeconds`, per subject. */
@@ -19,13 +19,42 @@ function rateLimited(retryAfterSeconds: number, message: string): ApiError {
   });
 }
 
-// Compiled once: a login counts attempts on every leg.
-const countSince = prepared((args: { key: string; since: Date }) =>
+/** A limit a hit must also be under, whose events it reads but does not add to. */
+export interface Gate {
+  rule: RateRule;
+  message: string;
+}
+
+// Compiled once: a login counts attempts on every leg. One read gives the
+// window's count, whether older events of the key are left to forget (they
+// are deleted only then, so a subject seen once costs no delete), and the
+// gate's count.
+const countHit = prepared((args: { key: string; since: Date; gateKey: string; gateSince: Date }) =>
   q
     .selectFrom("RateLimitEvent")
-    .select((eb) => eb.fn.countAll().as("count"))
-    .where("key", "=", args.key)
-    .where("at", ">", args.since),
+    .select((eb) => [
+      eb.fn
+        .countAll()
+        .filterWhere("key", "=", args.key)
+        .filterWhere("at", ">", args.since)
+        .as("count"),
+      eb.fn
+        .countAll()
+        .filterWhere("key", "=", args.key)
+        .filterWhere("at", "<=", args.since)
+        .as("stale"),
+      eb.fn
+        .countAll()
+        .filterWhere("key", "=", args.gateKey)
+        .filterWhere("at", ">", args.gateSince)
+        .as("gate"),
+    ])
+    .where((eb) =>
+      eb.or([
+        eb("key", "=", args.key),
+        eb.and([eb("key", "=", args.gateKey), eb("at", ">", args.gateSince)]),
+      ]),
+    ),
 );
 const forgetUntil = prepared((args: { key: string; until: Date }) =>
   q.deleteFrom("RateLimitEvent").where("key", "=", args.key).where("at", "<=", args.until),
@@ -69,30 +98,48 @@ export class RateLimiter {
     return (oldestCounted.getTime() + rule.windowSeconds * 1000 - now.getTime()) / 1000;
   }
 
-  /** Counts one attempt, or refuses it with 429 when the window is full. */
-  async hit(rule: RateRule, subject: string, now: Date, message: string): Promise<void> {
+  /**
+   * Counts one attempt, or refuses it with 429 when the window is full; with
+   * a `gate`, also refuses it (first, and with the gate's message) when the
+   * gate's window is already full, counting nothing.
+   */
+  async hit(
+    rule: RateRule,
+    subject: string,
+    now: Date,
+    message: string,
+    gate?: Gate,
+  ): Promise<void> {
     const key = this.key(rule, subject);
     const since = this.windowStart(rule, now);
-    const counted = await this.db.transaction(function* (): SqlProgram<boolean> {
+    // Without a gate, the gate's count reads the rule's own window, unused.
+    const gateKey = gate ? this.key(gate.rule, subject) : key;
+    const gateSince = gate ? this.windowStart(gate.rule, now) : since;
+    const refused = await this.db.transaction(function* (): SqlProgram<
+      "gate" | "rule" | undefined
+    > {
       const id = randomUUID();
       yield* insert("RateLimitEvent", { id, key, at: now });
-      if (countOf(yield* one(countSince({ key, since }))) <= rule.limit) {
-        yield* run(forgetUntil({ key, until: since }));
-        return true;
+      const counts = yield* one(countHit({ key, since, gateKey, gateSince }));
+      const count = (column: "count" | "stale" | "gate") => Number(counts?.[column] ?? 0);
+      const refusal =
+        gate && count("gate") >= gate.rule.limit
+          ? "gate"
+          : count("count") > rule.limit
+            ? "rule"
+            : undefined;
+      if (refusal !== undefined) {
+        // Refused: the attempt is not counted.
+        yield* run(forgetOne({ id }));
+        return refusal;
       }
-      // Refused: the attempt is not counted.
-      yield* run(forgetOne({ id }));
-      return false;
+      if (count("stale") > 0) yield* run(forgetUntil({ key, until: since }));
+      return undefined;
     }, "eachStep");
-    if (!counted) throw rateLimited(await this.retryAfter(rule, key, now), message);
-  }
-
-  /** Refuses with 429 when the window already holds `limit` events; counts nothing. */
-  async check(rule: RateRule, subject: string, now: Date, message: string): Promise<void> {
-    const key = this.key(rule, subject);
-    const row = await this.db.one(countSince({ key, since: this.windowStart(rule, now) }));
-    if (countOf(row) >= rule.limit)
-      throw rateLimited(await this.retryAfter(rule, key, now), message);
+    if (refused === "gate" && gate) {
+      throw rateLimited(await this.retryAfter(gate.rule, gateKey, now), gate.message);
+    }
+    if (refused === "rule") throw rateLimited(await this.retryAfter(rule, key, now), message);
   }
 
   /** Counts one event without checking (e.g. a failed verification). */

@@ -1,7 +1,7 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { insert, prepared, q, run, type Row } from "../db/query.js";
-import type { SqlProgram } from "../db/sql.js";
+import { guarded, prepared, q, type Row } from "../db/query.js";
+import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
 import { canonicalJson } from "./canonical-json.js";
@@ -65,8 +65,9 @@ export function payloadToSign(
   });
 }
 
-export function* createChallenge(input: NewChallenge): SqlProgram<ChallengeRow> {
-  const row: ChallengeRow = {
+/** A new challenge's row, for the caller to store. */
+export function newChallenge(input: NewChallenge): ChallengeRow {
+  return {
     id: newId("Request"),
     platformId: input.platformId,
     accountId: input.accountId,
@@ -82,8 +83,6 @@ export function* createChallenge(input: NewChallenge): SqlProgram<ChallengeRow> 
     consumedAt: null,
     createdAt: input.now,
   };
-  yield* insert("SignedChallenge", row);
-  return row;
 }
 
 // Every signed retry reads and consumes its challenge; compiled once.
@@ -100,7 +99,8 @@ const consume = prepared((args: { id: string; platformId: string; now: Date }) =
     .set({ consumedAt: args.now })
     .where("id", "=", args.id)
     .where("platformId", "=", args.platformId)
-    .where("consumedAt", "is", null),
+    .where("consumedAt", "is", null)
+    .returning("id"),
 );
 
 export function requestIdRejected(reason: string): ApiError {
@@ -132,12 +132,20 @@ export async function pendingChallenge(
 
 /**
  * Marks a challenge used, inside the transaction that performs the action, so
- * the action and the consumption commit together. A guarded update: of two
- * concurrent retries with the same Request-Id only one gets through.
+ * the action and the consumption commit together; `rows` are written in the
+ * same guarded step. Of two concurrent retries with the same Request-Id only
+ * one gets through, and nothing is written for the other.
  */
-export function* consumeChallenge(challenge: ChallengeRow, now: Date): SqlProgram<void> {
-  const count = yield* run(consume({ id: challenge.id, platformId: challenge.platformId, now }));
-  if (count !== 1) throw requestIdRejected("Request-Id already consumed");
+export function* consumeChallenge(
+  challenge: ChallengeRow,
+  now: Date,
+  rows: readonly SqlInsert[] = [],
+): SqlProgram<void> {
+  const consumed = yield* guarded(
+    consume({ id: challenge.id, platformId: challenge.platformId, now }),
+    rows,
+  );
+  if (consumed === undefined) throw requestIdRejected("Request-Id already consumed");
 }
 
 export function challengeData<T>(row: ChallengeRow): T {

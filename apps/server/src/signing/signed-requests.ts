@@ -5,14 +5,14 @@ import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
 import { offThread } from "../crypto/off-thread.js";
 import { readStamp } from "../crypto/stamps.js";
-import { countOf, one, q } from "../db/query.js";
-import type { SqlProgram } from "../db/sql.js";
+import { countOf, insert, one, q } from "../db/query.js";
+import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import type { RequestContext, Services } from "../http/context.js";
 import {
   bindingDigest,
   consumeChallenge,
-  createChallenge,
+  newChallenge,
   pendingChallenge,
   type ChallengeRow,
   type SignerRule,
@@ -160,8 +160,15 @@ export class SignedRequests {
   }
 
   /** Stores a challenge, as a step of a caller's transaction. */
-  challengeStep(ctx: RequestContext, action: SignedAction): SqlProgram<ChallengeRow> {
-    return createChallenge({
+  *challengeStep(ctx: RequestContext, action: SignedAction): SqlProgram<ChallengeRow> {
+    const row = this.newChallenge(ctx, action);
+    yield* insert("SignedChallenge", row);
+    return row;
+  }
+
+  /** A new challenge's row, for a caller that stores it with other writes. */
+  newChallenge(ctx: RequestContext, action: SignedAction): ChallengeRow {
+    return newChallenge({
       platformId: ctx.platformId,
       accountId: action.accountId,
       activity: action.activity,
@@ -352,10 +359,33 @@ export class SignedRequests {
     return yield* perform();
   }
 
-  /** Consumes the challenge inside the action's transaction (single use). */
-  *consume(ctx: RequestContext, approval: Approval): SqlProgram<void> {
+  /**
+   * Consumes the challenge and writes `rows` with it, for an action that only
+   * inserts: all or nothing. A retry signed by a key rather than a session
+   * is then one guarded step, committed alone (on PostgreSQL one statement).
+   */
+  async consumeInserting(
+    ctx: RequestContext,
+    approval: Approval,
+    rows: readonly SqlInsert[],
+  ): Promise<void> {
+    await this.services.data.transaction(
+      () => this.consume(ctx, approval, rows),
+      approval.sessionId === undefined ? "eachStep" : "transaction",
+    );
+  }
+
+  /**
+   * Consumes the challenge inside the action's transaction (single use),
+   * with `rows` written in the same guarded step.
+   */
+  *consume(
+    ctx: RequestContext,
+    approval: Approval,
+    rows: readonly SqlInsert[] = [],
+  ): SqlProgram<void> {
     const now = ctx.clock.now();
-    yield* consumeChallenge(approval.challenge, now);
+    yield* consumeChallenge(approval.challenge, now, rows);
     if (approval.sessionId !== undefined) {
       // The signing session may have been revoked since the retry was checked.
       const live = countOf(

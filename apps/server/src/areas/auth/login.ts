@@ -2,7 +2,7 @@ import type { Schemas } from "@payments-sandbox/client";
 import { passkeySignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
-import { q, run, type Row } from "../../db/query.js";
+import { q, rowOf, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { RateLimiter } from "../../limits/rate-limit.js";
@@ -144,17 +144,15 @@ export class LoginService {
 
     const now = ctx.clock.now();
     const limits = AUTH_RATE_LIMITS;
-    await this.limiter.check(
-      limits.failedVerifications,
-      method.id,
-      now,
-      "Too many failed verifications for this credential; retry later.",
-    );
     await this.limiter.hit(
       limits.verifications,
       method.id,
       now,
       "Too many verification attempts for this credential; retry later.",
+      {
+        rule: limits.failedVerifications,
+        message: "Too many failed verifications for this credential; retry later.",
+      },
     );
     try {
       switch (input.type) {
@@ -189,20 +187,20 @@ export class LoginService {
       tek,
       expiresAt,
     );
-    const signing = this.signing;
-    // The code is used up and the retry's challenge stored in one commit.
-    const row = await this.services.data.transaction(function* () {
-      yield* useOtpCode(method);
-      return yield* signing.challengeStep(ctx, {
-        activity: Activity.OTP_LOGIN,
-        accountId: method.accountId,
-        parameters: { publicKey: tek, verificationToken },
-        signer: { kind: "KEY", publicKey: tek },
-        authMethodId: method.id,
-        authType: method.type,
-        binding: { authMethodId: method.id, body: input },
-      });
+    const row = this.signing.newChallenge(ctx, {
+      activity: Activity.OTP_LOGIN,
+      accountId: method.accountId,
+      parameters: { publicKey: tek, verificationToken },
+      signer: { kind: "KEY", publicKey: tek },
+      authMethodId: method.id,
+      authType: method.type,
+      binding: { authMethodId: method.id, body: input },
     });
+    // The code is used up and the retry's challenge stored in one guarded step.
+    await this.services.data.transaction(
+      () => useOtpCode(method, [rowOf("SignedChallenge", row)]),
+      "eachStep",
+    );
     return toChallengeBody(row);
   }
 
@@ -219,11 +217,8 @@ export class LoginService {
       binding: { authMethodId: method.id, body: input },
     });
     const tek = approval.challenge.signerPublicKey as string;
-    const { signing, sessions } = this;
-    const row = await this.services.data.transaction(function* () {
-      yield* signing.consume(ctx, approval);
-      return yield* sessions.create(ctx, method, tek);
-    });
+    const row = this.sessions.newRow(ctx, method, tek);
+    await this.signing.consumeInserting(ctx, approval, [rowOf("AuthSession", row)]);
     return toAuthSession(row);
   }
 

@@ -5,8 +5,8 @@ import { createOtpTargetBundle } from "../../crypto/bundles.js";
 import { offThread } from "../../crypto/off-thread.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import type { Database } from "../../db/database.js";
-import { prepared, q, run, type Row } from "../../db/query.js";
-import type { SqlProgram } from "../../db/sql.js";
+import { guarded, prepared, q, run, type Row } from "../../db/query.js";
+import type { SqlInsert, SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 
 const otpRejected = (reason: string) =>
@@ -64,7 +64,8 @@ const clearOtpTarget = prepared((args: { id: string; platformId: string; key: st
     .set({ otpTargetPrivateKey: null, otpExpiresAt: null })
     .where("id", "=", args.id)
     .where("platformId", "=", args.platformId)
-    .where("otpTargetPrivateKey", "=", args.key),
+    .where("otpTargetPrivateKey", "=", args.key)
+    .returning("id"),
 );
 
 /**
@@ -155,14 +156,18 @@ export async function openOtp(
   return opened.publicKey;
 }
 
-/** Uses up the code {@link openOtp} accepted: only one request can clear this exact target key. */
-export function* useOtpCode(method: AuthMethodRow): SqlProgram<void> {
+/**
+ * Uses up the code {@link openOtp} accepted, writing `rows` with it as one
+ * guarded step: only one request can clear this exact target key, and
+ * nothing is written for the others.
+ */
+export function* useOtpCode(method: AuthMethodRow, rows: readonly SqlInsert[]): SqlProgram<void> {
   const key = method.otpTargetPrivateKey;
-  const count =
+  const used =
     key === null
-      ? 0
-      : yield* run(clearOtpTarget({ id: method.id, platformId: method.platformId, key }));
-  if (count !== 1) throw otpRejected("OTP code was already used");
+      ? undefined
+      : yield* guarded(clearOtpTarget({ id: method.id, platformId: method.platformId, key }), rows);
+  if (used === undefined) throw otpRejected("OTP code was already used");
 }
 
 /** The ES256 verification token that binds a successful OTP to the TEK. */

@@ -85,8 +85,15 @@ export class SessionService {
 
   /** Creates a session for `method` whose signing key is `publicKey` (either form). */
   *create(ctx: RequestContext, method: AuthMethodRow, publicKey: string): SqlProgram<SessionRow> {
+    const row = this.newRow(ctx, method, publicKey);
+    yield* insert("AuthSession", row);
+    return row;
+  }
+
+  /** A new session's row, for a caller that stores it with other writes. */
+  newRow(ctx: RequestContext, method: AuthMethodRow, publicKey: string): SessionRow {
     const now = ctx.clock.now();
-    const row: SessionRow = {
+    return {
       id: newId("Session"),
       platformId: ctx.platformId,
       accountId: method.accountId,
@@ -100,8 +107,6 @@ export class SessionService {
       createdAt: now,
       updatedAt: now,
     };
-    yield* insert("AuthSession", row);
-    return row;
   }
 
   /** An active session of this platform; revoked or expired ones are gone (404). */
