@@ -412,19 +412,19 @@ console.log(
   `\n${cpus().length} × ${cpus()[0]?.model ?? "CPU"}, Node ${process.version}, ${connections} connections, ${args.database}, ${rounds} rounds of ${duration} s per target (after ${warmup} s warm-up each)\n`,
 );
 console.log(
-  "| Operation | Round | Target | Requests/s | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | server CPU µs/request | steal % |",
+  "| Operation | Round | Target | Requests/s | p50 ms | p99 ms | max ms | 2xx | non-2xx | errors | server CPU µs/request | PostgreSQL CPU µs/request | steal % |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of perRound) {
   console.log(
-    `| ${r.operation} | ${r.round} | ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors} | ${r.serverCpuUsPerRequest ?? "n/a"} | ${r.stealPercent ?? "n/a"} |`,
+    `| ${r.operation} | ${r.round} | ${r.label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.ok} | ${r.non2xx} | ${r.errors} | ${r.serverCpuUsPerRequest ?? "n/a"} | ${r.postgresCpuUsPerRequest ?? "n/a"} | ${r.stealPercent ?? "n/a"} |`,
   );
 }
 console.log("\nMedian of the rounds:\n");
 console.log(
-  "| Operation | Sandbox req/s | Sandbox p99 ms | Prism req/s | Prism p99 ms | Sandbox ÷ Prism | Sandbox CPU µs/request |",
+  "| Operation | Sandbox req/s | Sandbox p99 ms | Prism req/s | Prism p99 ms | Sandbox ÷ Prism | Sandbox CPU µs/request | PostgreSQL CPU µs/request |",
 );
-console.log("|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|");
 const summary = [...chosen, ...(withLogin ? otpLegs : [])].map((operation) => {
   const of = (label) => perRound.filter((r) => r.operation === operation.name && r.label === label);
   const mine = of(`sandbox (${args.database})`);
@@ -436,13 +436,14 @@ const summary = [...chosen, ...(withLogin ? otpLegs : [])].map((operation) => {
     prism: median(theirs.map((r) => r.requestsPerSecond)),
     prismP99: median(theirs.map((r) => r.p99)),
     cpu: median(mine.map((r) => r.serverCpuUsPerRequest ?? 0)),
+    postgresCpu: median(mine.map((r) => r.postgresCpuUsPerRequest ?? 0)),
     // Either target answering anything but success makes the comparison invalid.
     non2xx: [...mine, ...theirs].reduce((n, r) => n + r.non2xx + r.errors, 0),
   };
 });
 for (const s of summary) {
   console.log(
-    `| ${s.operation} | ${s.sandbox.toFixed(0)} | ${s.sandboxP99} | ${s.prism.toFixed(0)} | ${s.prismP99} | ${(s.sandbox / s.prism).toFixed(2)} | ${s.cpu} |`,
+    `| ${s.operation} | ${s.sandbox.toFixed(0)} | ${s.sandboxP99} | ${s.prism.toFixed(0)} | ${s.prismP99} | ${(s.sandbox / s.prism).toFixed(2)} | ${s.cpu} | ${s.postgresCpu} |`,
   );
 }
 const failed = summary.filter((s) => s.non2xx > 0);

@@ -1,7 +1,7 @@
 // Helpers the bench scripts share for the processes they measure.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +28,32 @@ export function cpuMs(pid) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU time (ms) used so far by every PostgreSQL server process on this
+ * machine (the backends serving the sandbox's connections do its queries'
+ * work); 0 where there is none or off Linux.
+ */
+export function postgresCpuMs() {
+  let total = 0;
+  let pids = [];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes(" (postgres) ")) continue;
+      const fields = stat.split(") ")[1].split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
 }
 
 /**
@@ -79,12 +105,15 @@ export const median = (values) => {
 
 /**
  * One measured round of autocannon load against one target ({ label, pid,
- * request }): throughput, latency, the target process's CPU per request and
+ * request }): throughput, latency, the target process's CPU per request,
+ * PostgreSQL's CPU per request (its backends do a PostgreSQL-backed
+ * sandbox's queries; the Prism rounds show what it spends on nothing) and
  * the share of CPU the hypervisor took (steal). `onResponse` sees each answer.
  */
 export async function measureRound(target, duration, onResponse) {
   const load1 = loadavg()[0];
   const cpuBefore = cpuMs(target.pid);
+  const postgresBefore = postgresCpuMs();
   const ticksBefore = machineTicks();
   // A request with an `amount` (a batch of one-time requests) runs until
   // that many are answered instead of for `duration` seconds.
@@ -99,6 +128,7 @@ export async function measureRound(target, duration, onResponse) {
   const r = await run;
   const ticksAfter = machineTicks();
   const cpuAfter = cpuMs(target.pid);
+  const postgresAfter = postgresCpuMs();
   const served = r["2xx"] + r.non2xx;
   return {
     label: target.label,
@@ -113,6 +143,8 @@ export async function measureRound(target, duration, onResponse) {
       cpuBefore === undefined || cpuAfter === undefined || served === 0
         ? undefined
         : Math.round(((cpuAfter - cpuBefore) * 1000) / served),
+    postgresCpuUsPerRequest:
+      served === 0 ? undefined : Math.round(((postgresAfter - postgresBefore) * 1000) / served),
     stealPercent:
       ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
         ? Math.round(
