@@ -1,8 +1,8 @@
 import * as portable from "@payments-sandbox/crypto";
 import { CryptoError, StampError } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
-import { openOtpBundle } from "./bundles.js";
 import { offThread } from "./off-thread.js";
+import { acceptOtpBundle } from "./otp-acceptance.js";
 import { verifyStamp } from "./stamps.js";
 
 // The crypto thread must answer exactly as the same call on the request
@@ -28,22 +28,50 @@ describe("crypto on its own thread", () => {
     await expect(malformed).rejects.toMatchObject({ kind: "MALFORMED" });
   });
 
-  it("opens an OTP bundle as openOtpBundle does, and a wrong key is a CryptoError", async () => {
+  it("accepts an OTP bundle as acceptOtpBundle does: the TEK and a token binding it, or the code's rejection", async () => {
+    const enclave = portable.generateP256KeyPair();
     const target = portable.generateP256KeyPair();
     const tek = portable.generateP256KeyPair();
-    const bundle = await portable.sealOtpBundle({
-      otpCode: "123456",
-      tekPublicKeyHex: tek.publicKeyHex,
-      targetPublicKeyHex: target.publicKeyUncompressedHex,
-    });
-    const opened = await offThread("openOtpBundle", bundle, target.privateKeyHex);
-    expect(opened).toEqual({ otpCode: "123456", publicKey: tek.publicKeyHex });
-    expect(opened).toEqual(openOtpBundle(bundle, target.privateKeyHex));
+    const token = {
+      id: "2f0d6f9e-0b6f-4d55-9d57-3f1a2b4c5d6e",
+      verificationType: "OTP_TYPE_EMAIL" as const,
+      contact: "user@example.com",
+      organizationId: "Platform:1",
+      expiresAtMs: Date.now() + 3_600_000,
+    };
+    const seal = (otpCode: string) =>
+      portable.sealOtpBundle({
+        otpCode,
+        tekPublicKeyHex: tek.publicKeyHex,
+        targetPublicKeyHex: target.publicKeyUncompressedHex,
+      });
+    const accept = async (otpCode: string, key = target.privateKeyHex) =>
+      offThread("acceptOtpBundle", await seal(otpCode), key, token, enclave.privateKeyHex);
 
-    const other = portable.generateP256KeyPair();
-    await expect(offThread("openOtpBundle", bundle, other.privateKeyHex)).rejects.toBeInstanceOf(
-      CryptoError,
+    const accepted = await accept("000000");
+    if (!accepted.accepted) throw new Error("the sandbox code was refused");
+    expect(accepted.publicKey).toBe(tek.publicKeyHex);
+    expect(
+      portable.verifyVerificationToken(accepted.verificationToken, enclave.publicKeyHex),
+    ).toMatchObject({ public_key: tek.publicKeyHex, organization_id: "Platform:1" });
+    // The same claims as the direct call (the signature's nonce differs).
+    const direct = acceptOtpBundle(
+      await seal("000000"),
+      target.privateKeyHex,
+      token,
+      enclave.privateKeyHex,
     );
+    if (!direct.accepted) throw new Error("the sandbox code was refused");
+    expect(accepted.verificationToken.split(".").slice(0, 2)).toEqual(
+      direct.verificationToken.split(".").slice(0, 2),
+    );
+
+    await expect(accept("123456")).resolves.toEqual({
+      accepted: false,
+      outcome: expect.objectContaining({ status: 401, reason: "Invalid OTP code" }),
+    });
+    const other = portable.generateP256KeyPair();
+    await expect(accept("000000", other.privateKeyHex)).rejects.toBeInstanceOf(CryptoError);
   });
 
   it("answers calls made together, each with its own result", async () => {

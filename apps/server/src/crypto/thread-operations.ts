@@ -1,7 +1,6 @@
 import { CryptoError, StampError, type StampErrorKind } from "@payments-sandbox/crypto";
-import { openOtpBundle } from "./bundles.js";
+import { acceptOtpBundle } from "./otp-acceptance.js";
 import { verifyStamp } from "./stamps.js";
-import { issueVerificationToken } from "./verification-token.js";
 
 /**
  * The crypto a request waits for but need not run on the request thread:
@@ -10,9 +9,8 @@ import { issueVerificationToken } from "./verification-token.js";
  * which cross threads unchanged.
  */
 export const threadOperations = {
-  openOtpBundle,
+  acceptOtpBundle,
   verifyStamp: (header: string, payload: string) => verifyStamp(header, payload),
-  issueVerificationToken,
 };
 
 export type ThreadOperations = typeof threadOperations;

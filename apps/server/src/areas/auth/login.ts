@@ -24,7 +24,7 @@ import {
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
-import { issueOtp, openOtp, otpVerificationToken, useOtpCode } from "./otp.js";
+import { acceptOtp, issueOtp, useOtpCode } from "./otp.js";
 import type { PasskeyVerifier } from "./passkey.js";
 import { AUTH_RATE_LIMITS } from "./rate-limits.js";
 import {
@@ -179,12 +179,12 @@ export class LoginService {
     input: OtpVerify,
   ): Promise<ChallengeBody> {
     const now = ctx.clock.now();
-    const tek = await openOtp(method, input.encryptedOtpBundle, now);
     const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
-    const verificationToken = await otpVerificationToken(
+    const { tek, verificationToken } = await acceptOtp(
       this.services.data,
       method,
-      tek,
+      input.encryptedOtpBundle,
+      now,
       expiresAt,
     );
     const row = this.signing.newChallenge(ctx, {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { CryptoError } from "@payments-sandbox/crypto";
-import { otpOutcome } from "@payments-sandbox/sandbox-rules";
 import { createOtpTargetBundle } from "../../crypto/bundles.js";
 import { offThread } from "../../crypto/off-thread.js";
+import type { OtpAcceptance } from "../../crypto/otp-acceptance.js";
 import { generateP256KeyPair } from "../../crypto/p256-keys.js";
 import type { Database } from "../../db/database.js";
 import { guarded, prepared, q, run, type Row } from "../../db/query.js";
@@ -120,17 +120,26 @@ function checkBundleShape(bundle: string): void {
   }
 }
 
+/** The first leg's result: the client's TEK, and the token binding it. */
+export interface AcceptedOtp {
+  tek: string;
+  verificationToken: string;
+}
+
 /**
- * Opens the bundle with the pending target key and checks the code (the
- * sandbox decides through its OTP table). Returns the client's TEK. A
- * wrong, expired or missing code is 401. The code is used up by
- * {@link useOtpCode}, in the transaction that goes on with the login.
+ * Opens the bundle with the pending target key, checks the code (the
+ * sandbox decides through its OTP table) and signs the ES256 verification
+ * token that binds the bundle's TEK, until `expiresAt`. A wrong, expired or
+ * missing code is 401. The code is used up by {@link useOtpCode}, in the
+ * step that goes on with the login.
  */
-export async function openOtp(
+export async function acceptOtp(
+  db: Database,
   method: AuthMethodRow,
   encryptedOtpBundle: string,
   now: Date,
-): Promise<string> {
+  expiresAt: Date,
+): Promise<AcceptedOtp> {
   checkBundleShape(encryptedOtpBundle);
   const targetKey = method.otpTargetPrivateKey;
   if (targetKey === null || method.otpExpiresAt === null) {
@@ -138,26 +147,39 @@ export async function openOtp(
   }
   if (method.otpExpiresAt.getTime() <= now.getTime()) throw otpRejected("OTP code has expired");
 
-  let opened: { otpCode: string; publicKey: string };
+  const signingKey = await enclaveKey(db, method.platformId);
+  let acceptance: OtpAcceptance;
   try {
-    opened = await offThread("openOtpBundle", encryptedOtpBundle, targetKey);
+    acceptance = await offThread(
+      "acceptOtpBundle",
+      encryptedOtpBundle,
+      targetKey,
+      {
+        id: randomUUID(),
+        verificationType: method.type === "SMS_OTP" ? "OTP_TYPE_SMS" : "OTP_TYPE_EMAIL",
+        contact: method.nickname,
+        organizationId: method.platformId,
+        expiresAtMs: expiresAt.getTime(),
+      },
+      signingKey,
+    );
   } catch (err) {
     if (err instanceof CryptoError) {
       throw otpRejected("encryptedOtpBundle does not open with the latest OTP target key");
     }
     throw err;
   }
-  const outcome = otpOutcome(opened.otpCode).outcome;
-  if (outcome.kind === "REJECT") {
+  if (!acceptance.accepted) {
+    const { outcome } = acceptance;
     throw new ApiError(outcome.status, outcome.errorCode, "OTP verification failed.", {
       reason: outcome.reason,
     });
   }
-  return opened.publicKey;
+  return { tek: acceptance.publicKey, verificationToken: acceptance.verificationToken };
 }
 
 /**
- * Uses up the code {@link openOtp} accepted, writing `rows` with it as one
+ * Uses up the code {@link acceptOtp} accepted, writing `rows` with it as one
  * guarded step: only one request can clear this exact target key, and
  * nothing is written for the others.
  */
@@ -168,25 +190,4 @@ export function* useOtpCode(method: AuthMethodRow, rows: readonly SqlInsert[]): 
       ? undefined
       : yield* guarded(clearOtpTarget({ id: method.id, platformId: method.platformId, key }), rows);
   if (used === undefined) throw otpRejected("OTP code was already used");
-}
-
-/** The ES256 verification token that binds a successful OTP to the TEK. */
-export async function otpVerificationToken(
-  db: Database,
-  method: AuthMethodRow,
-  tekPublicKey: string,
-  expiresAt: Date,
-): Promise<string> {
-  return offThread(
-    "issueVerificationToken",
-    {
-      id: randomUUID(),
-      verificationType: method.type === "SMS_OTP" ? "OTP_TYPE_SMS" : "OTP_TYPE_EMAIL",
-      contact: method.nickname,
-      organizationId: method.platformId,
-      publicKey: tekPublicKey,
-      expiresAtMs: expiresAt.getTime(),
-    },
-    await enclaveKey(db, method.platformId),
-  );
 }
