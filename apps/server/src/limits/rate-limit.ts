@@ -103,18 +103,17 @@ export class RateLimiter {
     // Without a gate, the gate's count reads the rule's own window, unused.
     const gateKey = gate ? this.key(gate.rule, subject) : key;
     const gateSince = gate ? this.windowStart(gate.rule, now) : since;
-    const refused = await this.db.transaction(function* (): SqlProgram<
-      "gate" | "rule" | undefined
-    > {
+    type Refusal = { rule: RateRule; key: string; message: string };
+    const refused = await this.db.transaction(function* (): SqlProgram<Refusal | undefined> {
       const id = randomUUID();
       yield* insert("RateLimitEvent", { id, key, at: now });
       const counts = yield* one(countHit({ key, since, gateKey, gateSince }));
       const count = (column: "count" | "stale" | "gate") => Number(counts?.[column] ?? 0);
-      const refusal =
+      const refusal: Refusal | undefined =
         gate && count("gate") >= gate.rule.limit
-          ? "gate"
+          ? { ...gate, key: gateKey }
           : count("count") > rule.limit
-            ? "rule"
+            ? { rule, key, message }
             : undefined;
       if (refusal !== undefined) {
         // Refused: the attempt is not counted.
@@ -124,10 +123,9 @@ export class RateLimiter {
       if (count("stale") > 0) yield* run(forgetUntil({ key, until: since }));
       return undefined;
     }, "eachStep");
-    if (refused === "gate" && gate) {
-      throw rateLimited(await this.retryAfter(gate.rule, gateKey, now), gate.message);
+    if (refused) {
+      throw rateLimited(await this.retryAfter(refused.rule, refused.key, now), refused.message);
     }
-    if (refused === "rule") throw rateLimited(await this.retryAfter(rule, key, now), message);
   }
 
   /** Counts one event without checking (e.g. a failed verification). */
