@@ -96,7 +96,8 @@ export async function issueOtp(
   ttlSeconds: number,
 ): Promise<string> {
   const target = newOtpTarget(method, await enclaveKey(db, method.platformId));
-  await db.transaction(() => storeOtpTarget(method, target, now, ttlSeconds));
+  // One statement, committed alone: on PostgreSQL no BEGIN and COMMIT round trips.
+  await db.transaction(() => storeOtpTarget(method, target, now, ttlSeconds), "eachStep");
   return target.bundle;
 }
 
