@@ -284,6 +284,25 @@ describe.each(databases)("customers on %s", (kind) => {
     expect(seen.indexOf(created[4]!)).toBeLessThan(seen.indexOf(created[0]!));
   });
 
+  it("still counts the whole list on a page past its last row", async () => {
+    const older = await sandbox.client.POST("/customers", { body: individual("Past End Older") });
+    const newer = await sandbox.client.POST("/customers", { body: individual("Past End Newer") });
+    const since = { createdAfter: older.data!.createdAt };
+    const first = await sandbox.client.GET("/customers", {
+      params: { query: { ...since, limit: 1 } },
+    });
+    expect(first.data).toMatchObject({ hasMore: true, totalCount: 2 });
+    expect(first.data!.data.map((c) => c.id)).toEqual([newer.data!.id]);
+    // The only row after the cursor goes away: the next page is empty.
+    await sandbox.client.DELETE("/customers/{customerId}", {
+      params: { path: { customerId: older.data!.id! } },
+    });
+    const past = await sandbox.client.GET("/customers", {
+      params: { query: { ...since, limit: 1, cursor: first.data!.nextCursor! } },
+    });
+    expect(past.data).toEqual({ data: [], hasMore: false, totalCount: 1 });
+  });
+
   it("filters the list by type, region, currency, UMA address and time", async () => {
     const { data: made } = await sandbox.client.POST("/customers", {
       body: individual("Filter Me", { region: "MX", currencies: ["MXN"] }),

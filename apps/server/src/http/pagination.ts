@@ -1,4 +1,4 @@
-import type { Compilable, SelectQueryBuilder } from "kysely";
+import type { SelectQueryBuilder } from "kysely";
 import type { Database } from "../db/database.js";
 import { countOf, type Row, type TableName } from "../db/query.js";
 import type { Tables } from "../db/tables.js";
@@ -157,19 +157,33 @@ function listPosition(cursor: string): number {
   throw unknownCursor();
 }
 
+/** The column a page's rows carry their list's totalCount in (see countedPage). */
+const TOTAL = "__totalCount";
+
 /**
  * A page of a list and its `totalCount` (how many rows match, over all
- * pages), read side by side: `rows` fetches `limit + 1` rows (see
- * newestPage), `count` is the same query selecting `COUNT(*) AS count`.
+ * pages): `rows` fetches `limit + 1` rows (see newestPage), `count` is the
+ * same query selecting `COUNT(*) AS count`. The count rides on the page's
+ * rows as a scalar subquery, evaluated once: one statement (one round trip
+ * on PostgreSQL) and one snapshot for both. Only an empty page, which has no
+ * row to carry it, counts on its own.
  */
 export async function countedPage<R extends CursorPosition, T>(
   data: Database,
-  query: { rows: Compilable<R>; count: Compilable<{ count: unknown }> },
+  query: {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    rows: SelectQueryBuilder<any, any, R>;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    count: SelectQueryBuilder<any, any, { count: unknown }>;
+  },
   limit: number,
   map: (row: R) => T,
 ): Promise<Page<T> & { totalCount: number }> {
-  const [rows, total] = await Promise.all([data.all(query.rows), data.one(query.count)]);
-  return { ...toPage(rows, limit, map), totalCount: countOf(total) };
+  const rows = await data.all(query.rows.select(query.count.as(TOTAL)));
+  const first = rows[0];
+  const totalCount =
+    first === undefined ? countOf(await data.one(query.count)) : Number(first[TOTAL]);
+  return { ...toPage(rows, limit, map), totalCount };
 }
 
 /** Tables that lists page through: newest first by (createdAt, id). */
@@ -193,7 +207,7 @@ export function newestCountedPage<T extends PagedTable, V>(
   return countedPage(
     data,
     {
-      rows: rows as unknown as Compilable<Row<T>>,
+      rows: rows as unknown as SelectQueryBuilder<Tables, T, Row<T>>,
       count: query.select((eb) => eb.fn.countAll().as("count")),
     },
     request.limit,
