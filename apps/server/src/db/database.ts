@@ -1,6 +1,6 @@
 import type { Compilable } from "kysely";
 import type { DatabaseTarget, Provider } from "./client.js";
-import { decodeRow, run, statement } from "./query.js";
+import { decodeRow, decodeRows, run, statement } from "./query.js";
 import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
@@ -42,7 +42,7 @@ export class Database {
   /** One read outside any transaction: every row, decoded. */
   async all<O>(query: Compilable<O>): Promise<O[]> {
     const { sql, params } = statement(query);
-    return (await this.driver.all(sql, params)).map((row) => decodeRow<O>(row));
+    return decodeRows<O>(await this.driver.all(sql, params));
   }
 
   /**

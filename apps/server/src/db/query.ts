@@ -45,7 +45,9 @@ export function statement(query: Compilable<unknown>): Statement {
   return { sql: compiled.sql, params: compiled.parameters as readonly SqlValue[] };
 }
 
-function decode(kind: "int" | "bigint" | "boolean" | "date", value: unknown): unknown {
+type Kind = (typeof columnKinds)[string];
+
+function decode(kind: Kind, value: unknown): unknown {
   if (value === null || value === undefined) return value;
   switch (kind) {
     case "int":
@@ -71,6 +73,24 @@ export function decodeRow<O>(row: SqlRow): O {
     if (kind !== undefined) row[column] = decode(kind, row[column]);
   }
   return row as O;
+}
+
+/**
+ * Rows of one statement, decoded as decodeRow does. They share their
+ * columns, so which columns need decoding is looked up once, from the first.
+ */
+export function decodeRows<O>(rows: SqlRow[]): O[] {
+  const first = rows[0];
+  if (first === undefined) return [];
+  const decoded: [string, Kind][] = [];
+  for (const column in first) {
+    const kind = columnKinds[column];
+    if (kind !== undefined) decoded.push([column, kind]);
+  }
+  for (const row of rows) {
+    for (const [column, kind] of decoded) row[column] = decode(kind, row[column]);
+  }
+  return rows as O[];
 }
 
 /**
@@ -138,7 +158,7 @@ export function* found<O>(query: Compilable<O>, what: string): SqlProgram<O> {
 /** Every row. */
 export function* all<O>(query: Compilable<O>): SqlProgram<O[]> {
   const rows = (yield { kind: "all", ...statement(query) }) as SqlRow[];
-  return rows.map((row) => decodeRow<O>(row));
+  return decodeRows<O>(rows);
 }
 
 /** The number of rows the statement changed. */
