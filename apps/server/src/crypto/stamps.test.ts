@@ -67,6 +67,23 @@ describe("stamps verified with node:crypto", () => {
     expect(verifyStamp(readStamp(header), PAYLOAD)).toEqual({ publicKey: key.publicKeyHex });
   });
 
+  it("checks every stamp of a key it has seen (as a session's) against its own payload", () => {
+    const first = portable.createStamp(PAYLOAD, key.privateKeyHex);
+    expect(verifyStamp(first, PAYLOAD)).toEqual({ publicKey: key.publicKeyHex });
+    const next = `${PAYLOAD} `;
+    expect(verifyStamp(portable.createStamp(next, key.privateKeyHex), next)).toEqual({
+      publicKey: key.publicKeyHex,
+    });
+    expect(kindOf(() => verifyStamp(first, next))).toBe("INVALID");
+    // Another key's signature under this key's name.
+    const other = portable.generateP256KeyPair();
+    const forged = encode({
+      ...decode(first),
+      signature: decode(portable.createStamp(PAYLOAD, other.privateKeyHex)).signature,
+    });
+    expect(kindOf(() => verifyStamp(forged, PAYLOAD))).toBe("INVALID");
+  });
+
   it("verifies the reference client's stamps (@turnkey/api-key-stamper)", async () => {
     const stamper = new ApiKeyStamper({
       apiPublicKey: key.publicKeyHex,
