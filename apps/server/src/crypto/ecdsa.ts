@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { keptBy } from "./kept.js";
 import { ecdhWithPrivateKey } from "./p256-keys.js";
 
 // ECDSA P-256 over SHA-256 with node:crypto (OpenSSL): what the portable
@@ -30,13 +31,13 @@ export interface SigningKey {
 }
 
 // Importing a key is the dearest step (~70 µs through JWK, ~400 µs through
-// PKCS#8); the keys the server signs with are a handful of platform keys.
-const signingKeys = new Map<string, SigningKey>();
+// PKCS#8); the keys the server signs with are a handful of platform keys
+// (bounded all the same: one or two keys per platform).
+const signingKeys = keptBy<SigningKey>(1000);
 
 /** A private key given as 64 hex chars (validated) as a KeyObject, with its public key; cached. */
 export function signingKey(privateKeyHex: string): SigningKey {
-  let entry = signingKeys.get(privateKeyHex);
-  if (!entry) {
+  return signingKeys(privateKeyHex, () => {
     const publicKey = ecdhWithPrivateKey(privateKeyHex).getPublicKey();
     const key = createPrivateKey({
       key: {
@@ -45,28 +46,19 @@ export function signingKey(privateKeyHex: string): SigningKey {
       },
       format: "jwk",
     });
-    entry = { key, publicKey };
-    // Bounded all the same: one or two keys per platform.
-    if (signingKeys.size >= 1000) signingKeys.clear();
-    signingKeys.set(privateKeyHex, entry);
-  }
-  return entry;
+    return { key, publicKey };
+  });
 }
 
 // A session key stamps every request of its session, so its KeyObject is
 // kept too: the import is most of a stamp's check (~66 µs of ~275).
-const verifyingKeys = new Map<string, KeyObject>();
+const verifyingKeys = keptBy<KeyObject>(4096);
 
 /** The KeyObject of a public key given as its uncompressed SEC1 bytes (already validated); cached. */
 export function verifyingKey(uncompressed: Buffer): KeyObject {
-  const id = uncompressed.toString("hex");
-  let key = verifyingKeys.get(id);
-  if (!key) {
-    key = createPublicKey({ key: jwkCoordinates(uncompressed), format: "jwk" });
-    if (verifyingKeys.size >= 4096) verifyingKeys.clear();
-    verifyingKeys.set(id, key);
-  }
-  return key;
+  return verifyingKeys(uncompressed.toString("hex"), () =>
+    createPublicKey({ key: jwkCoordinates(uncompressed), format: "jwk" }),
+  );
 }
 
 /** r‖s with S moved to the lower half of the group order (the same signature, mirrored). */

@@ -7,6 +7,7 @@ import {
   type ECDH,
 } from "node:crypto";
 import { CryptoError, HPKE_INFO } from "@payments-sandbox/crypto";
+import { keptBy } from "./kept.js";
 import { ecdhWithPrivateKey, uncompressedPoint } from "./p256-keys.js";
 
 // HPKE (RFC 9180) in base mode for the one suite the service uses:
@@ -78,17 +79,12 @@ function kemSharedSecret(dh: Buffer, enc: Buffer, recipientPublic: Buffer): Buff
 
 // Base mode has no PSK: psk_id_hash is a constant.
 const PSK_ID_HASH = labeledExtract(HPKE_SUITE, EMPTY, "psk_id_hash", EMPTY);
-const infoHashes = new Map<string, Buffer>();
+const infoHashes = keptBy<Buffer>(16);
 
 function infoHash(info: Buffer): Buffer {
-  const id = info.toString("hex");
-  let hash = infoHashes.get(id);
-  if (!hash) {
-    hash = labeledExtract(HPKE_SUITE, EMPTY, "info_hash", info);
-    if (infoHashes.size >= 16) infoHashes.clear();
-    infoHashes.set(id, hash);
-  }
-  return hash;
+  return infoHashes(info.toString("hex"), () =>
+    labeledExtract(HPKE_SUITE, EMPTY, "info_hash", info),
+  );
 }
 
 export interface HpkeKeys {

@@ -1,5 +1,6 @@
 import { ECDH, createECDH } from "node:crypto";
 import { CryptoError, type P256KeyPair, type PublicKeyForm } from "@payments-sandbox/crypto";
+import { keptBy } from "./kept.js";
 
 // P-256 keys for the server, with node:crypto (OpenSSL) doing the curve
 // arithmetic: the same hex forms as @payments-sandbox/crypto's keys.ts, about ten
@@ -20,8 +21,7 @@ export function scalarBytes(value: Buffer): Buffer {
 // bundle, its stamp and its challenge; the enclave's key): each is checked
 // and converted once. Bounded, and only valid points are kept; callers get
 // copies, so none can alter what the next one reads.
-const POINTS_KEPT = 4096;
-const points = new Map<string, Buffer>();
+const points = keptBy<Buffer>(4096);
 
 /**
  * Decodes a SEC1 public key (compressed `02`/`03` or uncompressed `04`, hex)
@@ -39,18 +39,15 @@ export function uncompressedPoint(hex: string): Buffer {
   if (form === "compressed" ? prefix !== "02" && prefix !== "03" : prefix !== "04") {
     throw new CryptoError("public key is not a valid P-256 point");
   }
-  const known = points.get(hex);
-  if (known) return Buffer.from(known);
-  let point: Buffer;
-  try {
-    // OpenSSL rejects points off the curve and x coordinates with no square root.
-    point = ECDH.convertKey(hex, CURVE, "hex", undefined, "uncompressed") as Buffer;
-  } catch (cause) {
-    throw new CryptoError("public key is not a valid P-256 point", { cause });
-  }
-  if (points.size >= POINTS_KEPT) points.clear();
-  points.set(hex, Buffer.from(point));
-  return point;
+  const point = points(hex, () => {
+    try {
+      // OpenSSL rejects points off the curve and x coordinates with no square root.
+      return ECDH.convertKey(hex, CURVE, "hex", undefined, "uncompressed") as Buffer;
+    } catch (cause) {
+      throw new CryptoError("public key is not a valid P-256 point", { cause });
+    }
+  });
+  return Buffer.from(point);
 }
 
 /** Compressed bytes of an uncompressed point that uncompressedPoint returned. */
