@@ -68,11 +68,7 @@ function decode(kind: Kind, value: unknown): unknown {
  * they are.
  */
 export function decodeRow<O>(row: SqlRow): O {
-  for (const column in row) {
-    const kind = columnKinds[column];
-    if (kind !== undefined) row[column] = decode(kind, row[column]);
-  }
-  return row as O;
+  return decodeRows<O>([row])[0]!;
 }
 
 /**
