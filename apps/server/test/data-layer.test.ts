@@ -112,6 +112,17 @@ describe.each(databases)("the data layer on %s", (kind) => {
     expect(await db.one(byId({ id: "IA:2", min: 3n }))).toBeUndefined();
   });
 
+  it("writes a page's limit into the statement and returns that many rows", async () => {
+    const page = (limit: number) =>
+      q.selectFrom("InternalAccount").select("id").orderBy("id").limit(limit);
+    // A bound LIMIT makes SQLite prepare the statement again on every run.
+    const compiled = page(1).compile();
+    expect(compiled.sql).toMatch(/ limit 1$/);
+    expect(compiled.parameters).toEqual([]);
+    expect((await db.all(page(1))).map((r) => r.id)).toEqual(["IA:1"]);
+    expect((await db.all(page(2))).map((r) => r.id)).toEqual(["IA:1", "IA:2"]);
+  });
+
   it("refuses a prepared statement whose shape depends on an argument", () => {
     const shaped = prepared((args: { id: string }) =>
       q.selectFrom("InternalAccount").select("id").where("id", "=", args.id.slice(1)),

@@ -117,6 +117,8 @@ interface Queued {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /** Most transactions committed together. */
 const MAX_GROUP = 256;
+/** Most prepared statements a driver keeps (SqliteDriver.prepare, PostgresDriver.statement). */
+const MAX_KEPT_STATEMENTS = 4096;
 
 class SqliteDriver implements SqlDriver {
   readonly provider = "sqlite" as const;
@@ -205,6 +207,10 @@ class SqliteDriver implements SqlDriver {
           statement.columns().map((c) => c.name),
         );
       }
+      // Kept for the process, within a bound: statements differ by their
+      // filters and page size, so a caller could make many; past the bound
+      // the kept ones are dropped and prepared again as they recur.
+      if (this.statements.size >= MAX_KEPT_STATEMENTS) this.statements.clear();
       this.statements.set(sql, statement);
     }
     return statement;
@@ -417,6 +423,9 @@ class PostgresDriver implements SqlDriver {
     if (text === undefined) {
       let n = 0;
       text = sql.replace(/\?/g, () => `$${++n}`);
+      // Each connection keeps every statement it was asked to name; past the
+      // bound, new statements go unnamed (parsed on each run) instead.
+      if (this.names.size >= MAX_KEPT_STATEMENTS) return { text, values };
       this.texts.set(sql, text);
       this.names.set(sql, `s${this.names.size + 1}`);
     }
