@@ -48,6 +48,17 @@ describe.each(databases)("the data layer on %s", (kind) => {
     expect(row?.createdAt).toBeInstanceOf(Date);
   });
 
+  it("formats a time it read as the time written, and a changed one as changed", async () => {
+    const row = await db.one(
+      q.selectFrom("InternalAccount").select("createdAt").where("id", "=", "IA:1"),
+    );
+    const read = row!.createdAt;
+    expect(read.toISOString()).toBe("2025-10-13T09:30:00.123Z");
+    expect(JSON.stringify({ read })).toBe('{"read":"2025-10-13T09:30:00.123Z"}');
+    read.setUTCFullYear(2026);
+    expect(read.toISOString()).toBe("2026-10-13T09:30:00.123Z");
+  });
+
   it("compares dates by value in WHERE clauses and orders by them", async () => {
     const later = new Date(at.getTime() + 1);
     await db.transaction(() =>

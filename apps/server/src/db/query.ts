@@ -10,7 +10,7 @@ import {
   type Insertable,
   type LimitNode,
 } from "kysely";
-import type { SqlInsert, SqlProgram, SqlRow, SqlValue } from "./sql.js";
+import { sqliteTime, type SqlInsert, type SqlProgram, type SqlRow, type SqlValue } from "./sql.js";
 import { columnKinds, type Tables } from "./tables.js";
 
 // The one way the sandbox reads and writes: statements are built, typed from
@@ -78,7 +78,7 @@ function decode(kind: Kind, value: unknown): unknown {
     case "boolean":
       return value === true || value === 1 || value === 1n;
     case "date":
-      return value instanceof Date ? value : new Date(value as string);
+      return value instanceof Date ? value : sqliteTime(value as string);
   }
 }
 
