@@ -108,7 +108,7 @@ function pgValue(value: SqlValue): unknown {
  * row of a list), and formatting costs about twice the parse (565 against
  * 264 ns, measured). A time changed after reading formats as any Date does.
  */
-export class StoredTime extends Date {
+class StoredTime extends Date {
   readonly #iso: string | undefined;
   readonly #time: number;
 
