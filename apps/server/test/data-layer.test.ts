@@ -57,6 +57,16 @@ describe.each(databases)("the data layer on %s", (kind) => {
     expect(JSON.stringify({ read })).toBe('{"read":"2025-10-13T09:30:00.123Z"}');
     read.setUTCFullYear(2026);
     expect(read.toISOString()).toBe("2026-10-13T09:30:00.123Z");
+
+    // PostgreSQL writes fewer fractional digits when they end in 0.
+    const round = new Date("2025-10-13T09:30:00.120Z");
+    await db.transaction(() =>
+      insert("InternalAccount", { ...account("IA:3", 1n), createdAt: round }),
+    );
+    const rounded = await db.one(
+      q.selectFrom("InternalAccount").select("createdAt").where("id", "=", "IA:3"),
+    );
+    expect(rounded?.createdAt.toISOString()).toBe("2025-10-13T09:30:00.120Z");
   });
 
   it("compares dates by value in WHERE clauses and orders by them", async () => {
