@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
-import { keptBy } from "./kept.js";
+import { keptBy } from "../kept.js";
 import { ecdhWithPrivateKey } from "./p256-keys.js";
 
 // ECDSA P-256 over SHA-256 with node:crypto (OpenSSL): what the portable

@@ -7,7 +7,7 @@ import {
   type ECDH,
 } from "node:crypto";
 import { CryptoError, HPKE_INFO } from "@payments-sandbox/crypto";
-import { keptBy } from "./kept.js";
+import { keptBy } from "../kept.js";
 import { ecdhWithPrivateKey, uncompressedPoint } from "./p256-keys.js";
 
 // HPKE (RFC 9180) in base mode for the one suite the service uses:

@@ -1,6 +1,6 @@
 import { ECDH, createECDH } from "node:crypto";
 import { CryptoError, type P256KeyPair, type PublicKeyForm } from "@payments-sandbox/crypto";
-import { keptBy } from "./kept.js";
+import { keptBy } from "../kept.js";
 
 // P-256 keys for the server, with node:crypto (OpenSSL) doing the curve
 // arithmetic: the same hex forms as @payments-sandbox/crypto's keys.ts, about ten

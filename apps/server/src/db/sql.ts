@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import type { DatabaseTarget, Provider } from "./client.js";
 import { pgPoolConfig } from "./client.js";
+import { keptBy } from "../kept.js";
 
 // The SQL driver under the data layer (database.ts): the connections, the
 // transactions and the storage formats (the ones Prisma's migrations define:
@@ -160,7 +161,12 @@ const MAX_KEPT_STATEMENTS = 4096;
 class SqliteDriver implements SqlDriver {
   readonly provider = "sqlite" as const;
   private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
+  /**
+   * Kept for the process, within a bound: statements differ by their filters
+   * and page size, so a caller could make many; past the bound the kept ones
+   * are dropped and prepared again as they recur.
+   */
+  private readonly statements = keptBy<Database.Statement>(MAX_KEPT_STATEMENTS);
   private readonly inserts = new Map<string, Map<string, string>>();
   /** Runs one program; called inside `batch`, it is a savepoint. */
   private readonly runner: Database.Transaction<(program: () => SqlProgram<unknown>) => unknown>;
@@ -231,9 +237,8 @@ class SqliteDriver implements SqlDriver {
   }
 
   private prepare(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
+    return this.statements(sql, () => {
+      const statement = this.db.prepare(sql);
       // Rows come back as arrays and become objects here: better-sqlite3
       // builds a row object property by property through V8's API, which
       // measured about twice the cost of reading the same row as an array.
@@ -244,13 +249,8 @@ class SqliteDriver implements SqlDriver {
           statement.columns().map((c) => c.name),
         );
       }
-      // Kept for the process, within a bound: statements differ by their
-      // filters and page size, so a caller could make many; past the bound
-      // the kept ones are dropped and prepared again as they recur.
-      if (this.statements.size >= MAX_KEPT_STATEMENTS) this.statements.clear();
-      this.statements.set(sql, statement);
-    }
-    return statement;
+      return statement;
+    });
   }
 
   private readonly columns = new WeakMap<Database.Statement, readonly string[]>();

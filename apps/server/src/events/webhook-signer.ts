@@ -1,5 +1,6 @@
 import { createPrivateKey, sign, type KeyObject } from "node:crypto";
 import { WEBHOOK_SIGNATURE_VERSION } from "@payments-sandbox/crypto";
+import { keptBy } from "../kept.js";
 
 // The server's webhook signer: the same header as @payments-sandbox/crypto's
 // signWebhookBody (`{"v":"1","s":"<base64 DER ECDSA P-256 over SHA-256(body)>"}`),
@@ -16,23 +17,19 @@ const PKCS8_PREFIX = Buffer.from(
   "hex",
 );
 
-const keys = new Map<string, KeyObject>();
+// One key per platform; bounded all the same.
+const keys = keptBy<KeyObject>(1000);
 
 function keyObject(privateKeyHex: string): KeyObject {
-  let key = keys.get(privateKeyHex);
-  if (!key) {
+  return keys(privateKeyHex, () => {
     const scalar = Buffer.from(privateKeyHex, "hex");
     if (scalar.length !== 32) throw new Error("a webhook key is a 32-byte P-256 scalar");
-    key = createPrivateKey({
+    return createPrivateKey({
       key: Buffer.concat([PKCS8_PREFIX, scalar]),
       format: "der",
       type: "pkcs8",
     });
-    // One key per platform; bounded all the same.
-    if (keys.size >= 1000) keys.clear();
-    keys.set(privateKeyHex, key);
-  }
-  return key;
+  });
 }
 
 /** The X-Service-Signature header value for these exact body bytes. */

@@ -1,8 +1,8 @@
 /**
- * A get-or-make memo for values derived from a few keys that recur (the
- * platform's keys, a session's key, a point already checked): at most
- * `limit` are kept, then all are forgotten at once. A `make` that throws
- * keeps nothing.
+ * A get-or-make memo for values derived from keys that recur (the platform's
+ * keys, a session's key, a point already checked, a prepared statement): at
+ * most `limit` are kept, then all are forgotten at once. A `make` that
+ * throws keeps nothing.
  */
 export function keptBy<V>(limit: number): (id: string, make: () => V) => V {
   const kept = new Map<string, V>();
