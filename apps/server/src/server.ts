@@ -1,4 +1,5 @@
-import { createServer, type RequestListener, type Server } from "node:http";
+import type { Server } from "node:http";
+import type { Express } from "express";
 import type { AddressInfo } from "node:net";
 import { CardService } from "./areas/cards/service.js";
 import { StablecoinOperationService } from "./areas/stablecoins/operations.js";
@@ -66,6 +67,7 @@ import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
 import { ApiTokenService } from "./areas/api-tokens/service.js";
 import { createApp } from "./http/app.js";
+import { expressServer } from "./http/express-server.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
 import { RequestDrain } from "./http/request-drain.js";
@@ -75,8 +77,8 @@ import { bootstrapPlatform, type BootstrapResult } from "./platform/bootstrap.js
 import { PlatformClocks } from "./platform/platform-clock.js";
 
 /** Listens, or says which setting stops it (a port in use, an address not of this machine). */
-async function listen(app: RequestListener, port: number, host: string): Promise<Server> {
-  const server = createServer(app);
+async function listen(app: Express, port: number, host: string): Promise<Server> {
+  const server = expressServer(app);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
