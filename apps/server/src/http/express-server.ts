@@ -1,10 +1,4 @@
-import {
-  createServer,
-  IncomingMessage,
-  ServerResponse,
-  type Server,
-  type ServerOptions,
-} from "node:http";
+import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Express } from "express";
 
 /**
@@ -24,7 +18,7 @@ import type { Express } from "express";
  * a bare Express route answered in 54–73 µs of CPU instead of about 200
  * (bench/RESULTS.md).
  */
-export function expressServer(app: Express, options: ServerOptions = {}): Server {
+export function expressServer(app: Express): Server {
   // Node's request and response classes are function constructors that
   // initialise `this`, which is how they extend themselves: called so, they
   // initialise an object that already has Express's prototype.
@@ -40,7 +34,6 @@ export function expressServer(app: Express, options: ServerOptions = {}): Server
   ApiResponse.prototype = app.response;
   return createServer(
     {
-      ...options,
       IncomingMessage: ApiRequest as unknown as typeof IncomingMessage,
       ServerResponse: ApiResponse as unknown as typeof ServerResponse,
     },
