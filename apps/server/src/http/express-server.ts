@@ -19,24 +19,29 @@ import type { Express } from "express";
  * (bench/RESULTS.md).
  */
 export function expressServer(app: Express): Server {
-  // Node's request and response classes are function constructors that
-  // initialise `this`, which is how they extend themselves: called so, they
-  // initialise an object that already has Express's prototype.
-  const initRequest = IncomingMessage as unknown as (this: object, ...args: unknown[]) => void;
-  const initResponse = ServerResponse as unknown as (this: object, ...args: unknown[]) => void;
-  function ApiRequest(this: object, ...args: unknown[]): void {
-    initRequest.apply(this, args);
-  }
-  ApiRequest.prototype = app.request;
-  function ApiResponse(this: object, ...args: unknown[]): void {
-    initResponse.apply(this, args);
-  }
-  ApiResponse.prototype = app.response;
   return createServer(
     {
-      IncomingMessage: ApiRequest as unknown as typeof IncomingMessage,
-      ServerResponse: ApiResponse as unknown as typeof ServerResponse,
+      IncomingMessage: withPrototype(IncomingMessage, app.request),
+      ServerResponse: withPrototype(ServerResponse, app.response),
     },
     app,
   );
+}
+
+/**
+ * A constructor of `base`'s objects whose prototype is `prototype`. Node's
+ * request and response classes are function constructors that initialise
+ * `this` (which is how they extend themselves), so called on an object that
+ * already has Express's prototype they initialise it as they would their own.
+ */
+function withPrototype<C extends typeof IncomingMessage | typeof ServerResponse>(
+  base: C,
+  prototype: object,
+): C {
+  const initialise = base as unknown as (this: object, ...args: unknown[]) => void;
+  function Made(this: object, ...args: unknown[]): void {
+    initialise.apply(this, args);
+  }
+  Made.prototype = prototype;
+  return Made as unknown as C;
 }
