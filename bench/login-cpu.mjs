@@ -27,7 +27,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import * as portable from "@payments-sandbox/crypto";
 import { sealedOtpVerify } from "./otp-client.mjs";
-import { cpuMs, freePort } from "./processes.mjs";
+import { cpuMs, freePort, threadCpuMs } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -349,13 +349,24 @@ async function endToEnd() {
     await loginAll(methods.slice(0, warmup));
     clientCpu = 0;
     const serverBefore = cpuMs(child.pid);
+    const threadsBefore = threadCpuMs(child.pid);
     const started = performance.now();
     await loginAll(methods.slice(warmup));
     const elapsed = performance.now() - started;
     const serverMs = cpuMs(child.pid) - serverBefore;
+    // Where that CPU went: the request thread, and each other thread (the
+    // crypto and database threads, V8's collector helpers) that did work.
+    const threads = [...threadCpuMs(child.pid)]
+      .map(([tid, ms]) => ({ tid, ms: ms - (threadsBefore.get(tid) ?? 0) }))
+      .filter(({ ms }) => ms > 0)
+      .sort((a, b) => (a.tid === child.pid ? -1 : b.tid === child.pid ? 1 : b.ms - a.ms));
+    const byThread = threads
+      .map(({ tid, ms }) => `${tid === child.pid ? "request thread" : `thread ${tid}`} ${(ms / logins).toFixed(2)}`)
+      .join(", ");
     console.log(
       `\nEnd to end (${args.database}, ${args.main}): ${logins} OTP logins, ${concurrency === 1 ? "one after another" : `${concurrency} at a time`}, 3 requests each\n` +
         `  server CPU per login: ${(serverMs / logins).toFixed(2)} ms (user + system, /proc, 10 ms ticks)\n` +
+        `    by thread (ms per login): ${byThread}\n` +
         `  client crypto per login (this process): ${(clientCpu / logins / 1000).toFixed(2)} ms\n` +
         `  wall time per login: ${(elapsed / logins).toFixed(1)} ms (${((logins * 1000) / elapsed).toFixed(0)} logins/s)`,
     );

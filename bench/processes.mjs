@@ -31,6 +31,23 @@ export function cpuMs(pid) {
 }
 
 /**
+ * CPU time (ms) used so far by each thread of a process, keyed by thread id
+ * (the main thread's id is the process id); empty off Linux.
+ */
+export function threadCpuMs(pid) {
+  const byThread = new Map();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
+      byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
+    }
+  } catch {
+    // the process or a thread ended while it was read
+  }
+  return byThread;
+}
+
+/**
  * CPU time (ms) used so far by every PostgreSQL server process on this
  * machine (the backends serving the sandbox's connections do its queries'
  * work); 0 where there is none or off Linux.

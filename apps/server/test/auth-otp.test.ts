@@ -236,6 +236,35 @@ describe.each(databases)("OTP login on %s", (kind) => {
     }
   });
 
+  it("limits codes to 5 a minute: the 6th challenge is 429 and leaves the latest code working", async () => {
+    const wallet = await createWallet(sandbox);
+    let latest = await requestOtp(sandbox, wallet.emailMethodId);
+    for (let i = 1; i < 5; i++) {
+      clock.advance(1000);
+      latest = await requestOtp(sandbox, wallet.emailMethodId);
+    }
+    const refused = await sandbox.client.POST("/auth/credentials/{id}/challenge", {
+      params: { path: { id: wallet.emailMethodId } },
+      body: {},
+    });
+    expect(refused.response.status).toBe(429);
+    expect(errorOf(refused).code).toBe("RATE_LIMITED");
+    // The first of the five leaves the window 60 s after it, 4 s from now.
+    expect(Number(refused.response.headers.get("Retry-After"))).toBe(56);
+
+    // The refused challenge stored no new target: the fifth code still opens.
+    const tek = generateP256KeyPair();
+    const bundle = await sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: latest.targetPublic,
+    });
+    expect((await verifyOtp(sandbox, wallet.emailMethodId, bundle)).response.status).toBe(202);
+
+    clock.advance(56_000);
+    await requestOtp(sandbox, wallet.emailMethodId);
+  });
+
   it("accepts only the latest code, once, and not after it expires", async () => {
     const wallet = await createWallet(sandbox);
     const older = await sealedCode(wallet.emailMethodId);

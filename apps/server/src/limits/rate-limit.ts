@@ -98,13 +98,30 @@ export class RateLimiter {
     message: string,
     gate?: Gate,
   ): Promise<void> {
+    await this.hitWith(rule, subject, now, message, function* () {}, gate);
+  }
+
+  /**
+   * {@link hit}, with the write the attempt is for (`then`) in the same
+   * transaction: the attempt is counted and `then` written together (one
+   * commit on SQLite), or, refused, neither.
+   */
+  async hitWith<R>(
+    rule: RateRule,
+    subject: string,
+    now: Date,
+    message: string,
+    then: () => SqlProgram<R>,
+    gate?: Gate,
+  ): Promise<R> {
     const key = this.key(rule, subject);
     const since = this.windowStart(rule, now);
     // Without a gate, the gate's count reads the rule's own window, unused.
     const gateKey = gate ? this.key(gate.rule, subject) : key;
     const gateSince = gate ? this.windowStart(gate.rule, now) : since;
     type Refusal = { rule: RateRule; key: string; message: string };
-    const refused = await this.db.transaction(function* (): SqlProgram<Refusal | undefined> {
+    type Outcome = { refused: Refusal } | { refused: undefined; value: R };
+    const outcome = await this.db.transaction(function* (): SqlProgram<Outcome> {
       const id = randomUUID();
       yield* insert("RateLimitEvent", { id, key, at: now });
       const counts = yield* one(countHit({ key, since, gateKey, gateSince }));
@@ -118,14 +135,16 @@ export class RateLimiter {
       if (refusal !== undefined) {
         // Refused: the attempt is not counted.
         yield* run(forgetOne({ id }));
-        return refusal;
+        return { refused: refusal };
       }
       if (count("stale") > 0) yield* run(forgetUntil({ key, until: since }));
-      return undefined;
+      return { refused: undefined, value: yield* then() };
     }, "eachStep");
-    if (refused) {
+    if (outcome.refused) {
+      const { refused } = outcome;
       throw rateLimited(await this.retryAfter(refused.rule, refused.key, now), refused.message);
     }
+    return outcome.value;
   }
 
   /** Counts one event without checking (e.g. a failed verification). */

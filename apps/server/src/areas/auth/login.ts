@@ -3,6 +3,7 @@ import { passkeySignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
 import { q, rowOf, run, type Row } from "../../db/query.js";
+import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { RateLimiter } from "../../limits/rate-limit.js";
@@ -24,7 +25,7 @@ import {
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
-import { acceptOtp, issueOtp, useOtpCode } from "./otp.js";
+import { acceptOtp, enclaveKey, newOtpTarget, storeOtpTarget, useOtpCode } from "./otp.js";
 import type { PasskeyVerifier } from "./passkey.js";
 import { AUTH_RATE_LIMITS } from "./rate-limits.js";
 import {
@@ -83,42 +84,42 @@ export class LoginService {
       requireClientPublicKey(input.clientPublicKey);
     }
     const now = ctx.clock.now();
-    await this.limiter.hit(
-      AUTH_RATE_LIMITS.challenge,
-      method.id,
-      now,
-      "Too many challenges for this credential; retry later.",
-    );
+    // The challenge is counted against its limit in the transaction that
+    // stores it: one commit, and nothing stored when it is refused.
+    const limited = <R>(store: () => SqlProgram<R>) =>
+      this.limiter.hitWith(
+        AUTH_RATE_LIMITS.challenge,
+        method.id,
+        now,
+        "Too many challenges for this credential; retry later.",
+        store,
+      );
 
     const credential = toAuthMethod(method);
     if (isOtp(credential.type)) {
-      const bundle = await issueOtp(
-        this.services.data,
-        method,
-        now,
-        this.config.challengeTtlSeconds,
-      );
-      return { ...credential, type: credential.type, otpEncryptionTargetBundle: bundle };
+      const target = newOtpTarget(method, await enclaveKey(this.services.data, method.platformId));
+      const ttlSeconds = this.config.challengeTtlSeconds;
+      await limited(() => storeOtpTarget(method, target, now, ttlSeconds));
+      return { ...credential, type: credential.type, otpEncryptionTargetBundle: target.bundle };
     }
     if (method.credentialId === null) throw new Error(`passkey ${method.id} has no credentialId`);
 
     const clientPublicKey = input.clientPublicKey as string;
-    const row = await this.signing.issueRow(ctx, {
-      activity: Activity.PASSKEY_LOGIN,
-      accountId: method.accountId,
-      parameters: {
+    const credentialId = method.credentialId;
+    const row = await limited(() =>
+      this.signing.challengeStep(ctx, {
+        activity: Activity.PASSKEY_LOGIN,
+        accountId: method.accountId,
+        parameters: { authMethodId: method.id, clientPublicKey, credentialId },
+        signer: { kind: "PASSKEY" },
         authMethodId: method.id,
-        clientPublicKey,
-        credentialId: method.credentialId,
-      },
-      signer: { kind: "PASSKEY" },
-      authMethodId: method.id,
-      data: { clientPublicKey } satisfies PasskeyChallengeData,
-    });
+        data: { clientPublicKey } satisfies PasskeyChallengeData,
+      }),
+    );
     return {
       ...credential,
       type: "PASSKEY",
-      credentialId: method.credentialId,
+      credentialId,
       challenge: sha256Hex(row.payload),
       requestId: row.id,
       expiresAt: row.expiresAt.toISOString(),

@@ -88,19 +88,6 @@ export function* storeOtpTarget(
   );
 }
 
-/** Sends a new code to an existing credential; returns the target bundle. */
-export async function issueOtp(
-  db: Database,
-  method: AuthMethodRow,
-  now: Date,
-  ttlSeconds: number,
-): Promise<string> {
-  const target = newOtpTarget(method, await enclaveKey(db, method.platformId));
-  // One statement, committed alone: on PostgreSQL no BEGIN and COMMIT round trips.
-  await db.transaction(() => storeOtpTarget(method, target, now, ttlSeconds), "eachStep");
-  return target.bundle;
-}
-
 function checkBundleShape(bundle: string): void {
   let parsed: unknown;
   try {
