@@ -361,7 +361,10 @@ async function endToEnd() {
       .filter(({ ms }) => ms > 0)
       .sort((a, b) => (a.tid === child.pid ? -1 : b.tid === child.pid ? 1 : b.ms - a.ms));
     const byThread = threads
-      .map(({ tid, ms }) => `${tid === child.pid ? "request thread" : `thread ${tid}`} ${(ms / logins).toFixed(2)}`)
+      .map(
+        ({ tid, ms }) =>
+          `${tid === child.pid ? "request thread" : `thread ${tid}`} ${(ms / logins).toFixed(2)}`,
+      )
       .join(", ");
     console.log(
       `\nEnd to end (${args.database}, ${args.main}): ${logins} OTP logins, ${concurrency === 1 ? "one after another" : `${concurrency} at a time`}, 3 requests each\n` +

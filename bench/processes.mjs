@@ -38,7 +38,9 @@ export function threadCpuMs(pid) {
   const byThread = new Map();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+        .split(") ")[1]
+        .split(" ");
       byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
     }
   } catch {
