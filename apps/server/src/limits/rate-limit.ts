@@ -102,9 +102,10 @@ export class RateLimiter {
   }
 
   /**
-   * {@link hit}, with the write the attempt is for (`then`) in the same
-   * transaction: the attempt is counted and `then` written together (one
-   * commit on SQLite), or, refused, neither.
+   * {@link hit}, with the write the attempt is for (`then`) as the last step
+   * of the same program: `then` runs only once the attempt is counted, and
+   * not at all when it is refused. On SQLite the program is one transaction
+   * (one commit); on PostgreSQL each step commits on its own, as hit's do.
    */
   async hitWith<R>(
     rule: RateRule,

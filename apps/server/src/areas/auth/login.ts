@@ -84,8 +84,8 @@ export class LoginService {
       requireClientPublicKey(input.clientPublicKey);
     }
     const now = ctx.clock.now();
-    // The challenge is counted against its limit in the transaction that
-    // stores it: one commit, and nothing stored when it is refused.
+    // The challenge is counted against its limit in the program that stores
+    // it (one commit on SQLite), and nothing is stored when it is refused.
     const limited = <R>(store: () => SqlProgram<R>) =>
       this.limiter.hitWith(
         AUTH_RATE_LIMITS.challenge,
