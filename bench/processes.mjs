@@ -19,12 +19,16 @@ export function freePort() {
   });
 }
 
+/** User + system CPU time (ms) in the text of a `/proc` stat file: utime and stime, in ticks of 10 ms. */
+function statCpuMs(stat) {
+  const fields = stat.split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** CPU time (user + system, ms) a process has used so far; undefined off Linux. */
 export function cpuMs(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    // utime and stime, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return undefined;
   }
@@ -38,10 +42,7 @@ export function threadCpuMs(pid) {
   const byThread = new Map();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
-        .split(") ")[1]
-        .split(" ");
-      byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
+      byThread.set(Number(tid), statCpuMs(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")));
     }
   } catch {
     // the process or a thread ended while it was read
@@ -66,8 +67,7 @@ export function postgresCpuMs() {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       if (!stat.includes(" (postgres) ")) continue;
-      const fields = stat.split(") ")[1].split(" ");
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
+      total += statCpuMs(stat);
     } catch {
       // The process ended between the listing and the read.
     }
