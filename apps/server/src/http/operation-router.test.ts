@@ -13,6 +13,7 @@ import {
   PathTree,
   publicOperationMatcher,
   servedPaths,
+  withTopLevelDiscriminatorsOnly,
   type ApiDocument,
 } from "./operation-router.js";
 
@@ -157,16 +158,30 @@ describe("onePathDocument", () => {
           .map(([method]) => ({ method: method.toUpperCase(), path })),
       );
       const whole = await prepared(
-        { ...doc, paths: Object.fromEntries(served.map((path) => [path, doc.paths[path]!])) },
+        withTopLevelDiscriminatorsOnly(
+          structuredClone({
+            ...doc,
+            paths: Object.fromEntries(served.map((path) => [path, doc.paths[path]!])),
+          }),
+        ),
         withBodies,
       );
       // Not vacuous: customers are created through a discriminated oneOf.
       expect(whole.get("POST /customers")?.bodies["application/json"]).toMatchObject({
         property: "customerType",
       });
+      // A body is picked by its own top-level discriminator, or by none: a
+      // quote request, whose source and destination are discriminated
+      // oneOfs, needs no `sourceType` at its top.
+      expectOwnDiscriminators(whole, withBodies);
+      expect(whole.get("POST /quotes")?.bodies["application/json"]).toBeNull();
       for (const path of new Set(withBodies.map((r) => r.path))) {
         const requests = withBodies.filter((r) => r.path === path);
-        const one = await prepared(onePathDocument(doc, path), requests);
+        const one = await prepared(
+          withTopLevelDiscriminatorsOnly(onePathDocument(doc, path)),
+          requests,
+        );
+        expectOwnDiscriminators(one, requests);
         for (const { method } of requests) {
           const key = `${method} ${path}`;
           expect(one.get(key), key).toEqual(whole.get(key));
@@ -176,6 +191,58 @@ describe("onePathDocument", () => {
     5 * 60_000,
   );
 });
+
+describe("withTopLevelDiscriminatorsOnly", () => {
+  it("keeps a request body's top-level discriminator, drops those nested in bodies, and leaves openapi.yaml's", () => {
+    const copy = withTopLevelDiscriminatorsOnly(structuredClone(doc));
+    const schemas = (d: ApiDocument) =>
+      d.components!.schemas! as Record<string, { discriminator?: unknown }>;
+    expect(schemas(copy).CustomerCreateRequestOneOf!.discriminator).toBeDefined();
+    expect(schemas(copy).VerifyAuthCredentialRequest!.discriminator).toBeDefined();
+    for (const nested of [
+      "QuoteSourceOneOf",
+      "QuoteDestinationOneOf",
+      "ExternalAccountCreateInfoOneOf",
+    ]) {
+      expect(schemas(copy)[nested]!.discriminator, nested).toBeUndefined();
+      expect(schemas(doc)[nested]!.discriminator, nested).toBeDefined();
+    }
+  });
+});
+
+/** Each body's discriminator annotation is that of its own top-level schema, or there is none. */
+function expectOwnDiscriminators(
+  found: Map<string, Prepared>,
+  requests: { method: string; path: string }[],
+): void {
+  for (const { method, path } of requests) {
+    const operation = doc.paths[path]![method.toLowerCase()] as OperationLike;
+    for (const [type, annotation] of Object.entries(found.get(`${method} ${path}`)!.bodies)) {
+      expect(
+        isRecord(annotation) ? annotation.property : undefined,
+        `${method} ${path} ${type}`,
+      ).toBe(topLevelDiscriminator(operation, type));
+    }
+  }
+}
+
+/** The discriminator property of an operation's request body schema (through its $ref), if any. */
+function topLevelDiscriminator(operation: OperationLike, type: string): string | undefined {
+  let schema = operation.requestBody?.content?.[type]?.schema as Json | undefined;
+  while (isRecord(schema) && typeof schema.$ref === "string") {
+    schema = schema.$ref
+      .slice(2)
+      .split("/")
+      .reduce<Json | undefined>(
+        (at, key) => (isRecord(at) ? (at as Record<string, Json>)[key] : undefined),
+        doc as unknown as Json,
+      );
+  }
+  const discriminator = isRecord(schema) ? schema.discriminator : undefined;
+  return isRecord(discriminator) && typeof discriminator.propertyName === "string"
+    ? discriminator.propertyName
+    : undefined;
+}
 
 /** What the validator prepared for one operation, as its middleware exposes it on the request. */
 interface Prepared {

@@ -133,6 +133,56 @@ export function onePathDocument(doc: ApiDocument, path: string): ApiDocument {
   });
 }
 
+/**
+ * The document as the validator is given it: without the discriminator
+ * objects of oneOfs nested inside a request body. The validator uses a
+ * discriminator only at the top of a body (to pick the branch to report
+ * against); walking a nested one, it keeps the discriminator as it goes on
+ * to the body's later properties and takes the next referenced one for a
+ * branch, so the body itself ends up demanding the nested property at its
+ * top (a quote request was refused for lacking a top-level `sourceType`).
+ * A discriminator only names what the oneOf already decides (each branch's
+ * one-value enum), so without them the same bodies validate. openapi.yaml,
+ * the docs and the client keep every discriminator. Changes `doc` in place:
+ * it is given a copy (onePathDocument).
+ */
+export function withTopLevelDiscriminatorsOnly(doc: ApiDocument): ApiDocument {
+  const resolve = (value: Json | undefined): Json | undefined => {
+    let node = value;
+    for (let hops = 0; isObject(node) && typeof node.$ref === "string" && hops < 10; hops++) {
+      const [kind, name] = node.$ref.startsWith("#/components/")
+        ? node.$ref.split("/").slice(2)
+        : [];
+      node = kind === undefined || name === undefined ? undefined : doc.components?.[kind]?.[name];
+    }
+    return node;
+  };
+  // The schemas at the top of a request body keep theirs.
+  const kept = new Set<Json>();
+  for (const item of Object.values(doc.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      const body = isObject(operation) ? resolve(operation.requestBody) : undefined;
+      const content = isObject(body) && isObject(body.content) ? body.content : {};
+      for (const media of Object.values(content)) {
+        const schema = isObject(media) ? resolve(media.schema) : undefined;
+        if (schema !== undefined) kept.add(schema);
+      }
+    }
+  }
+  const strip = (value: Json): void => {
+    if (Array.isArray(value)) {
+      for (const entry of value) strip(entry);
+    } else if (isObject(value)) {
+      if (value.discriminator !== undefined && !kept.has(value)) delete value.discriminator;
+      for (const entry of Object.values(value)) strip(entry);
+    }
+  };
+  strip(doc.paths as Json);
+  if (doc.components) strip(doc.components as Json);
+  return doc;
+}
+
 function isObject(value: Json | undefined): value is { [key: string]: Json } {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -229,7 +279,9 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         OpenApiValidator.middleware({
           ...options.validator,
           // Read from openapi.yaml, which the validator checks as it loads it.
-          apiSpec: onePathDocument(doc, path) as unknown as ValidatorOptions["apiSpec"],
+          apiSpec: withTopLevelDiscriminatorsOnly(
+            onePathDocument(doc, path),
+          ) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
       validators.set(key, validator);

@@ -9691,26 +9691,38 @@ export interface components {
             passkeyAllowedOrigins?: string[] | null;
         };
         AccountQuoteSource: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             sourceType: "ACCOUNT";
             accountId: string;
             customerId?: string;
         };
         RealtimeFundingQuoteSource: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             sourceType: "REALTIME_FUNDING";
             customerId?: string;
             currency: string;
             cryptoNetwork?: string;
         };
         AccountDestination: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             destinationType: "ACCOUNT";
             accountId: string;
             paymentRail?: components["schemas"]["PaymentRail"];
         };
         UmaAddressDestination: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             destinationType: "UMA_ADDRESS";
             umaAddress: string;
             currency?: string;
