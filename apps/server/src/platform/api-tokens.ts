@@ -1,13 +1,8 @@
-import {
-  createHash,
-  randomBytes,
-  randomUUID,
-  scrypt as scryptCb,
-  timingSafeEqual,
-} from "node:crypto";
+import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import type { Schemas } from "@payments-sandbox/client";
 import type { Clock } from "../clock.js";
+import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
 import { insert, prepared, q } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
@@ -142,7 +137,7 @@ export class ApiTokenVerifier {
 
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
     const row = await this.db.one(tokenRow({ id: tokenId }));
-    const digest = createHash("sha256").update(tokenId).update("\0").update(secret).digest("hex");
+    const digest = sha256Hex(`${tokenId}\0${secret}`);
     if (row && this.memo.get(digest) === row.secretHash) return identityOf(tokenId, row);
 
     // Hash even for an unknown token so timing does not reveal which ids exist.
