@@ -8,7 +8,12 @@ import {
 } from "@payments-sandbox/crypto";
 import { signDer, signingKey } from "./ecdsa.js";
 import { hpkeOpen, hpkeSeal } from "./hpke.js";
-import { compressPoint, ecdhWithPrivateKey, uncompressPublicKey } from "./p256-keys.js";
+import {
+  compressPoint,
+  ecdhWithPrivateKey,
+  generateP256KeyPair,
+  uncompressPublicKey,
+} from "./p256-keys.js";
 
 // The bundles the server makes and opens, in @payments-sandbox/crypto's encodings
 // (shared with clients), with node:crypto's signatures and HPKE.
@@ -34,6 +39,27 @@ export function createOtpTargetBundle(params: {
     signingKey(params.signingPrivateKeyHex).publicKey.toString("hex"),
     (dataBytes) => signDer(dataBytes, params.signingPrivateKeyHex),
   );
+}
+
+/** A new code's target: a fresh key pair, and its bundle signed by the enclave key. */
+export interface OtpTarget {
+  privateKeyHex: string;
+  bundle: string;
+}
+
+export function newOtpTarget(
+  organizationId: string,
+  userId: string,
+  enclaveKeyHex: string,
+): OtpTarget {
+  const target = generateP256KeyPair();
+  const bundle = createOtpTargetBundle({
+    target,
+    organizationId,
+    userId,
+    signingPrivateKeyHex: enclaveKeyHex,
+  });
+  return { privateKeyHex: target.privateKeyHex, bundle };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { CryptoError, StampError, type StampErrorKind } from "@payments-sandbox/crypto";
+import { newOtpTarget } from "./bundles.js";
 import { acceptOtpBundle } from "./otp-acceptance.js";
 import { verifyStamp } from "./stamps.js";
 
@@ -10,6 +11,7 @@ import { verifyStamp } from "./stamps.js";
  */
 export const threadOperations = {
   acceptOtpBundle,
+  newOtpTarget,
   verifyStamp: (header: string, payload: string) => verifyStamp(header, payload),
 };
 

@@ -15,7 +15,7 @@ import {
 } from "../../signing/signed-requests.js";
 import { toAuthMethod, type InternalAccountService } from "../internal-accounts/service.js";
 import type { OidcIdentity, OidcVerifier } from "./oidc.js";
-import { enclaveKey, newOtpTarget, storeOtpTarget } from "./otp.js";
+import { newOtpTarget, storeOtpTarget } from "./otp.js";
 import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
 
 type AuthMethodRow = Row<"AuthMethod">;
@@ -147,7 +147,7 @@ export class CredentialService {
     // A new OTP credential is sent its first code right away.
     const target =
       input.type === "EMAIL_OTP" || input.type === "SMS_OTP"
-        ? newOtpTarget(row, await enclaveKey(this.services.data, ctx.platformId))
+        ? await newOtpTarget(this.services.data, row)
         : undefined;
     const ttlSeconds = this.config.challengeTtlSeconds;
     const signing = this.signing;

@@ -25,7 +25,7 @@ import {
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
-import { acceptOtp, enclaveKey, newOtpTarget, storeOtpTarget, useOtpCode } from "./otp.js";
+import { acceptOtp, newOtpTarget, storeOtpTarget, useOtpCode } from "./otp.js";
 import type { PasskeyVerifier } from "./passkey.js";
 import { AUTH_RATE_LIMITS } from "./rate-limits.js";
 import {
@@ -97,7 +97,7 @@ export class LoginService {
 
     const credential = toAuthMethod(method);
     if (isOtp(credential.type)) {
-      const target = newOtpTarget(method, await enclaveKey(this.services.data, method.platformId));
+      const target = await newOtpTarget(this.services.data, method);
       const ttlSeconds = this.config.challengeTtlSeconds;
       await limited(() => storeOtpTarget(method, target, now, ttlSeconds));
       return { ...credential, type: credential.type, otpEncryptionTargetBundle: target.bundle };
