@@ -74,6 +74,43 @@ describe("crypto on its own thread", () => {
     await expect(accept("000000", other.privateKeyHex)).rejects.toBeInstanceOf(CryptoError);
   });
 
+  it("makes a code's target: a bundle the enclave key signed, whose private half opens what a client seals to it", async () => {
+    const enclave = portable.generateP256KeyPair();
+    const made = await offThread(
+      "newOtpTarget",
+      "Platform:1",
+      "InternalAccount:1",
+      enclave.privateKeyHex,
+    );
+    const { targetPublic } = portable.verifyOtpTargetBundle(
+      made.bundle,
+      enclave.publicKeyUncompressedHex,
+    );
+    const tek = portable.generateP256KeyPair();
+    const sealed = await portable.sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: targetPublic,
+    });
+    const token = {
+      id: "2f0d6f9e-0b6f-4d55-9d57-3f1a2b4c5d6e",
+      verificationType: "OTP_TYPE_EMAIL" as const,
+      contact: "user@example.com",
+      organizationId: "Platform:1",
+      expiresAtMs: Date.now() + 3_600_000,
+    };
+    const accepted = acceptOtpBundle(sealed, made.privateKeyHex, token, enclave.privateKeyHex);
+    expect(accepted).toMatchObject({ accepted: true, publicKey: tek.publicKeyHex });
+    // A new key pair each time.
+    const again = await offThread(
+      "newOtpTarget",
+      "Platform:1",
+      "InternalAccount:1",
+      enclave.privateKeyHex,
+    );
+    expect(again.privateKeyHex).not.toBe(made.privateKeyHex);
+  });
+
   it("answers calls made together, each with its own result", async () => {
     const keys = Array.from({ length: 20 }, () => portable.generateP256KeyPair());
     const headers = keys.map((key) => portable.createStamp(PAYLOAD, key.privateKeyHex));
