@@ -7,9 +7,9 @@ import {
   type ThreadOperations,
 } from "./thread-operations.js";
 
-// The request thread spends most of an OTP verification or a signed retry in
-// curve arithmetic (opening the OTP bundle, signing the verification token,
-// verifying a stamp); measured, it ran at full load while the second core sat
+// The request thread spent most of an OTP challenge, verification or signed
+// retry in curve arithmetic (making the code's target, opening the OTP
+// bundle, signing the verification token, verifying a stamp); measured, it ran at full load while the second core sat
 // partly idle (bench/RESULTS.md). These calls run on one thread of their own,
 // shared by every server of the process; it starts with the first call.
 const cryptoThread = new ThreadCalls<CryptoCall>(

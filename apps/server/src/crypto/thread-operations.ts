@@ -5,8 +5,8 @@ import { verifyStamp } from "./stamps.js";
 
 /**
  * The crypto a request waits for but need not run on the request thread:
- * pure functions of their arguments, called by name on the crypto thread
- * (crypto-thread.ts). Arguments and results are strings and plain objects,
+ * functions of their arguments alone (and, for a new key, fresh randomness),
+ * called by name on the crypto thread (crypto-thread.ts). Arguments and results are strings and plain objects,
  * which cross threads unchanged.
  */
 export const threadOperations = {

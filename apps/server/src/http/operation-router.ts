@@ -174,7 +174,12 @@ export function withTopLevelDiscriminatorsOnly(doc: ApiDocument): ApiDocument {
     if (Array.isArray(value)) {
       for (const entry of value) strip(entry);
     } else if (isObject(value)) {
-      if (value.discriminator !== undefined && !kept.has(value)) delete value.discriminator;
+      // A schema's discriminator object, not a property named so.
+      const isDiscriminated =
+        isObject(value.discriminator) &&
+        typeof value.discriminator.propertyName === "string" &&
+        (Array.isArray(value.oneOf) || Array.isArray(value.anyOf));
+      if (isDiscriminated && !kept.has(value)) delete value.discriminator;
       for (const entry of Object.values(value)) strip(entry);
     }
   };
