@@ -11,6 +11,15 @@ import { verifyStamp } from "./stamps.js";
 
 const PAYLOAD = JSON.stringify({ type: "ACTIVITY_TYPE_OTP_LOGIN", timestampMs: "1763800000000" });
 
+/** The claims of an email OTP's verification token, valid for an hour. */
+const verificationClaims = () => ({
+  id: "2f0d6f9e-0b6f-4d55-9d57-3f1a2b4c5d6e",
+  verificationType: "OTP_TYPE_EMAIL" as const,
+  contact: "user@example.com",
+  organizationId: "Platform:1",
+  expiresAtMs: Date.now() + 3_600_000,
+});
+
 describe("crypto on its own thread", () => {
   it("verifies a stamp as verifyStamp does, and refuses a bad one with the same StampError kind", async () => {
     const key = portable.generateP256KeyPair();
@@ -32,13 +41,7 @@ describe("crypto on its own thread", () => {
     const enclave = portable.generateP256KeyPair();
     const target = portable.generateP256KeyPair();
     const tek = portable.generateP256KeyPair();
-    const token = {
-      id: "2f0d6f9e-0b6f-4d55-9d57-3f1a2b4c5d6e",
-      verificationType: "OTP_TYPE_EMAIL" as const,
-      contact: "user@example.com",
-      organizationId: "Platform:1",
-      expiresAtMs: Date.now() + 3_600_000,
-    };
+    const token = verificationClaims();
     const seal = (otpCode: string) =>
       portable.sealOtpBundle({
         otpCode,
@@ -92,13 +95,7 @@ describe("crypto on its own thread", () => {
       tekPublicKeyHex: tek.publicKeyHex,
       targetPublicKeyHex: targetPublic,
     });
-    const token = {
-      id: "2f0d6f9e-0b6f-4d55-9d57-3f1a2b4c5d6e",
-      verificationType: "OTP_TYPE_EMAIL" as const,
-      contact: "user@example.com",
-      organizationId: "Platform:1",
-      expiresAtMs: Date.now() + 3_600_000,
-    };
+    const token = verificationClaims();
     const accepted = acceptOtpBundle(sealed, made.privateKeyHex, token, enclave.privateKeyHex);
     expect(accepted).toMatchObject({ accepted: true, publicKey: tek.publicKeyHex });
     // A new key pair each time.
