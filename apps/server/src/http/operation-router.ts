@@ -89,10 +89,9 @@ export function onePathDocument(doc: ApiDocument, path: string): ApiDocument {
   const components = doc.components ?? {};
   const reached = new Set<string>();
   const follow = (ref: string): void => {
-    const [kind, name] = ref.startsWith("#/components/") ? ref.split("/").slice(2) : [];
-    const target = kind === undefined || name === undefined ? undefined : components[kind]?.[name];
+    const target = componentOf(doc, ref);
     if (target === undefined) throw new Error(`${path}: cannot follow ${ref}`);
-    const key = `${kind}/${name}`;
+    const key = ref.split("/").slice(2, 4).join("/");
     if (reached.has(key)) return;
     reached.add(key);
     visit(target);
@@ -150,10 +149,7 @@ export function withTopLevelDiscriminatorsOnly(doc: ApiDocument): ApiDocument {
   const resolve = (value: Json | undefined): Json | undefined => {
     let node = value;
     for (let hops = 0; isObject(node) && typeof node.$ref === "string" && hops < 10; hops++) {
-      const [kind, name] = node.$ref.startsWith("#/components/")
-        ? node.$ref.split("/").slice(2)
-        : [];
-      node = kind === undefined || name === undefined ? undefined : doc.components?.[kind]?.[name];
+      node = componentOf(doc, node.$ref);
     }
     return node;
   };
@@ -186,6 +182,14 @@ export function withTopLevelDiscriminatorsOnly(doc: ApiDocument): ApiDocument {
   strip(doc.paths as Json);
   if (doc.components) strip(doc.components as Json);
   return doc;
+}
+
+const COMPONENTS = "#/components/";
+
+/** The component a `#/components/<kind>/<name>` reference names, if the document has it. */
+function componentOf(doc: ApiDocument, ref: string): Json | undefined {
+  const [kind, name] = ref.startsWith(COMPONENTS) ? ref.split("/").slice(2) : [];
+  return kind === undefined || name === undefined ? undefined : doc.components?.[kind]?.[name];
 }
 
 function isObject(value: Json | undefined): value is { [key: string]: Json } {
