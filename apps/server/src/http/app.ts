@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import express, { type Express, type Router } from "express";
 import { pinoHttp } from "pino-http";
 import { parse } from "yaml";
 import { DOCUMENT_MAX_BYTES } from "@payments-sandbox/sandbox-rules";
+import { sha256Hex } from "../crypto/sha256.js";
 import { API_BASE_PATH } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -103,7 +104,7 @@ export function createApp(options: AppOptions): Express {
       doc,
       // Servers of one process with the same document and options share
       // their compiled validators (the security handlers are module-level).
-      shareKey: `${createHash("sha256").update(apiText).digest("hex")}:${options.validateResponses}`,
+      shareKey: `${sha256Hex(apiText)}:${options.validateResponses}`,
       validator: apiValidatorOptions(options.validateResponses),
     }),
     operationDispatcher(options.operations),

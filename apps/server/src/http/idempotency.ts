@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { q } from "../db/query.js";
@@ -241,17 +241,15 @@ export async function runIdempotent(
   execute: () => Promise<IdempotentResult>,
 ): Promise<IdempotentResult> {
   const { ctx } = request;
-  const requestHash = createHash("sha256")
-    .update(
-      JSON.stringify(
-        canonical({
-          operation: request.operationId,
-          params: request.params,
-          body: request.body ?? null,
-          caller: ctx.agent?.agentId ?? "platform",
-        }),
-      ),
-    )
-    .digest("hex");
+  const requestHash = sha256Hex(
+    JSON.stringify(
+      canonical({
+        operation: request.operationId,
+        params: request.params,
+        body: request.body ?? null,
+        caller: ctx.agent?.agentId ?? "platform",
+      }),
+    ),
+  );
   return store.run(ctx.platformId, request.key, requestHash, execute);
 }

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 
 // The single-use links the sandbox hosts (card details, KYC): a random token
 // in the URL is the only authorisation, so only its digest is stored.
@@ -13,5 +14,5 @@ export function newLinkToken(): { token: string; digest: string } {
 
 /** The stored digest of a token from a URL; undefined when it is not one the sandbox makes. */
 export function linkDigest(token: string): string | undefined {
-  return LINK_TOKEN.test(token) ? createHash("sha256").update(token).digest("hex") : undefined;
+  return LINK_TOKEN.test(token) ? sha256Hex(token) : undefined;
 }

@@ -1,5 +1,6 @@
-import { createHash, randomBytes, randomInt } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
+import { sha256Hex } from "../../crypto/sha256.js";
 import type { Clock } from "../../clock.js";
 import { insert, q, run, type Row } from "../../db/query.js";
 import { isUniqueViolation } from "../../db/errors.js";
@@ -55,10 +56,6 @@ const TOKEN_PREFIX = "agt_";
 const DEVICE_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 const DEVICE_CODE_GROUPS = 3;
 
-function sha256(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
-}
-
 function newDeviceCode(): string {
   const group = () => Array.from({ length: 4 }, () => DEVICE_CODE_ALPHABET[randomInt(20)]).join("");
   return Array.from({ length: DEVICE_CODE_GROUPS }, group).join("-");
@@ -66,7 +63,7 @@ function newDeviceCode(): string {
 
 /** Codes are redeemed in any case (they are typed by people); stored as a hash of the upper case. */
 function deviceCodeHash(code: string): string {
-  return sha256(code.toUpperCase());
+  return sha256Hex(code.toUpperCase());
 }
 
 function policyOf(row: AgentRow): AgentPolicy {
@@ -670,7 +667,7 @@ export class AgentService implements AgentTokenVerifier {
       );
       if (count !== 1) return false;
       yield* insert("AgentAccessToken", {
-        tokenHash: sha256(accessToken),
+        tokenHash: sha256Hex(accessToken),
         agentId: agent.id,
         platformId: agent.platformId,
         // The agent cannot get another code yet: its token lasts as long as it does.
@@ -694,7 +691,7 @@ export class AgentService implements AgentTokenVerifier {
   ): Promise<{ platformId: string; agent: AgentPrincipal; clock: Clock } | undefined> {
     if (!accessToken.startsWith(TOKEN_PREFIX)) return undefined;
     const token = await this.services.data.one(
-      q.selectFrom("AgentAccessToken").selectAll().where("tokenHash", "=", sha256(accessToken)),
+      q.selectFrom("AgentAccessToken").selectAll().where("tokenHash", "=", sha256Hex(accessToken)),
     );
     if (!token) return undefined;
     const clock = await clocks.forPlatform(token.platformId);

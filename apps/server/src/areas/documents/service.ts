@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
 import { DOCUMENT_MAX_BYTES, documentReviewOutcome } from "@payments-sandbox/sandbox-rules";
+import { sha256Hex } from "../../crypto/sha256.js";
 import { insert, one, q, run, type Row } from "../../db/query.js";
 import { ApiError, fieldError, invalidInput, notFound } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
@@ -81,7 +81,7 @@ function review(file: string, fileName: string | undefined): ReviewedFile {
     fileName: name,
     contentType: kind.type,
     size: bytes.length,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
+    sha256: sha256Hex(bytes),
   };
 }
 

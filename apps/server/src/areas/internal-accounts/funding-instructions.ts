@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
+import { sha256Hex } from "../../crypto/sha256.js";
 import type { Row } from "../../db/query.js";
 
 // Where money from outside would be paid to reach an account. The sandbox
@@ -17,7 +17,7 @@ const SANDBOX_BANK_NAME = "Sandbox Bank";
 
 /** `count` decimal digits derived from the account id, stable across calls. */
 function digitsOf(id: string, count: number): string {
-  const hash = BigInt(`0x${createHash("sha256").update(id).digest("hex")}`);
+  const hash = BigInt(`0x${sha256Hex(id)}`);
   return (hash % 10n ** BigInt(count)).toString().padStart(count, "0");
 }
 

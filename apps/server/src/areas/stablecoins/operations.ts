@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
 import {
   STABLECOIN_FUNDING_SECONDS,
@@ -7,6 +6,7 @@ import {
   stablecoinOperationOutcome,
   type StablecoinOperationOutcome,
 } from "@payments-sandbox/sandbox-rules";
+import { sha256Hex } from "../../crypto/sha256.js";
 import { insert, one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";
@@ -75,7 +75,7 @@ const SANDBOX_WIRE_BANK = { bankName: "Sandbox Bank", routingNumber: "110000000"
 
 /** Decimal digits derived from `key`, stable across calls. */
 function digitsOf(key: string, count: number): string {
-  const hash = BigInt(`0x${createHash("sha256").update(key).digest("hex")}`);
+  const hash = BigInt(`0x${sha256Hex(key)}`);
   return (hash % 10n ** BigInt(count)).toString().padStart(count, "0");
 }
 

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
 import { stablecoinProviderAccountOutcome } from "@payments-sandbox/sandbox-rules";
+import { sha256Hex } from "../../crypto/sha256.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import { insert, q } from "../../db/query.js";
 import { ApiError, notFound } from "../../errors.js";
@@ -30,7 +30,7 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /** A 27-character provider account id derived from the client id, stable across calls. */
 function derivedProviderAccountId(apiClientId: string): string {
-  let n = BigInt(`0x${createHash("sha256").update(`account:${apiClientId}`).digest("hex")}`);
+  let n = BigInt(`0x${sha256Hex(`account:${apiClientId}`)}`);
   let id = "";
   while (id.length < 27) {
     id += BASE62[Number(n % 62n)];
@@ -82,7 +82,7 @@ export class StablecoinProviderAccountService {
       providerEnvironment: PROVIDER_ENVIRONMENT,
       status,
       apiClientId: input.apiClientId,
-      apiClientSecretSha256: createHash("sha256").update(input.apiClientSecret).digest("hex"),
+      apiClientSecretSha256: sha256Hex(input.apiClientSecret),
       lastVerifiedAt: status === "ACTIVE" ? now : null,
       createdAt: now,
       updatedAt: now,
