@@ -2,7 +2,7 @@ import { parentPort } from "node:worker_threads";
 import { serveCalls } from "../threads.js";
 import { runCryptoCall, type CryptoCall } from "./thread-operations.js";
 
-// The crypto thread (see offThread in off-thread.ts): runs the calls it is
+// The crypto thread (see runCrypto in off-thread.ts): runs the calls it is
 // sent and answers each by its id. It keeps nothing between calls but
 // node:crypto's and p256-keys.ts's caches.
 

@@ -1,7 +1,13 @@
 import * as portable from "@payments-sandbox/crypto";
 import { CryptoError, StampError } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
-import { offThread } from "./off-thread.js";
+import {
+  cryptoThreadNow,
+  LoopLoad,
+  onCryptoThread,
+  runCrypto,
+  THREAD_ABOVE_REQUESTS,
+} from "./off-thread.js";
 import { acceptOtpBundle } from "./otp-acceptance.js";
 import { verifyStamp } from "./stamps.js";
 
@@ -24,15 +30,15 @@ describe("crypto on its own thread", () => {
   it("verifies a stamp as verifyStamp does, and refuses a bad one with the same StampError kind", async () => {
     const key = portable.generateP256KeyPair();
     const header = portable.createStamp(PAYLOAD, key.privateKeyHex);
-    await expect(offThread("verifyStamp", header, PAYLOAD)).resolves.toEqual(
+    await expect(onCryptoThread("verifyStamp", header, PAYLOAD)).resolves.toEqual(
       verifyStamp(header, PAYLOAD),
     );
 
-    const invalid = offThread("verifyStamp", header, `${PAYLOAD} `);
+    const invalid = onCryptoThread("verifyStamp", header, `${PAYLOAD} `);
     await expect(invalid).rejects.toBeInstanceOf(StampError);
     await expect(invalid).rejects.toMatchObject({ kind: "INVALID" });
 
-    const malformed = offThread("verifyStamp", "not-a-stamp", PAYLOAD);
+    const malformed = onCryptoThread("verifyStamp", "not-a-stamp", PAYLOAD);
     await expect(malformed).rejects.toBeInstanceOf(StampError);
     await expect(malformed).rejects.toMatchObject({ kind: "MALFORMED" });
   });
@@ -49,7 +55,7 @@ describe("crypto on its own thread", () => {
         targetPublicKeyHex: target.publicKeyUncompressedHex,
       });
     const accept = async (otpCode: string, key = target.privateKeyHex) =>
-      offThread("acceptOtpBundle", await seal(otpCode), key, token, enclave.privateKeyHex);
+      onCryptoThread("acceptOtpBundle", await seal(otpCode), key, token, enclave.privateKeyHex);
 
     const accepted = await accept("000000");
     if (!accepted.accepted) throw new Error("the sandbox code was refused");
@@ -79,7 +85,7 @@ describe("crypto on its own thread", () => {
 
   it("makes a code's target: a bundle the enclave key signed, whose private half opens what a client seals to it", async () => {
     const enclave = portable.generateP256KeyPair();
-    const made = await offThread(
+    const made = await onCryptoThread(
       "newOtpTarget",
       "Platform:1",
       "InternalAccount:1",
@@ -99,7 +105,7 @@ describe("crypto on its own thread", () => {
     const accepted = acceptOtpBundle(sealed, made.privateKeyHex, token, enclave.privateKeyHex);
     expect(accepted).toMatchObject({ accepted: true, publicKey: tek.publicKeyHex });
     // A new key pair each time.
-    const again = await offThread(
+    const again = await onCryptoThread(
       "newOtpTarget",
       "Platform:1",
       "InternalAccount:1",
@@ -111,7 +117,55 @@ describe("crypto on its own thread", () => {
   it("answers calls made together, each with its own result", async () => {
     const keys = Array.from({ length: 20 }, () => portable.generateP256KeyPair());
     const headers = keys.map((key) => portable.createStamp(PAYLOAD, key.privateKeyHex));
-    const signers = await Promise.all(headers.map((h) => offThread("verifyStamp", h, PAYLOAD)));
+    const signers = await Promise.all(
+      headers.map((h) => onCryptoThread("verifyStamp", h, PAYLOAD)),
+    );
     expect(signers.map((s) => s.publicKey)).toEqual(keys.map((k) => k.publicKeyHex));
+  });
+});
+
+describe("where a crypto call runs", () => {
+  it("goes to the crypto thread when the request thread was busy, or a burst of requests is in flight", () => {
+    const idle = () => false;
+    const busy = () => true;
+    expect(cryptoThreadNow(1, idle)).toBe(false);
+    expect(cryptoThreadNow(THREAD_ABOVE_REQUESTS, idle)).toBe(false);
+    expect(cryptoThreadNow(THREAD_ABOVE_REQUESTS + 1, idle)).toBe(true);
+    expect(cryptoThreadNow(1, busy)).toBe(true);
+  });
+
+  it("counts the request thread busy once most of a window was spent running, and idle again after an idle window", () => {
+    const loop = (active: number, idle: number) => ({
+      active,
+      idle,
+      utilization: active / (active + idle || 1),
+    });
+    const readings = [loop(0, 0)];
+    const load = new LoopLoad(() => readings.at(-1)!, 100, 0.7);
+    readings.push(loop(30, 170));
+    expect(load.isBusy()).toBe(false);
+    // Under the window's length: the last decision holds.
+    readings.push(loop(80, 170));
+    expect(load.isBusy()).toBe(false);
+    readings.push(loop(180, 180));
+    expect(load.isBusy()).toBe(true);
+    readings.push(loop(190, 190));
+    expect(load.isBusy()).toBe(true);
+    readings.push(loop(230, 300));
+    expect(load.isBusy()).toBe(false);
+  });
+
+  it("answers as the crypto thread does", async () => {
+    const key = portable.generateP256KeyPair();
+    const header = portable.createStamp(PAYLOAD, key.privateKeyHex);
+    await expect(runCrypto("verifyStamp", header, PAYLOAD)).resolves.toEqual(
+      await onCryptoThread("verifyStamp", header, PAYLOAD),
+    );
+    const malformed = runCrypto("verifyStamp", "not-a-stamp", PAYLOAD);
+    await expect(malformed).rejects.toBeInstanceOf(StampError);
+    await expect(malformed).rejects.toMatchObject({ kind: "MALFORMED" });
+    const invalid = runCrypto("verifyStamp", header, `${PAYLOAD} `);
+    await expect(invalid).rejects.toBeInstanceOf(StampError);
+    await expect(invalid).rejects.toMatchObject({ kind: "INVALID" });
   });
 });

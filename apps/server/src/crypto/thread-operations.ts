@@ -6,8 +6,10 @@ import { verifyStamp } from "./stamps.js";
 /**
  * The crypto a request waits for but need not run on the request thread:
  * functions of their arguments alone (and, for a new key, fresh randomness),
- * called by name on the crypto thread (crypto-thread.ts). Arguments and results are strings and plain objects,
- * which cross threads unchanged.
+ * called by name through runCrypto (off-thread.ts), which runs them on the
+ * crypto thread (crypto-thread.ts) under load and in place otherwise.
+ * Arguments and results are strings and plain objects, which cross threads
+ * unchanged.
  */
 export const threadOperations = {
   acceptOtpBundle,

@@ -1,5 +1,13 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 
+// Requests begun and not yet answered, over every server of the process.
+let inProcess = 0;
+
+/** Requests begun and not yet answered by any server of this process. */
+export function requestsInFlight(): number {
+  return inProcess;
+}
+
 /**
  * Lets a stopping server finish the requests it has begun before the
  * databases close under them. Closing every connection at once (what a stop
@@ -59,6 +67,7 @@ export class RequestDrain {
     this.prune();
     if (this.stopping) this.lastOnItsConnection(res);
     this.open.add(res);
+    inProcess++;
     res.once("finish", () => this.answered(res));
     res.once("close", () => {
       if (res.writableEnded) this.answered(res);
@@ -67,7 +76,7 @@ export class RequestDrain {
   }
 
   private answered(res: ServerResponse): void {
-    this.open.delete(res);
+    if (this.open.delete(res)) inProcess--;
     this.abandoned.delete(res);
     // A keep-alive connection that just went idle takes no further request.
     if (this.stopping) this.server.closeIdleConnections();

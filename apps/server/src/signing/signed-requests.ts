@@ -3,7 +3,7 @@ import { StampError } from "@payments-sandbox/crypto";
 import { walletSignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
-import { offThread } from "../crypto/off-thread.js";
+import { runCrypto } from "../crypto/off-thread.js";
 import { readStamp } from "../crypto/stamps.js";
 import { countOf, insert, one, q } from "../db/query.js";
 import type { SqlInsert, SqlProgram } from "../db/sql.js";
@@ -93,7 +93,7 @@ function requireWellFormed(header: string): void {
  */
 async function signerOf(header: string, payload: string): Promise<string> {
   try {
-    return (await offThread("verifyStamp", header, payload)).publicKey;
+    return (await runCrypto("verifyStamp", header, payload)).publicKey;
   } catch (err) {
     if (err instanceof StampError && err.kind === "MALFORMED") {
       throw walletError(

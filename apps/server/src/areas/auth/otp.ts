@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CryptoError } from "@payments-sandbox/crypto";
 import type { OtpTarget } from "../../crypto/bundles.js";
-import { offThread } from "../../crypto/off-thread.js";
+import { runCrypto } from "../../crypto/off-thread.js";
 import type { OtpAcceptance } from "../../crypto/otp-acceptance.js";
 import type { Database } from "../../db/database.js";
 import { guarded, prepared, q, run, type Row } from "../../db/query.js";
@@ -33,12 +33,12 @@ async function enclaveKey(db: Database, platformId: string): Promise<string> {
 
 /**
  * A new code's target (a fresh key pair, and its bundle signed by the
- * platform's enclave key), made on the crypto thread like the rest of a
- * login's curve arithmetic: about a quarter of a challenge's CPU.
+ * platform's enclave key), made where runCrypto puts the rest of a login's
+ * curve arithmetic: about a quarter of a challenge's CPU.
  */
 export async function newOtpTarget(db: Database, method: AuthMethodRow): Promise<OtpTarget> {
   const key = await enclaveKey(db, method.platformId);
-  return offThread("newOtpTarget", method.platformId, method.accountId, key);
+  return runCrypto("newOtpTarget", method.platformId, method.accountId, key);
 }
 
 // A login writes these on its first two legs; compiled once.
@@ -130,7 +130,7 @@ export async function acceptOtp(
   const signingKey = await enclaveKey(db, method.platformId);
   let acceptance: OtpAcceptance;
   try {
-    acceptance = await offThread(
+    acceptance = await runCrypto(
       "acceptOtpBundle",
       encryptedOtpBundle,
       targetKey,
