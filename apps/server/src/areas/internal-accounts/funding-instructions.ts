@@ -1,5 +1,5 @@
 import type { Schemas } from "@payments-sandbox/client";
-import { sha256Hex } from "../../crypto/sha256.js";
+import { sha256Digits } from "../../crypto/sha256.js";
 import type { Row } from "../../db/query.js";
 
 // Where money from outside would be paid to reach an account. The sandbox
@@ -14,12 +14,6 @@ const SANDBOX_ROUTING_NUMBER = "110000000";
 /** The German bank code of the sandbox's fictitious bank. */
 const SANDBOX_BANK_CODE = "10000000";
 const SANDBOX_BANK_NAME = "Sandbox Bank";
-
-/** `count` decimal digits derived from the account id, stable across calls. */
-function digitsOf(id: string, count: number): string {
-  const hash = BigInt(`0x${sha256Hex(id)}`);
-  return (hash % 10n ** BigInt(count)).toString().padStart(count, "0");
-}
 
 /** The reference a payer quotes so the payment reaches this account. */
 function referenceOf(id: string): string {
@@ -65,7 +59,7 @@ export function payToInstructions(payee: {
           ...common,
           accountOrWalletInfo: {
             accountType: "USD_ACCOUNT",
-            accountNumber: `4${digitsOf(key, 10)}`,
+            accountNumber: `4${sha256Digits(key, 10)}`,
             routingNumber: SANDBOX_ROUTING_NUMBER,
             bankName: SANDBOX_BANK_NAME,
             paymentRails: ["ACH", "WIRE"],
@@ -79,7 +73,7 @@ export function payToInstructions(payee: {
           ...common,
           accountOrWalletInfo: {
             accountType: "EUR_ACCOUNT",
-            iban: iban("DE", `${SANDBOX_BANK_CODE}${digitsOf(key, 10)}`),
+            iban: iban("DE", `${SANDBOX_BANK_CODE}${sha256Digits(key, 10)}`),
             paymentRails: ["SEPA", "SEPA_INSTANT"],
             reference,
           },

@@ -6,7 +6,7 @@ import {
   stablecoinOperationOutcome,
   type StablecoinOperationOutcome,
 } from "@payments-sandbox/sandbox-rules";
-import { sha256Hex } from "../../crypto/sha256.js";
+import { sha256Digits } from "../../crypto/sha256.js";
 import { insert, one, q, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput } from "../../errors.js";
@@ -72,12 +72,6 @@ const RAIL_TIMING: Record<Rail, string> = {
 
 /** The sandbox's fictitious receiving bank for wire-funded mints. */
 const SANDBOX_WIRE_BANK = { bankName: "Sandbox Bank", routingNumber: "110000000" } as const;
-
-/** Decimal digits derived from `key`, stable across calls. */
-function digitsOf(key: string, count: number): string {
-  const hash = BigInt(`0x${sha256Hex(key)}`);
-  return (hash % 10n ** BigInt(count)).toString().padStart(count, "0");
-}
 
 /** An amount in the token's smallest unit, with its value in whole fiat cents; 400 otherwise. */
 export function amountsOf(amount: string, decimals: number): { amount: bigint; cents: bigint } {
@@ -158,8 +152,8 @@ export class StablecoinOperationService {
         plan.fundingInstructions = (id) => ({
           rail: "WIRE",
           ...SANDBOX_WIRE_BANK,
-          accountNumber: digitsOf(`wire:${id}`, 10),
-          reference: `SBX-${digitsOf(`reference:${id}`, 8)}`,
+          accountNumber: sha256Digits(`wire:${id}`, 10),
+          reference: `SBX-${sha256Digits(`reference:${id}`, 8)}`,
           currency: stablecoin.baseCurrency,
           amount: cents.toString(),
         });
@@ -242,7 +236,7 @@ export class StablecoinOperationService {
         plan.fundingInstructions = (id) => ({
           rail: "SPARK",
           network: "SPARK",
-          address: `sparkrt1sbx${digitsOf(`deposit:${id}`, 30)}`,
+          address: `sparkrt1sbx${sha256Digits(`deposit:${id}`, 30)}`,
           valueType: stablecoin.providerTokenIdentifier,
           amount: amount.toString(),
         });
