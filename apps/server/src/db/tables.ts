@@ -152,10 +152,9 @@ export interface DelegatedKey {
   updatedAt: Date;
 }
 
-export interface RateLimitEvent {
-  id: string;
+export interface RateLimit {
   key: string;
-  at: Date;
+  times: string;
 }
 
 export interface WebhookEvent {
@@ -623,7 +622,7 @@ export interface Tables {
   AuthSession: AuthSession;
   SignedChallenge: SignedChallenge;
   DelegatedKey: DelegatedKey;
-  RateLimitEvent: RateLimitEvent;
+  RateLimit: RateLimit;
   WebhookEvent: WebhookEvent;
   WebhookAttempt: WebhookAttempt;
   Job: Job;
@@ -660,7 +659,6 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   agentUsageAt: "date",
   amount: "bigint",
   amountToSend: "bigint",
-  at: "date",
   attemptCount: "int",
   attemptedAt: "date",
   attempts: "int",

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import type { Database } from "../db/database.js";
 import type { SqlProgram } from "../db/sql.js";
-import { insert, one, prepared, q, run } from "../db/query.js";
+import { all, prepared, q } from "../db/query.js";
 import { ApiError } from "../errors.js";
 
 /** At most `limit` counted events per `windowSeconds`, per subject. */
@@ -25,40 +25,105 @@ export interface Gate {
   message: string;
 }
 
-// Compiled once: a login counts attempts on every leg. One read gives the
-// window's count, whether older events of the key are left to forget (they
-// are deleted only then, so a subject seen once costs no delete), and the
-// gate's count: each a count of its own over the (key, at) index, which
-// measured five times cheaper on SQLite than one scan of both keys.
+/**
+ * A window's state is one row per key (the RateLimit table): the times of
+ * its newest counted events, at most the rule's limit of them, in the order
+ * counted (oldest first, but for concurrent attempts' milliseconds), each
+ * written as epoch milliseconds in WIDTH digits. Fixed-width tokens compare
+ * as text the way their times compare, so one statement, the same on SQLite
+ * and PostgreSQL, decides, appends and trims. Fewer than `limit` events fall
+ * in the window exactly when fewer than `limit` tokens are kept or the
+ * oldest kept token is at or before the window's start.
+ */
+const WIDTH = 15;
+
+function token(at: Date): string {
+  return String(at.getTime()).padStart(WIDTH, "0");
+}
+
+/** The kept times of a row, in order. */
+function timesOf(times: string | undefined): number[] {
+  const out: number[] = [];
+  for (let i = 0; i + WIDTH <= (times?.length ?? 0); i += WIDTH) {
+    out.push(Number(times!.slice(i, i + WIDTH)));
+  }
+  return out.sort((a, b) => a - b);
+}
+
+const times = sql.ref<string>("RateLimit.times");
+/** The newest `keep` tokens of the row (`keep` in characters). */
+const newest = (keep: number | string) =>
+  sql<string>`case when length(${times}) > ${keep} then substr(${times}, length(${times}) - ${keep} + 1) else ${times} end`;
+
+// Compiled once: a login counts attempts on two of its legs. The hit is one
+// statement: nothing is written when the gate's window is full (the SELECT
+// yields no row) or the rule's own is (the update's WHERE fails), and then
+// no row comes back. A row updated by another process in the meantime is
+// read again by PostgreSQL's upsert before its WHERE is checked, so
+// concurrent attempts in several processes can never slip past the limit.
 const countHit = prepared(
-  (args: { key: string; since: Date; gateKey: string; gateSince: Date }) => {
-    const events = (key: string) =>
-      q
-        .selectFrom("RateLimitEvent")
-        .select((eb) => eb.fn.countAll().as("n"))
-        .where("key", "=", key);
-    return q.selectNoFrom([
-      events(args.key).where("at", ">", args.since).as("count"),
-      events(args.key).where("at", "<=", args.since).as("stale"),
-      events(args.gateKey).where("at", ">", args.gateSince).as("gate"),
-    ]);
-  },
+  (args: {
+    key: string;
+    now: string;
+    since: string;
+    full: number;
+    keep: number;
+    gateKey: string;
+    gateSince: string;
+    gateFull: number;
+  }) =>
+    q
+      .insertInto("RateLimit")
+      .columns(["key", "times"])
+      .expression(
+        q
+          .selectNoFrom([sql<string>`${args.key}`.as("key"), sql<string>`${args.now}`.as("times")])
+          .where(({ not, exists }) =>
+            not(
+              exists(
+                q
+                  .selectFrom("RateLimit")
+                  .select("key")
+                  .where("key", "=", args.gateKey)
+                  .where(sql<boolean>`length(${times}) >= ${args.gateFull}`)
+                  .where(sql<boolean>`substr(${times}, 1, ${WIDTH}) > ${args.gateSince}`),
+              ),
+            ),
+          ),
+      )
+      .onConflict((oc) =>
+        oc
+          .column("key")
+          .doUpdateSet({ times: sql<string>`${newest(args.keep)} || excluded."times"` })
+          .where(({ or }) =>
+            or([
+              sql<boolean>`length(${times}) < ${args.full}`,
+              sql<boolean>`substr(${times}, 1, ${WIDTH}) <= ${args.since}`,
+            ]),
+          ),
+      )
+      .returning("times"),
 );
-const forgetUntil = prepared((args: { key: string; until: Date }) =>
-  q.deleteFrom("RateLimitEvent").where("key", "=", args.key).where("at", "<=", args.until),
+/** Counts an event without checking, keeping the newest `keep` characters of earlier ones. */
+const countEvent = prepared((args: { key: string; now: string; keep: number }) =>
+  q
+    .insertInto("RateLimit")
+    .values({ key: args.key, times: args.now })
+    .onConflict((oc) =>
+      oc
+        .column("key")
+        .doUpdateSet({ times: sql<string>`${newest(args.keep)} || excluded."times"` }),
+    ),
 );
-const forgetOne = prepared((args: { id: string }) =>
-  q.deleteFrom("RateLimitEvent").where("id", "=", args.id),
+const windowsOf = prepared((args: { key: string; gateKey: string }) =>
+  q.selectFrom("RateLimit").selectAll().where("key", "in", [args.key, args.gateKey]),
 );
 
 /**
  * Sliding-window limits kept in the database, so every server process sees
  * the same counts. Time comes from the caller (the platform's sandbox clock).
- *
- * Each call is one program committed step by step ("eachStep"): on SQLite one
- * commit, on PostgreSQL no BEGIN/COMMIT round trips. The insert is committed
- * before the count, so concurrent attempts in several processes can never all
- * slip under the limit.
+ * Counting an attempt is one statement (see countHit); a refused attempt is
+ * not counted.
  */
 export class RateLimiter {
   constructor(private readonly db: Database) {}
@@ -69,21 +134,6 @@ export class RateLimiter {
 
   private windowStart(rule: RateRule, now: Date): Date {
     return new Date(now.getTime() - rule.windowSeconds * 1000);
-  }
-
-  /** Seconds until the window holds fewer than `limit` events again. */
-  private async retryAfter(rule: RateRule, key: string, now: Date): Promise<number> {
-    const events = await this.db.all(
-      q
-        .selectFrom("RateLimitEvent")
-        .select("at")
-        .where("key", "=", key)
-        .where("at", ">", this.windowStart(rule, now))
-        .orderBy("at", "desc")
-        .limit(rule.limit),
-    );
-    const oldestCounted = events.at(-1)?.at ?? now;
-    return (oldestCounted.getTime() + rule.windowSeconds * 1000 - now.getTime()) / 1000;
   }
 
   /**
@@ -102,10 +152,10 @@ export class RateLimiter {
   }
 
   /**
-   * {@link hit}, with the write the attempt is for (`then`) as the last step
-   * of the same program: `then` runs only once the attempt is counted, and
-   * not at all when it is refused. On SQLite the program is one transaction
-   * (one commit); on PostgreSQL each step commits on its own, as hit's do.
+   * {@link hit}, with the write the attempt is for (`then`) in the same
+   * program: `then` runs only once the attempt is counted, and not at all
+   * when it is refused. On SQLite the program is one transaction (one
+   * commit); on PostgreSQL each step commits on its own.
    */
   async hitWith<R>(
     rule: RateRule,
@@ -116,45 +166,61 @@ export class RateLimiter {
     gate?: Gate,
   ): Promise<R> {
     const key = this.key(rule, subject);
-    const since = this.windowStart(rule, now);
-    // Without a gate, the gate's count reads the rule's own window, unused.
+    // Without a gate, the gate's check reads the rule's own row and can never
+    // refuse (no row holds more tokens than its rule's limit).
     const gateKey = gate ? this.key(gate.rule, subject) : key;
-    const gateSince = gate ? this.windowStart(gate.rule, now) : since;
-    type Refusal = { rule: RateRule; key: string; message: string };
-    type Outcome = { refused: Refusal } | { refused: undefined; value: R };
+    const gateRule = gate?.rule ?? { ...rule, limit: rule.limit + 1 };
+    const args = {
+      key,
+      now: token(now),
+      since: token(this.windowStart(rule, now)),
+      full: rule.limit * WIDTH,
+      keep: (rule.limit - 1) * WIDTH,
+      gateKey,
+      gateSince: token(this.windowStart(gateRule, now)),
+      gateFull: gateRule.limit * WIDTH,
+    };
+    type Outcome = { counted: false } | { counted: true; value: R };
     const outcome = await this.db.transaction(function* (): SqlProgram<Outcome> {
-      const id = randomUUID();
-      yield* insert("RateLimitEvent", { id, key, at: now });
-      const counts = yield* one(countHit({ key, since, gateKey, gateSince }));
-      const count = (column: "count" | "stale" | "gate") => Number(counts?.[column] ?? 0);
-      const refusal: Refusal | undefined =
-        gate && count("gate") >= gate.rule.limit
-          ? { ...gate, key: gateKey }
-          : count("count") > rule.limit
-            ? { rule, key, message }
-            : undefined;
-      if (refusal !== undefined) {
-        // Refused: the attempt is not counted.
-        yield* run(forgetOne({ id }));
-        return { refused: refusal };
-      }
-      if (count("stale") > 0) yield* run(forgetUntil({ key, until: since }));
-      return { refused: undefined, value: yield* then() };
+      const counted = yield* all(countHit(args));
+      if (counted.length === 0) return { counted: false };
+      return { counted: true, value: yield* then() };
     }, "eachStep");
-    if (outcome.refused) {
-      const { refused } = outcome;
-      throw rateLimited(await this.retryAfter(refused.rule, refused.key, now), refused.message);
-    }
-    return outcome.value;
+    if (outcome.counted) return outcome.value;
+    throw await this.refusal(rule, key, message, gate, gateKey, now);
+  }
+
+  /** The 429 for a refused attempt: the gate's when its window is full, else the rule's. */
+  private async refusal(
+    rule: RateRule,
+    key: string,
+    message: string,
+    gate: Gate | undefined,
+    gateKey: string,
+    now: Date,
+  ): Promise<ApiError> {
+    const rows = await this.db.all(windowsOf({ key, gateKey }));
+    const kept = (k: string) => timesOf(rows.find((row) => row.key === k)?.times);
+    // The window frees a place when the oldest of its newest `limit` events leaves it.
+    const freesIn = (r: RateRule, events: number[]) => {
+      const inWindow = events.filter((at) => at > this.windowStart(r, now).getTime());
+      if (inWindow.length < r.limit) return undefined;
+      return (inWindow[inWindow.length - r.limit]! + r.windowSeconds * 1000 - now.getTime()) / 1000;
+    };
+    const gateWait = gate ? freesIn(gate.rule, kept(gateKey)) : undefined;
+    if (gate && gateWait !== undefined) return rateLimited(gateWait, gate.message);
+    // Another process's attempts may have moved the window since: wait at least a second.
+    return rateLimited(freesIn(rule, kept(key)) ?? 1, message);
   }
 
   /** Counts one event without checking (e.g. a failed verification). */
   async record(rule: RateRule, subject: string, now: Date): Promise<void> {
-    const key = this.key(rule, subject);
-    const until = this.windowStart(rule, now);
-    await this.db.transaction(function* (): SqlProgram<void> {
-      yield* insert("RateLimitEvent", { id: randomUUID(), key, at: now });
-      yield* run(forgetUntil({ key, until }));
-    }, "eachStep");
+    await this.db.execute(
+      countEvent({
+        key: this.key(rule, subject),
+        now: token(now),
+        keep: (rule.limit - 1) * WIDTH,
+      }),
+    );
   }
 }

@@ -95,7 +95,7 @@ export function* deletePlatformAndData(platformId: string): SqlProgram<boolean> 
   const rules = Object.values(AUTH_RATE_LIMITS).map((rule) => rule.name);
   const keys = methods.flatMap((method) => rules.map((rule) => `${rule}:${method.id}`));
   for (const part of chunks(keys)) {
-    yield* run(q.deleteFrom("RateLimitEvent").where("key", "in", part));
+    yield* run(q.deleteFrom("RateLimit").where("key", "in", part));
   }
 
   for (const table of PLATFORM_OWNED_TABLES) {
