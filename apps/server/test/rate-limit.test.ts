@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDatabaseUrl } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { migrate } from "../src/db/migrate.js";
-import { insert, q } from "../src/db/query.js";
+import { q, rowOf, updateOf } from "../src/db/query.js";
 import { ApiError } from "../src/errors.js";
 import { RateLimiter, type RateRule } from "../src/limits/rate-limit.js";
 import { databases, freshDatabase, type TestDatabase } from "./harness.js";
@@ -66,15 +66,27 @@ describe.each(databases)("rate limits on %s", (kind) => {
     await limiter.hit(rule, "s2", at(65), "slow down");
   });
 
-  it("runs the attempt's write only when the attempt is counted", async () => {
-    let id = 0;
-    const write = () => insert("RateLimit", { key: `written:${++id}`, times: "" });
-    for (let i = 0; i < 3; i++) await limiter.hitWith(rule, "s3", at(i), "slow down", write);
-    await refusal(limiter.hitWith(rule, "s3", at(5), "slow down", write));
-    const written = await db.all(
-      q.selectFrom("RateLimit").select("key").where("key", "like", "written:%"),
+  it("makes the attempt's writes only when the attempt is counted", async () => {
+    await db.execute(q.insertInto("RateLimit").values({ key: "marker", times: "" }));
+    const writes = (n: number) => ({
+      inserts: [rowOf("RateLimit", { key: `written:${n}`, times: "" })],
+      updates: [updateOf("RateLimit", { times: `update ${n}` }, { key: "marker" })],
+    });
+    for (let n = 1; n <= 3; n++) await limiter.hitWith(rule, "s3", at(n), "slow down", writes(n));
+    await refusal(limiter.hitWith(rule, "s3", at(5), "slow down", writes(4)));
+    const rows = await db.all(
+      q
+        .selectFrom("RateLimit")
+        .select(["key", "times"])
+        .where((eb) => eb.or([eb("key", "like", "written:%"), eb("key", "=", "marker")]))
+        .orderBy("key"),
     );
-    expect(written.map((row) => row.key).sort()).toEqual(["written:1", "written:2", "written:3"]);
+    expect(rows).toEqual([
+      { key: "marker", times: "update 3" },
+      { key: "written:1", times: "" },
+      { key: "written:2", times: "" },
+      { key: "written:3", times: "" },
+    ]);
   });
 
   it("refuses with the gate's answer once the gate's window is full, counting nothing", async () => {

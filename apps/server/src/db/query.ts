@@ -9,8 +9,17 @@ import {
   type CompiledQuery,
   type Insertable,
   type LimitNode,
+  type Selectable,
+  type Updateable,
 } from "kysely";
-import { sqliteTime, type SqlInsert, type SqlProgram, type SqlRow, type SqlValue } from "./sql.js";
+import {
+  sqliteTime,
+  type SqlInsert,
+  type SqlProgram,
+  type SqlRow,
+  type SqlUpdate,
+  type SqlValue,
+} from "./sql.js";
 import { columnKinds, type Tables } from "./tables.js";
 
 // The one way the sandbox reads and writes: statements are built, typed from
@@ -185,16 +194,31 @@ export function* run(query: Compilable<unknown>): SqlProgram<number> {
 }
 
 /**
- * Inserts `rows` only if `guard` (an UPDATE ... RETURNING) changes a row, as
- * one step: on PostgreSQL one statement. The guard's row, or undefined with
- * nothing written.
+ * Inserts `rows` and makes `updates` only if `guard` (a write with
+ * RETURNING) returns a row, as one step: on PostgreSQL one statement. The
+ * guard's row, or undefined with nothing written.
  */
 export function* guarded<O>(
   guard: Compilable<O>,
   rows: readonly SqlInsert[],
+  updates: readonly SqlUpdate[] = [],
 ): SqlProgram<O | undefined> {
-  const row = (yield { kind: "guarded", ...statement(guard), inserts: rows }) as SqlRow | undefined;
+  const step = { kind: "guarded" as const, ...statement(guard), inserts: rows, updates };
+  const row = (yield step) as SqlRow | undefined;
   return row === undefined ? undefined : decodeRow<O>(row);
+}
+
+/** An update for a guarded step, typed by its table: `set` on the rows equal to `where`. */
+export function updateOf<T extends TableName>(
+  table: T,
+  set: Updateable<Tables[T]>,
+  where: Partial<Selectable<Tables[T]>>,
+): SqlUpdate {
+  return {
+    table,
+    set: set as Record<string, SqlValue>,
+    where: where as Record<string, SqlValue>,
+  };
 }
 
 /** A row to insert, typed by its table (for `insert`, and the driver's guarded steps). */

@@ -38,6 +38,16 @@ export interface SqlInsert {
   fillFromGuard?: Readonly<{ column: string; token: string; from: string }>;
 }
 
+/**
+ * In a guarded step: an update of the rows whose columns equal `where`'s
+ * values, made only when the guard returned a row.
+ */
+export interface SqlUpdate {
+  table: string;
+  set: Readonly<Record<string, SqlValue>>;
+  where: Readonly<Record<string, SqlValue>>;
+}
+
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
 export type SqlStep =
   /** First row, or undefined. */
@@ -48,12 +58,19 @@ export type SqlStep =
   | { kind: "run"; sql: string; params: readonly SqlValue[] }
   | ({ kind: "insert" } & SqlInsert)
   /**
-   * A guarded write and what follows from it, as one unit: `sql` is an
-   * UPDATE ... RETURNING; only when it returns a row are `inserts` made.
-   * Result: that row, or undefined (nothing written). On PostgreSQL it is one
-   * statement (a data-modifying WITH), so one round trip.
+   * A guarded write and what follows from it, as one unit: `sql` is a write
+   * with RETURNING (an UPDATE, or an upsert); only when it returns a row are
+   * `inserts` and `updates` made. Result: that row, or undefined (nothing
+   * written). On PostgreSQL it is one statement (a data-modifying WITH), so
+   * one round trip.
    */
-  | { kind: "guarded"; sql: string; params: readonly SqlValue[]; inserts: readonly SqlInsert[] }
+  | {
+      kind: "guarded";
+      sql: string;
+      params: readonly SqlValue[];
+      inserts: readonly SqlInsert[];
+      updates?: readonly SqlUpdate[];
+    }
   /**
    * Inserts that do not depend on each other (none reads another's row), as
    * one unit and, on PostgreSQL, one statement.
@@ -284,6 +301,10 @@ class SqliteDriver implements SqlDriver {
         const guard = this.getRow(step.sql, step.params);
         if (guard === undefined) return undefined;
         for (const insert of step.inserts) this.insert(insert, guard);
+        for (const update of step.updates ?? []) {
+          const { sql, values } = updateStatement(update);
+          this.prepare(sql).run(...values.map(sqliteValue));
+        }
         return guard;
       }
       case "insertAll":
@@ -396,6 +417,22 @@ class SqliteDriver implements SqlDriver {
   }
 }
 
+/** An update's text, and its values in order (for the driver to convert). */
+function updateStatement(update: SqlUpdate): { sql: string; values: SqlValue[] } {
+  const set = Object.keys(update.set);
+  const where = Object.keys(update.where);
+  if (where.length === 0) throw new Error(`an update of ${update.table} needs a WHERE`);
+  return {
+    sql:
+      `UPDATE "${update.table}" SET ${set.map((c) => `"${c}" = ?`).join(", ")}` +
+      ` WHERE ${where.map((c) => `"${c}" = ?`).join(" AND ")}`,
+    values: [
+      ...set.map((c) => update.set[c] ?? null),
+      ...where.map((c) => update.where[c] ?? null),
+    ],
+  };
+}
+
 /**
  * PostgreSQL text of a guarded step (or, without `guardSql`, of inserts
  * alone) as one statement: every insert is a data-modifying WITH that
@@ -407,7 +444,9 @@ function guardedStatement(
   guardSql: string | undefined,
   guardParams: readonly SqlValue[],
   inserts: readonly SqlInsert[],
+  updates: readonly SqlUpdate[] = [],
 ): { sql: string; values: unknown[] } {
+  if (guardSql === undefined && updates.length > 0) throw new Error("updates need a guard");
   const values: unknown[] = guardParams.map(pgValue);
   const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
   const selects = inserts.map((insert) => {
@@ -429,6 +468,12 @@ function guardedStatement(
   const last = guardSql === undefined ? selects.pop() : `SELECT * FROM "guard"`;
   if (last === undefined) throw new Error("insertAll needs at least one row");
   parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
+  // Updates run only with a guard (its row decides whether they happen).
+  updates.forEach((update, i) => {
+    const { sql, values: updateValues } = updateStatement(update);
+    values.push(...updateValues.map(pgValue));
+    parts.push(`"u${i}" AS (${sql} AND EXISTS (SELECT 1 FROM "guard"))`);
+  });
   return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
 }
 
@@ -484,7 +529,7 @@ class PostgresDriver implements SqlDriver {
           .rowCount;
       }
       case "guarded": {
-        const { sql, values } = guardedStatement(step.sql, step.params, step.inserts);
+        const { sql, values } = guardedStatement(step.sql, step.params, step.inserts, step.updates);
         return (await client.query(this.statement(sql, values))).rows[0];
       }
       case "insertAll": {

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Database } from "../db/database.js";
-import type { SqlProgram } from "../db/sql.js";
-import { all, prepared, q } from "../db/query.js";
+import type { SqlInsert, SqlUpdate } from "../db/sql.js";
+import { guarded, prepared, q } from "../db/query.js";
 import { ApiError } from "../errors.js";
 
 /** At most `limit` counted events per `windowSeconds`, per subject. */
@@ -17,6 +17,12 @@ function rateLimited(retryAfterSeconds: number, message: string): ApiError {
     headers: { "Retry-After": String(seconds) },
     details: { retryAfterSeconds: seconds },
   });
+}
+
+/** The writes an attempt is for, made only once it is counted. */
+export interface AttemptWrites {
+  inserts?: readonly SqlInsert[];
+  updates?: readonly SqlUpdate[];
 }
 
 /** A limit a hit must also be under, whose events it reads but does not add to. */
@@ -148,23 +154,22 @@ export class RateLimiter {
     message: string,
     gate?: Gate,
   ): Promise<void> {
-    await this.hitWith(rule, subject, now, message, function* () {}, gate);
+    await this.hitWith(rule, subject, now, message, {}, gate);
   }
 
   /**
-   * {@link hit}, with the write the attempt is for (`then`) in the same
-   * program: `then` runs only once the attempt is counted, and not at all
-   * when it is refused. On SQLite the program is one transaction (one
-   * commit); on PostgreSQL each step commits on its own.
+   * {@link hit}, with the writes the attempt is for, made in the same step
+   * only when the attempt is counted: one statement on PostgreSQL, one
+   * commit on SQLite.
    */
-  async hitWith<R>(
+  async hitWith(
     rule: RateRule,
     subject: string,
     now: Date,
     message: string,
-    then: () => SqlProgram<R>,
+    writes: AttemptWrites,
     gate?: Gate,
-  ): Promise<R> {
+  ): Promise<void> {
     const key = this.key(rule, subject);
     // Without a gate, the gate's check reads the rule's own row and can never
     // refuse (no row holds more tokens than its rule's limit).
@@ -180,13 +185,11 @@ export class RateLimiter {
       gateSince: token(this.windowStart(gateRule, now)),
       gateFull: gateRule.limit * WIDTH,
     };
-    type Outcome = { counted: false } | { counted: true; value: R };
-    const outcome = await this.db.transaction(function* (): SqlProgram<Outcome> {
-      const counted = yield* all(countHit(args));
-      if (counted.length === 0) return { counted: false };
-      return { counted: true, value: yield* then() };
-    }, "eachStep");
-    if (outcome.counted) return outcome.value;
+    const counted = await this.db.transaction(
+      () => guarded(countHit(args), writes.inserts ?? [], writes.updates ?? []),
+      "eachStep",
+    );
+    if (counted !== undefined) return;
     throw await this.refusal(rule, key, message, gate, gateKey, now);
   }
 

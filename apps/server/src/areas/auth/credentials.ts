@@ -15,7 +15,7 @@ import {
 } from "../../signing/signed-requests.js";
 import { toAuthMethod, type InternalAccountService } from "../internal-accounts/service.js";
 import type { OidcIdentity, OidcVerifier } from "./oidc.js";
-import { newOtpTarget, storeOtpTarget } from "./otp.js";
+import { newOtpTarget, otpTargetColumns } from "./otp.js";
 import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
 
 type AuthMethodRow = Row<"AuthMethod">;
@@ -151,10 +151,10 @@ export class CredentialService {
         : undefined;
     const ttlSeconds = this.config.challengeTtlSeconds;
     const signing = this.signing;
+    const stored = target ? { ...row, ...otpTargetColumns(target, now, ttlSeconds) } : row;
     await this.services.data.transaction(function* () {
       if (approval) yield* signing.consume(ctx, approval);
-      yield* insert("AuthMethod", row);
-      if (target) yield* storeOtpTarget(row, target, now, ttlSeconds);
+      yield* insert("AuthMethod", stored);
     });
     const bundle = target?.bundle;
     return {

@@ -6,7 +6,7 @@ import { q, rowOf, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
-import { RateLimiter } from "../../limits/rate-limit.js";
+import { RateLimiter, type AttemptWrites } from "../../limits/rate-limit.js";
 import { Activity } from "../../signing/activities.js";
 import {
   challengeData,
@@ -84,9 +84,9 @@ export class LoginService {
       requireClientPublicKey(input.clientPublicKey);
     }
     const now = ctx.clock.now();
-    // The challenge is counted against its limit in the program that stores
-    // it (one commit on SQLite), and nothing is stored when it is refused.
-    const limited = <R>(store: () => SqlProgram<R>) =>
+    // The challenge is counted against its limit in the step that stores it
+    // (one statement on PostgreSQL), and nothing is stored when it is refused.
+    const limited = (store: AttemptWrites) =>
       this.limiter.hitWith(
         AUTH_RATE_LIMITS.challenge,
         method.id,
@@ -99,23 +99,22 @@ export class LoginService {
     if (isOtp(credential.type)) {
       const target = await newOtpTarget(this.services.data, method);
       const ttlSeconds = this.config.challengeTtlSeconds;
-      await limited(() => storeOtpTarget(method, target, now, ttlSeconds));
+      await limited({ updates: [storeOtpTarget(method, target, now, ttlSeconds)] });
       return { ...credential, type: credential.type, otpEncryptionTargetBundle: target.bundle };
     }
     if (method.credentialId === null) throw new Error(`passkey ${method.id} has no credentialId`);
 
     const clientPublicKey = input.clientPublicKey as string;
     const credentialId = method.credentialId;
-    const row = await limited(() =>
-      this.signing.challengeStep(ctx, {
-        activity: Activity.PASSKEY_LOGIN,
-        accountId: method.accountId,
-        parameters: { authMethodId: method.id, clientPublicKey, credentialId },
-        signer: { kind: "PASSKEY" },
-        authMethodId: method.id,
-        data: { clientPublicKey } satisfies PasskeyChallengeData,
-      }),
-    );
+    const row = this.signing.newChallenge(ctx, {
+      activity: Activity.PASSKEY_LOGIN,
+      accountId: method.accountId,
+      parameters: { authMethodId: method.id, clientPublicKey, credentialId },
+      signer: { kind: "PASSKEY" },
+      authMethodId: method.id,
+      data: { clientPublicKey } satisfies PasskeyChallengeData,
+    });
+    await limited({ inserts: [rowOf("SignedChallenge", row)] });
     return {
       ...credential,
       type: "PASSKEY",

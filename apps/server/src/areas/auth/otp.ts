@@ -4,8 +4,8 @@ import type { OtpTarget } from "../../crypto/bundles.js";
 import { runCrypto } from "../../crypto/off-thread.js";
 import type { OtpAcceptance } from "../../crypto/otp-acceptance.js";
 import type { Database } from "../../db/database.js";
-import { guarded, prepared, q, run, type Row } from "../../db/query.js";
-import type { SqlInsert, SqlProgram } from "../../db/sql.js";
+import { guarded, prepared, q, updateOf, type Row } from "../../db/query.js";
+import type { SqlInsert, SqlProgram, SqlUpdate } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 
 const otpRejected = (reason: string) =>
@@ -41,15 +41,7 @@ export async function newOtpTarget(db: Database, method: AuthMethodRow): Promise
   return runCrypto("newOtpTarget", method.platformId, method.accountId, key);
 }
 
-// A login writes these on its first two legs; compiled once.
-const setOtpTarget = prepared(
-  (args: { id: string; platformId: string; key: string; expiresAt: Date }) =>
-    q
-      .updateTable("AuthMethod")
-      .set({ otpTargetPrivateKey: args.key, otpExpiresAt: args.expiresAt })
-      .where("id", "=", args.id)
-      .where("platformId", "=", args.platformId),
-);
+// A login writes this on its first leg; compiled once.
 const clearOtpTarget = prepared((args: { id: string; platformId: string; key: string }) =>
   q
     .updateTable("AuthMethod")
@@ -61,23 +53,31 @@ const clearOtpTarget = prepared((args: { id: string; platformId: string; key: st
 );
 
 /**
- * "Sends" the code: the target's private half stays on the credential
- * (replacing any earlier one, so only the latest bundle works).
+ * "Sends" the code: the credential's columns that keep the target's private
+ * half (replacing any earlier one, so only the latest bundle works).
  */
-export function* storeOtpTarget(
+export function otpTargetColumns(
+  target: OtpTarget,
+  now: Date,
+  ttlSeconds: number,
+): Pick<AuthMethodRow, "otpTargetPrivateKey" | "otpExpiresAt"> {
+  return {
+    otpTargetPrivateKey: target.privateKeyHex,
+    otpExpiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+  };
+}
+
+/** {@link otpTargetColumns} written on an existing credential. */
+export function storeOtpTarget(
   method: AuthMethodRow,
   target: OtpTarget,
   now: Date,
   ttlSeconds: number,
-): SqlProgram<void> {
-  yield* run(
-    setOtpTarget({
-      id: method.id,
-      platformId: method.platformId,
-      key: target.privateKeyHex,
-      expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-    }),
-  );
+): SqlUpdate {
+  return updateOf("AuthMethod", otpTargetColumns(target, now, ttlSeconds), {
+    id: method.id,
+    platformId: method.platformId,
+  });
 }
 
 function checkBundleShape(bundle: string): void {
