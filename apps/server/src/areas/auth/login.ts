@@ -3,7 +3,6 @@ import { passkeySignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../../config.js";
 import { sha256Hex } from "../../crypto/sha256.js";
 import { q, rowOf, run, type Row } from "../../db/query.js";
-import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { RateLimiter, type AttemptWrites } from "../../limits/rate-limit.js";
