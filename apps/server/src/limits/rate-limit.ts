@@ -57,9 +57,15 @@ function timesOf(times: string | undefined): number[] {
 }
 
 const times = sql.ref<string>("RateLimit.times");
-/** The newest `keep` tokens of the row (`keep` in characters). */
-const newest = (keep: number | string) =>
-  sql<string>`case when length(${times}) > ${keep} then substr(${times}, length(${times}) - ${keep} + 1) else ${times} end`;
+/**
+ * An upsert's new times: the row's newest `keep` characters of tokens, then
+ * the attempt's own. Every write of a window grows and trims it this way.
+ */
+const appended = (keep: number | string) =>
+  sql<string>`case when length(${times}) > ${keep} then substr(${times}, length(${times}) - ${keep} + 1) else ${times} end || excluded."times"`;
+
+/** The characters of a rule's earlier tokens kept when one more is counted. */
+const keptBefore = (rule: RateRule) => (rule.limit - 1) * WIDTH;
 
 // Compiled once: a login counts attempts on two of its legs. The hit is one
 // statement: nothing is written when the gate's window is full (the SELECT
@@ -100,7 +106,7 @@ const countHit = prepared(
       .onConflict((oc) =>
         oc
           .column("key")
-          .doUpdateSet({ times: sql<string>`${newest(args.keep)} || excluded."times"` })
+          .doUpdateSet({ times: appended(args.keep) })
           .where(({ or }) =>
             or([
               sql<boolean>`length(${times}) < ${args.full}`,
@@ -110,16 +116,12 @@ const countHit = prepared(
       )
       .returning("times"),
 );
-/** Counts an event without checking, keeping the newest `keep` characters of earlier ones. */
+/** Counts an event without checking. */
 const countEvent = prepared((args: { key: string; now: string; keep: number }) =>
   q
     .insertInto("RateLimit")
     .values({ key: args.key, times: args.now })
-    .onConflict((oc) =>
-      oc
-        .column("key")
-        .doUpdateSet({ times: sql<string>`${newest(args.keep)} || excluded."times"` }),
-    ),
+    .onConflict((oc) => oc.column("key").doUpdateSet({ times: appended(args.keep) })),
 );
 const windowsOf = prepared((args: { key: string; gateKey: string }) =>
   q.selectFrom("RateLimit").selectAll().where("key", "in", [args.key, args.gateKey]),
@@ -180,7 +182,7 @@ export class RateLimiter {
       now: token(now),
       since: token(this.windowStart(rule, now)),
       full: rule.limit * WIDTH,
-      keep: (rule.limit - 1) * WIDTH,
+      keep: keptBefore(rule),
       gateKey,
       gateSince: token(this.windowStart(gateRule, now)),
       gateFull: gateRule.limit * WIDTH,
@@ -222,7 +224,7 @@ export class RateLimiter {
       countEvent({
         key: this.key(rule, subject),
         now: token(now),
-        keep: (rule.limit - 1) * WIDTH,
+        keep: keptBefore(rule),
       }),
     );
   }
