@@ -19,10 +19,15 @@ export function freePort() {
   });
 }
 
-/** User + system CPU time (ms) in the text of a `/proc` stat file: utime and stime, in ticks of 10 ms. */
-function statCpuMs(stat) {
+/**
+ * User + system CPU time (ms) in the text of a `/proc` stat file: utime and
+ * stime, in ticks of 10 ms; with `reaped`, also the time of the children it
+ * has waited for (cutime and cstime).
+ */
+function statCpuMs(stat, reaped = false) {
   const fields = stat.split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) * 10;
 }
 
 /** CPU time (user + system, ms) a process has used so far; undefined off Linux. */
@@ -53,7 +58,9 @@ export function threadCpuMs(pid) {
 /**
  * CPU time (ms) used so far by every PostgreSQL server process on this
  * machine (the backends serving the sandbox's connections do its queries'
- * work); 0 where there is none or off Linux.
+ * work); 0 where there is none or off Linux. A backend that ends (its
+ * connection closed between rounds) leaves its time in the postmaster's
+ * count of reaped children, so the total never goes back.
  */
 export function postgresCpuMs() {
   let total = 0;
@@ -67,7 +74,7 @@ export function postgresCpuMs() {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       if (!stat.includes(" (postgres) ")) continue;
-      total += statCpuMs(stat);
+      total += statCpuMs(stat, true);
     } catch {
       // The process ended between the listing and the read.
     }
