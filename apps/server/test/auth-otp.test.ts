@@ -351,6 +351,54 @@ describe.each(databases)("OTP login on %s", (kind) => {
     expect(errorOf(replay).reason).toBe("Request-Id already consumed");
   });
 
+  it("refuses a retry with an unknown Request-Id, another credential's, or from another platform", async () => {
+    const wallet = await createWallet(sandbox);
+    const { tek, bundle } = await sealedCode(wallet.emailMethodId);
+    const challenge = (await verifyOtp(sandbox, wallet.emailMethodId, bundle))
+      .data as SignedChallenge;
+    const headers = signedHeaders(challenge, tek.privateKeyHex);
+
+    const unknown = await verifyOtp(sandbox, wallet.emailMethodId, bundle, {
+      ...headers,
+      "Request-Id": "Request:00000000-0000-4000-8000-000000000000",
+    });
+    expect(unknown.response.status).toBe(401);
+    expect(errorOf(unknown)).toMatchObject({
+      code: "UNAUTHORIZED",
+      reason: "Request-Id is unknown",
+    });
+
+    // The challenge of this login, presented on another credential's retry.
+    const another = await createWallet(sandbox);
+    const elsewhere = await verifyOtp(sandbox, another.emailMethodId, bundle, headers);
+    expect(elsewhere.response.status).toBe(401);
+    expect(errorOf(elsewhere).code).toBe("WALLET_SIGNATURE_BODY_MISMATCH");
+
+    // Another platform sees neither the credential nor the challenge.
+    const other = await sandbox.otherPlatformClient();
+    const foreign = await other.POST("/auth/credentials/{id}/verify", {
+      params: { path: { id: wallet.emailMethodId }, header: headers },
+      body: { type: "EMAIL_OTP", encryptedOtpBundle: bundle },
+    });
+    expect(foreign.response.status).toBe(404);
+    // Nor can it name this platform's challenge on a credential of its own.
+    const theirs = { ...sandbox, client: other };
+    const theirWallet = await createWallet(theirs);
+    const { targetPublic } = await requestOtp(theirs, theirWallet.emailMethodId);
+    const theirBundle = await sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: targetPublic,
+    });
+    const borrowed = await verifyOtp(theirs, theirWallet.emailMethodId, theirBundle, headers);
+    expect(borrowed.response.status).toBe(401);
+    expect(errorOf(borrowed).reason).toBe("Request-Id is unknown");
+
+    // None of these used the challenge up.
+    const done = await verifyOtp(sandbox, wallet.emailMethodId, bundle, headers);
+    expect(done.response.status).toBe(200);
+  });
+
   it("registers an SMS_OTP credential with a signed retry and logs in with it", async () => {
     const wallet = await createWallet(sandbox);
     const { key } = await otpLogin(sandbox, wallet.emailMethodId);

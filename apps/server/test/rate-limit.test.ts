@@ -89,6 +89,60 @@ describe.each(databases)("rate limits on %s", (kind) => {
     ]);
   });
 
+  it("with a claim, makes the writes only when the claim changes a row, once", async () => {
+    const wide: RateRule = { name: "test-claims", limit: 8, windowSeconds: 60 };
+    await db.execute(
+      q.insertInto("RateLimit").values([
+        { key: "code", times: "unused" },
+        { key: "claimer", times: "" },
+      ]),
+    );
+    const other = Database.open(parseDatabaseUrl(database.url));
+    try {
+      const limiters = [limiter, new RateLimiter(other)];
+      // Six attempts at once, through two pools, to use up the same code.
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          limiters[i % 2]!.hitWith(wide, "s6", at(i / 1000), "slow down", {
+            claim: updateOf("RateLimit", { times: "used" }, { key: "code", times: "unused" }),
+            inserts: [rowOf("RateLimit", { key: `claimed:${i}`, times: "" })],
+            updates: [updateOf("RateLimit", { times: `by ${i}` }, { key: "claimer" })],
+          }),
+        ),
+      );
+      expect(outcomes.filter((used) => used)).toHaveLength(1);
+      const winner = outcomes.indexOf(true);
+      const rows = await db.all(
+        q
+          .selectFrom("RateLimit")
+          .select(["key", "times"])
+          .where((eb) =>
+            eb.or([eb("key", "like", "claimed:%"), eb("key", "in", ["code", "claimer"])]),
+          )
+          .orderBy("key"),
+      );
+      expect(rows).toEqual([
+        { key: `claimed:${winner}`, times: "" },
+        { key: "claimer", times: `by ${winner}` },
+        { key: "code", times: "used" },
+      ]);
+      // The attempts whose claim failed were still counted: two places are left.
+      await limiter.hit(wide, "s6", at(1), "slow down");
+      await limiter.hit(wide, "s6", at(1), "slow down");
+      await refusal(
+        limiter.hitWith(wide, "s6", at(1), "slow down", {
+          claim: updateOf("RateLimit", { times: "again" }, { key: "code" }),
+        }),
+      );
+      // A refused attempt made no claim.
+      expect(
+        await db.one(q.selectFrom("RateLimit").select("times").where("key", "=", "code")),
+      ).toEqual({ times: "used" });
+    } finally {
+      await other.close();
+    }
+  });
+
   it("refuses with the gate's answer once the gate's window is full, counting nothing", async () => {
     await limiter.hit(rule, "s4", at(0), "slow down", gate);
     await limiter.record(failures, "s4", at(1));

@@ -208,6 +208,26 @@ export function* guarded<O>(
   return row === undefined ? undefined : decodeRow<O>(row);
 }
 
+/**
+ * {@link guarded}, where the writes may also need `claim` (an update) to
+ * change a row, e.g. to use up a one-time code that only one request may
+ * use; the claim is made once the guard returned a row. As one step: on
+ * PostgreSQL one statement. Undefined when the guard returned no row
+ * (nothing written); else whether the writes were made (without a claim,
+ * always; with one, when it changed a row).
+ */
+export function* guardedClaim(
+  guard: Compilable<unknown>,
+  claim: SqlUpdate | undefined,
+  rows: readonly SqlInsert[],
+  updates: readonly SqlUpdate[] = [],
+): SqlProgram<boolean | undefined> {
+  const step = { kind: "guarded" as const, ...statement(guard), inserts: rows, updates, claim };
+  const row = (yield step) as SqlRow | undefined;
+  if (row === undefined) return undefined;
+  return claim === undefined || row.claimed === true;
+}
+
 /** An update for a guarded step, typed by its table: `set` on the rows equal to `where`. */
 export function updateOf<T extends TableName>(
   table: T,

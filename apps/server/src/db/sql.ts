@@ -63,6 +63,13 @@ export type SqlStep =
    * `inserts` and `updates` made. Result: that row, or undefined (nothing
    * written). On PostgreSQL it is one statement (a data-modifying WITH), so
    * one round trip.
+   *
+   * With a `claim` (an update that must change a row, e.g. using up a
+   * one-time code), the claim is made once the guard returned a row, and the
+   * inserts and updates only if it changed one; the guard's row then carries
+   * `claimed` (whether it did). As with the inserts, no update may touch
+   * the claim's row (PostgreSQL's parts of one statement do not see each
+   * other's changes).
    */
   | {
       kind: "guarded";
@@ -70,6 +77,7 @@ export type SqlStep =
       params: readonly SqlValue[];
       inserts: readonly SqlInsert[];
       updates?: readonly SqlUpdate[];
+      claim?: SqlUpdate;
     }
   /**
    * Inserts that do not depend on each other (none reads another's row), as
@@ -300,17 +308,23 @@ class SqliteDriver implements SqlDriver {
       case "guarded": {
         const guard = this.getRow(step.sql, step.params);
         if (guard === undefined) return undefined;
-        for (const insert of step.inserts) this.insert(insert, guard);
-        for (const update of step.updates ?? []) {
-          const { sql, values } = updateStatement(update);
-          this.prepare(sql).run(...values.map(sqliteValue));
+        if (step.claim !== undefined) {
+          guard.claimed = this.update(step.claim) > 0;
+          if (!guard.claimed) return guard;
         }
+        for (const insert of step.inserts) this.insert(insert, guard);
+        for (const update of step.updates ?? []) this.update(update);
         return guard;
       }
       case "insertAll":
         for (const insert of step.inserts) this.insert(insert);
         return undefined;
     }
+  }
+
+  private update(update: SqlUpdate): number {
+    const { sql, values } = updateStatement(update);
+    return this.prepare(sql).run(...values.map(sqliteValue)).changes;
   }
 
   private insert(insert: SqlInsert, guard?: SqlRow): number {
@@ -436,19 +450,30 @@ function updateStatement(update: SqlUpdate): { sql: string; values: SqlValue[] }
 /**
  * PostgreSQL text of a guarded step (or, without `guardSql`, of inserts
  * alone) as one statement: every insert is a data-modifying WITH that
- * selects from the guard, so it inserts a row only if the guard returned one.
- * All parts see one snapshot, which is why the inserts must not read each
- * other's rows.
+ * selects from the guard, so it inserts a row only if the guard returned one
+ * (and, with a claim, only if the claim changed one). All parts see one
+ * snapshot, which is why the inserts must not read each other's rows.
  */
 function guardedStatement(
   guardSql: string | undefined,
   guardParams: readonly SqlValue[],
   inserts: readonly SqlInsert[],
   updates: readonly SqlUpdate[] = [],
+  claim?: SqlUpdate,
 ): { sql: string; values: unknown[] } {
-  if (guardSql === undefined && updates.length > 0) throw new Error("updates need a guard");
+  if (guardSql === undefined && (updates.length > 0 || claim !== undefined)) {
+    throw new Error("updates and claims need a guard");
+  }
   const values: unknown[] = guardParams.map(pgValue);
   const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
+  // What the writes wait for: the guard's row, and the claim's when there is one.
+  let decided = `"guard"`;
+  if (claim !== undefined) {
+    const { sql, values: claimValues } = updateStatement(claim);
+    values.push(...claimValues.map(pgValue));
+    parts.push(`"claim" AS (${sql} AND EXISTS (SELECT 1 FROM "guard") RETURNING 1)`);
+    decided = `"claim"`;
+  }
   const selects = inserts.map((insert) => {
     const columns = Object.keys(insert.row);
     const fill = insert.fillFromGuard;
@@ -461,18 +486,28 @@ function guardedStatement(
       return `replace(?, ?, "guard"."${fill.from}"::text)`;
     });
     const names = columns.map((c) => `"${c}"`).join(", ");
-    const source = guardSql === undefined ? "" : ` FROM "guard"`;
+    const source =
+      guardSql === undefined
+        ? ""
+        : claim === undefined
+          ? ` FROM "guard"`
+          : ` FROM "guard" WHERE EXISTS (SELECT 1 FROM "claim")`;
     return `INSERT INTO "${insert.table}" (${names}) SELECT ${expressions.join(", ")}${source}`;
   });
   // The statement proper: the guard's row, or else the last insert.
-  const last = guardSql === undefined ? selects.pop() : `SELECT * FROM "guard"`;
+  const last =
+    guardSql === undefined
+      ? selects.pop()
+      : claim === undefined
+        ? `SELECT * FROM "guard"`
+        : `SELECT "guard".*, EXISTS (SELECT 1 FROM "claim") AS "claimed" FROM "guard"`;
   if (last === undefined) throw new Error("insertAll needs at least one row");
   parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
-  // Updates run only with a guard (its row decides whether they happen).
+  // Updates run only with a guard (its row, and the claim's, decide whether they happen).
   updates.forEach((update, i) => {
     const { sql, values: updateValues } = updateStatement(update);
     values.push(...updateValues.map(pgValue));
-    parts.push(`"u${i}" AS (${sql} AND EXISTS (SELECT 1 FROM "guard"))`);
+    parts.push(`"u${i}" AS (${sql} AND EXISTS (SELECT 1 FROM ${decided}))`);
   });
   return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
 }
@@ -529,7 +564,13 @@ class PostgresDriver implements SqlDriver {
           .rowCount;
       }
       case "guarded": {
-        const { sql, values } = guardedStatement(step.sql, step.params, step.inserts, step.updates);
+        const { sql, values } = guardedStatement(
+          step.sql,
+          step.params,
+          step.inserts,
+          step.updates,
+          step.claim,
+        );
         return (await client.query(this.statement(sql, values))).rows[0];
       }
       case "insertAll": {

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Database } from "../db/database.js";
 import type { SqlInsert, SqlUpdate } from "../db/sql.js";
-import { guarded, prepared, q } from "../db/query.js";
+import { guardedClaim, prepared, q } from "../db/query.js";
 import { ApiError } from "../errors.js";
 
 /** At most `limit` counted events per `windowSeconds`, per subject. */
@@ -23,6 +23,11 @@ function rateLimited(retryAfterSeconds: number, message: string): ApiError {
 export interface AttemptWrites {
   inserts?: readonly SqlInsert[];
   updates?: readonly SqlUpdate[];
+  /**
+   * An update that must also change a row for the other writes to be made
+   * (e.g. using up a one-time code); made once the attempt is counted.
+   */
+  claim?: SqlUpdate;
 }
 
 /** A limit a hit must also be under, whose events it reads but does not add to. */
@@ -162,7 +167,8 @@ export class RateLimiter {
   /**
    * {@link hit}, with the writes the attempt is for, made in the same step
    * only when the attempt is counted: one statement on PostgreSQL, one
-   * commit on SQLite.
+   * commit on SQLite. False when the attempt was counted but its claim
+   * changed nothing (and so nothing else was written); true otherwise.
    */
   async hitWith(
     rule: RateRule,
@@ -171,7 +177,7 @@ export class RateLimiter {
     message: string,
     writes: AttemptWrites,
     gate?: Gate,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const key = this.key(rule, subject);
     // Without a gate, the gate's check reads the rule's own row and can never
     // refuse (no row holds more tokens than its rule's limit).
@@ -187,12 +193,12 @@ export class RateLimiter {
       gateSince: token(this.windowStart(gateRule, now)),
       gateFull: gateRule.limit * WIDTH,
     };
-    const counted = await this.db.transaction(
-      () => guarded(countHit(args), writes.inserts ?? [], writes.updates ?? []),
+    const written = await this.db.transaction(
+      () => guardedClaim(countHit(args), writes.claim, writes.inserts ?? [], writes.updates ?? []),
       "eachStep",
     );
-    if (counted !== undefined) return;
-    throw await this.refusal(rule, key, message, gate, gateKey, now);
+    if (written === undefined) throw await this.refusal(rule, key, message, gate, gateKey, now);
+    return written;
   }
 
   /** The 429 for a refused attempt: the gate's when its window is full, else the rule's. */

@@ -1,7 +1,7 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { guarded, prepared, q, type Row } from "../db/query.js";
-import type { SqlInsert, SqlProgram } from "../db/sql.js";
+import { decodeRow, guarded, prepared, q, type Row } from "../db/query.js";
+import type { SqlInsert, SqlProgram, SqlRow } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
 import { canonicalJson } from "./canonical-json.js";
@@ -122,12 +122,51 @@ export async function pendingChallenge(
   params: { platformId: string; requestId: string; now: Date },
 ): Promise<ChallengeRow> {
   const row = await db.one(challengeRow({ id: params.requestId, platformId: params.platformId }));
+  return requirePending(row, params.now);
+}
+
+/** {@link pendingChallenge}'s checks, on the row its Request-Id found (if any). */
+export function requirePending(row: ChallengeRow | undefined, now: Date): ChallengeRow {
   if (!row) throw requestIdRejected("Request-Id is unknown");
   if (row.consumedAt !== null) throw requestIdRejected("Request-Id already consumed");
-  if (row.expiresAt.getTime() <= params.now.getTime()) {
+  if (row.expiresAt.getTime() <= now.getTime()) {
     throw requestIdRejected("Request-Id has expired");
   }
   return row;
+}
+
+/** Every column of a challenge, for a statement that reads one beside another row. */
+export const CHALLENGE_COLUMNS = [
+  "id",
+  "platformId",
+  "accountId",
+  "activity",
+  "payload",
+  "bindingDigest",
+  "signerKind",
+  "signerPublicKey",
+  "authMethodId",
+  "authType",
+  "data",
+  "expiresAt",
+  "consumedAt",
+  "createdAt",
+] as const satisfies readonly (keyof ChallengeRow)[];
+// A column added to the table but missing above does not compile.
+type Unlisted = Exclude<keyof ChallengeRow, (typeof CHALLENGE_COLUMNS)[number]>;
+const everyColumnListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyColumnListed;
+
+/**
+ * The challenge in a row that also holds another table's columns, its own
+ * selected as `${prefix}${column}` (e.g. through a LEFT JOIN on the
+ * Request-Id); undefined when there was none.
+ */
+export function challengeIn(row: SqlRow, prefix: string): ChallengeRow | undefined {
+  if (row[`${prefix}id`] === null || row[`${prefix}id`] === undefined) return undefined;
+  const challenge: SqlRow = {};
+  for (const column of CHALLENGE_COLUMNS) challenge[column] = row[`${prefix}${column}`];
+  return decodeRow<ChallengeRow>(challenge);
 }
 
 /**

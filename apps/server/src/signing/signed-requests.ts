@@ -14,6 +14,7 @@ import {
   consumeChallenge,
   newChallenge,
   pendingChallenge,
+  requirePending,
   type ChallengeRow,
   type SignerRule,
 } from "./challenges.js";
@@ -186,12 +187,14 @@ export class SignedRequests {
   /**
    * Verifies a signed retry against the challenge its Request-Id names.
    * `expected` is what this request is: the action, the account and the
-   * values the first leg bound.
+   * values the first leg bound. `found`: the challenge, when the caller read
+   * it (by this Request-Id, on this platform) with its own row.
    */
   async approve(
     ctx: RequestContext,
     headers: WalletHeaders,
     expected: { activity: string; accountId: string; binding: unknown },
+    found?: { challenge: ChallengeRow | undefined },
   ): Promise<Approval> {
     const { signature, requestId } = headers;
     if (signature === undefined) {
@@ -213,11 +216,13 @@ export class SignedRequests {
     if (!legacy) requireWellFormed(signature);
 
     const now = ctx.clock.now();
-    const challenge = await pendingChallenge(this.services.data, {
-      platformId: ctx.platformId,
-      requestId,
-      now,
-    });
+    const given = found?.challenge;
+    if (given && (given.id !== requestId || given.platformId !== ctx.platformId)) {
+      throw new Error(`challenge ${given.id} read for Request-Id ${requestId}`);
+    }
+    const challenge = found
+      ? requirePending(found.challenge, now)
+      : await pendingChallenge(this.services.data, { platformId: ctx.platformId, requestId, now });
     if (
       challenge.activity !== expected.activity ||
       challenge.accountId !== expected.accountId ||

@@ -12,6 +12,7 @@ import {
   consumeChallenge,
   pendingChallenge,
   requestIdRejected,
+  type ChallengeRow,
 } from "../../signing/challenges.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
 import {
@@ -24,7 +25,14 @@ import {
 import { toAuthMethod } from "../internal-accounts/service.js";
 import type { CredentialService } from "./credentials.js";
 import type { OidcVerifier } from "./oidc.js";
-import { acceptOtp, newOtpTarget, storeOtpTarget, useOtpCode } from "./otp.js";
+import {
+  acceptOtp,
+  newOtpTarget,
+  otpCodeClaim,
+  otpRejected,
+  storeOtpTarget,
+  type AcceptedOtp,
+} from "./otp.js";
 import type { PasskeyVerifier } from "./passkey.js";
 import { AUTH_RATE_LIMITS } from "./rate-limits.js";
 import {
@@ -130,62 +138,103 @@ export class LoginService {
     headers: WalletHeaders,
     input: VerifyAuthCredentialRequest,
   ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 200; body: AuthSession }> {
-    const method = await this.credentials.getRow(ctx, id);
+    // The OTP retry only finishes a login whose code was already accepted;
+    // it reads the credential and the challenge its Request-Id names together.
+    const otpRetry = isOtp(input.type) && !isFirstLeg(headers);
+    const requestId = otpRetry ? headers.requestId : undefined;
+    const { method, challenge } =
+      requestId === undefined
+        ? { method: await this.credentials.getRow(ctx, id), challenge: undefined }
+        : await this.credentials.getRowWithChallenge(ctx, id, requestId);
     if (input.type !== method.type) {
       throw invalidInput(`This credential is ${method.type}; the body's type is ${input.type}`, {
         errors: [fieldError("body.type", `must be ${method.type}`)],
       });
     }
-    // The OTP retry only finishes a login whose code was already accepted.
-    if (isOtp(input.type) && !isFirstLeg(headers)) {
-      return { status: 200, body: await this.finishOtp(ctx, method, headers, input as OtpVerify) };
+    if (otpRetry) {
+      const found = requestId === undefined ? undefined : { challenge };
+      return {
+        status: 200,
+        body: await this.finishOtp(ctx, method, headers, input as OtpVerify, found),
+      };
     }
 
     const now = ctx.clock.now();
-    const limits = AUTH_RATE_LIMITS;
-    await this.limiter.hit(
-      limits.verifications,
-      method.id,
-      now,
-      "Too many verification attempts for this credential; retry later.",
-      {
-        rule: limits.failedVerifications,
-        message: "Too many failed verifications for this credential; retry later.",
-      },
-    );
     try {
       switch (input.type) {
         case "EMAIL_OTP":
         case "SMS_OTP":
-          return { status: 202, body: authChallengeBody(await this.startOtp(ctx, method, input)) };
+          return {
+            status: 202,
+            body: authChallengeBody(await this.startOtp(ctx, method, input, now)),
+          };
         case "OAUTH":
+          await this.countVerification(method, now);
           return { status: 200, body: await this.oauth(ctx, method, input) };
         case "PASSKEY":
+          await this.countVerification(method, now);
           return { status: 200, body: await this.passkey(ctx, method, headers, input) };
       }
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
-        await this.limiter.record(limits.failedVerifications, method.id, now);
+        await this.limiter.record(AUTH_RATE_LIMITS.failedVerifications, method.id, now);
       }
       throw err;
     }
   }
 
-  /** First leg: open the bundle, check the code, bind the TEK into a token to sign. */
+  /**
+   * Counts a verification attempt, or refuses it with 429 (also when the
+   * credential has failed too often), with the writes it is for; see
+   * RateLimiter.hitWith.
+   */
+  private countVerification(
+    method: AuthMethodRow,
+    now: Date,
+    writes: AttemptWrites = {},
+  ): Promise<boolean> {
+    return this.limiter.hitWith(
+      AUTH_RATE_LIMITS.verifications,
+      method.id,
+      now,
+      "Too many verification attempts for this credential; retry later.",
+      writes,
+      {
+        rule: AUTH_RATE_LIMITS.failedVerifications,
+        message: "Too many failed verifications for this credential; retry later.",
+      },
+    );
+  }
+
+  /**
+   * First leg: open the bundle, check the code, bind the TEK into a token to
+   * sign. The attempt is counted after the code is checked, in the step that
+   * uses the code up and stores the retry's challenge (one statement on
+   * PostgreSQL); a refused attempt is 429 whatever the code, so the order
+   * tells a client nothing.
+   */
   private async startOtp(
     ctx: RequestContext,
     method: AuthMethodRow,
     input: OtpVerify,
+    now: Date,
   ): Promise<ChallengeBody> {
-    const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + this.config.challengeTtlSeconds * 1000);
-    const { tek, verificationToken } = await acceptOtp(
-      this.services.data,
-      method,
-      input.encryptedOtpBundle,
-      now,
-      expiresAt,
-    );
+    let accepted: AcceptedOtp;
+    try {
+      accepted = await acceptOtp(
+        this.services.data,
+        method,
+        input.encryptedOtpBundle,
+        now,
+        expiresAt,
+      );
+    } catch (err) {
+      // A rejected bundle or code is an attempt too.
+      if (err instanceof ApiError) await this.countVerification(method, now);
+      throw err;
+    }
+    const { tek, verificationToken } = accepted;
     const row = this.signing.newChallenge(ctx, {
       activity: Activity.OTP_LOGIN,
       accountId: method.accountId,
@@ -195,11 +244,11 @@ export class LoginService {
       authType: method.type,
       binding: { authMethodId: method.id, body: input },
     });
-    // The code is used up and the retry's challenge stored in one guarded step.
-    await this.services.data.transaction(
-      () => useOtpCode(method, [rowOf("SignedChallenge", row)]),
-      "eachStep",
-    );
+    const used = await this.countVerification(method, now, {
+      claim: otpCodeClaim(method),
+      inserts: [rowOf("SignedChallenge", row)],
+    });
+    if (!used) throw otpRejected("OTP code was already used");
     return toChallengeBody(row);
   }
 
@@ -209,12 +258,18 @@ export class LoginService {
     method: AuthMethodRow,
     headers: WalletHeaders,
     input: OtpVerify,
+    found: { challenge: ChallengeRow | undefined } | undefined,
   ): Promise<AuthSession> {
-    const approval = await this.signing.approve(ctx, headers, {
-      activity: Activity.OTP_LOGIN,
-      accountId: method.accountId,
-      binding: { authMethodId: method.id, body: input },
-    });
+    const approval = await this.signing.approve(
+      ctx,
+      headers,
+      {
+        activity: Activity.OTP_LOGIN,
+        accountId: method.accountId,
+        binding: { authMethodId: method.id, body: input },
+      },
+      found,
+    );
     const tek = approval.challenge.signerPublicKey as string;
     const row = this.sessions.newRow(ctx, method, tek);
     await this.signing.consumeInserting(ctx, approval, [rowOf("AuthSession", row)]);

@@ -4,11 +4,11 @@ import type { OtpTarget } from "../../crypto/bundles.js";
 import { runCrypto } from "../../crypto/off-thread.js";
 import type { OtpAcceptance } from "../../crypto/otp-acceptance.js";
 import type { Database } from "../../db/database.js";
-import { guarded, prepared, q, updateOf, type Row } from "../../db/query.js";
-import type { SqlInsert, SqlProgram, SqlUpdate } from "../../db/sql.js";
+import { prepared, q, updateOf, type Row } from "../../db/query.js";
+import type { SqlUpdate } from "../../db/sql.js";
 import { ApiError, invalidInput, fieldError } from "../../errors.js";
 
-const otpRejected = (reason: string) =>
+export const otpRejected = (reason: string) =>
   new ApiError(401, "UNAUTHORIZED", "OTP verification failed.", { reason });
 
 type AuthMethodRow = Row<"AuthMethod">;
@@ -40,17 +40,6 @@ export async function newOtpTarget(db: Database, method: AuthMethodRow): Promise
   const key = await enclaveKey(db, method.platformId);
   return runCrypto("newOtpTarget", method.platformId, method.accountId, key);
 }
-
-// A login writes this on its first leg; compiled once.
-const clearOtpTarget = prepared((args: { id: string; platformId: string; key: string }) =>
-  q
-    .updateTable("AuthMethod")
-    .set({ otpTargetPrivateKey: null, otpExpiresAt: null })
-    .where("id", "=", args.id)
-    .where("platformId", "=", args.platformId)
-    .where("otpTargetPrivateKey", "=", args.key)
-    .returning("id"),
-);
 
 /**
  * "Sends" the code: the credential's columns that keep the target's private
@@ -110,7 +99,7 @@ export interface AcceptedOtp {
  * Opens the bundle with the pending target key, checks the code (the
  * sandbox decides through its OTP table) and signs the ES256 verification
  * token that binds the bundle's TEK, until `expiresAt`. A wrong, expired or
- * missing code is 401. The code is used up by {@link useOtpCode}, in the
+ * missing code is 401. The code is used up by {@link otpCodeClaim}, in the
  * step that goes on with the login.
  */
 export async function acceptOtp(
@@ -159,15 +148,19 @@ export async function acceptOtp(
 }
 
 /**
- * Uses up the code {@link acceptOtp} accepted, writing `rows` with it as one
- * guarded step: only one request can clear this exact target key, and
- * nothing is written for the others.
+ * The update that uses up the code {@link acceptOtp} accepted: it clears the
+ * credential's target only while the target is still the one the code was
+ * opened with, so only one request can use a code (the login's first leg
+ * makes it the claim of its counted attempt).
  */
-export function* useOtpCode(method: AuthMethodRow, rows: readonly SqlInsert[]): SqlProgram<void> {
-  const key = method.otpTargetPrivateKey;
-  const used =
-    key === null
-      ? undefined
-      : yield* guarded(clearOtpTarget({ id: method.id, platformId: method.platformId, key }), rows);
-  if (used === undefined) throw otpRejected("OTP code was already used");
+export function otpCodeClaim(method: AuthMethodRow): SqlUpdate {
+  return updateOf(
+    "AuthMethod",
+    { otpTargetPrivateKey: null, otpExpiresAt: null },
+    {
+      id: method.id,
+      platformId: method.platformId,
+      otpTargetPrivateKey: method.otpTargetPrivateKey,
+    },
+  );
 }
