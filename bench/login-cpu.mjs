@@ -221,7 +221,7 @@ async function endToEnd() {
   const schema = `bench_${randomBytes(4).toString("hex")}`;
   const databaseUrl =
     args.database === "postgresql"
-      ? `${args["postgres-url"]}?schema=${schema}`
+      ? `${args["postgres-url"]}${args["postgres-url"].includes("?") ? "&" : "?"}schema=${schema}`
       : `file:${join(dir, "sandbox.db")}`;
   const tokenId = "bench-token";
   const secret = randomBytes(24).toString("base64url");

@@ -228,7 +228,7 @@ export async function startSandbox(root, options) {
   const schema = `bench_${randomBytes(4).toString("hex")}`;
   const databaseUrl =
     options.database === "postgresql"
-      ? `${options.postgresUrl}?schema=${schema}`
+      ? `${options.postgresUrl}${options.postgresUrl.includes("?") ? "&" : "?"}schema=${schema}`
       : `file:${join(dir, "sandbox.db")}`;
   const tokenId = "bench-token";
   const secret = randomBytes(24).toString("base64url");
