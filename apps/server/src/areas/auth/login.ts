@@ -10,8 +10,8 @@ import { Activity } from "../../signing/activities.js";
 import {
   challengeData,
   consumeChallenge,
-  pendingChallenge,
   requestIdRejected,
+  requirePending,
   type ChallengeRow,
 } from "../../signing/challenges.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
@@ -138,10 +138,11 @@ export class LoginService {
     headers: WalletHeaders,
     input: VerifyAuthCredentialRequest,
   ): Promise<{ status: 202; body: AuthChallengeBody } | { status: 200; body: AuthSession }> {
-    // The OTP retry only finishes a login whose code was already accepted;
-    // it reads the credential and the challenge its Request-Id names together.
+    // The OTP retry only finishes a login whose code was already accepted.
+    // It and a passkey assertion read the credential and the challenge their
+    // Request-Id names together.
     const otpRetry = isOtp(input.type) && !isFirstLeg(headers);
-    const requestId = otpRetry ? headers.requestId : undefined;
+    const requestId = otpRetry || input.type === "PASSKEY" ? headers.requestId : undefined;
     const { method, challenge } =
       requestId === undefined
         ? { method: await this.credentials.getRow(ctx, id), challenge: undefined }
@@ -173,7 +174,10 @@ export class LoginService {
           return { status: 200, body: await this.oauth(ctx, method, input) };
         case "PASSKEY":
           await this.countVerification(method, now);
-          return { status: 200, body: await this.passkey(ctx, method, headers, input) };
+          return {
+            status: 200,
+            body: await this.passkey(ctx, method, headers, input, challenge),
+          };
       }
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -302,6 +306,7 @@ export class LoginService {
     method: AuthMethodRow,
     headers: WalletHeaders,
     input: Schemas["PasskeyVerifyRequest"],
+    found: ChallengeRow | undefined,
   ): Promise<AuthSession> {
     if (headers.requestId === undefined) {
       throw new ApiError(
@@ -311,11 +316,8 @@ export class LoginService {
       );
     }
     const now = ctx.clock.now();
-    const challenge = await pendingChallenge(this.services.data, {
-      platformId: ctx.platformId,
-      requestId: headers.requestId,
-      now,
-    });
+    // `found`: the challenge the Request-Id names, read with the credential.
+    const challenge = requirePending(found, now);
     if (challenge.activity !== Activity.PASSKEY_LOGIN || challenge.authMethodId !== method.id) {
       throw requestIdRejected("Request-Id is not a passkey challenge of this credential");
     }
