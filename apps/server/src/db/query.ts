@@ -194,27 +194,25 @@ export function* run(query: Compilable<unknown>): SqlProgram<number> {
 }
 
 /**
- * Inserts `rows` and makes `updates` only if `guard` (a write with
- * RETURNING) returns a row, as one step: on PostgreSQL one statement. The
- * guard's row, or undefined with nothing written.
+ * Inserts `rows` only if `guard` (a write with RETURNING) returns a row, as
+ * one step: on PostgreSQL one statement. The guard's row, or undefined with
+ * nothing written.
  */
 export function* guarded<O>(
   guard: Compilable<O>,
   rows: readonly SqlInsert[],
-  updates: readonly SqlUpdate[] = [],
 ): SqlProgram<O | undefined> {
-  const step = { kind: "guarded" as const, ...statement(guard), inserts: rows, updates };
-  const row = (yield step) as SqlRow | undefined;
+  const row = (yield { kind: "guarded", ...statement(guard), inserts: rows }) as SqlRow | undefined;
   return row === undefined ? undefined : decodeRow<O>(row);
 }
 
 /**
- * {@link guarded}, where the writes may also need `claim` (an update) to
- * change a row, e.g. to use up a one-time code that only one request may
- * use; the claim is made once the guard returned a row. As one step: on
- * PostgreSQL one statement. Undefined when the guard returned no row
- * (nothing written); else whether the writes were made (without a claim,
- * always; with one, when it changed a row).
+ * {@link guarded}, with `updates` as well as inserts, and where the writes
+ * may also need `claim` (an update) to change a row, e.g. to use up a
+ * one-time code that only one request may use; the claim is made once the
+ * guard returned a row. As one step: on PostgreSQL one statement. Undefined
+ * when the guard returned no row (nothing written); else whether the writes
+ * were made (without a claim, always; with one, when it changed a row).
  */
 export function* guardedClaim(
   guard: Compilable<unknown>,

@@ -467,12 +467,11 @@ function guardedStatement(
   const values: unknown[] = guardParams.map(pgValue);
   const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
   // What the writes wait for: the guard's row, and the claim's when there is one.
-  let decided = `"guard"`;
+  const decided = claim === undefined ? `"guard"` : `"claim"`;
   if (claim !== undefined) {
     const { sql, values: claimValues } = updateStatement(claim);
     values.push(...claimValues.map(pgValue));
     parts.push(`"claim" AS (${sql} AND EXISTS (SELECT 1 FROM "guard") RETURNING 1)`);
-    decided = `"claim"`;
   }
   const selects = inserts.map((insert) => {
     const columns = Object.keys(insert.row);
@@ -486,6 +485,7 @@ function guardedStatement(
       return `replace(?, ?, "guard"."${fill.from}"::text)`;
     });
     const names = columns.map((c) => `"${c}"`).join(", ");
+    // Without a claim the guard's row alone decides (no subquery on the hot path).
     const source =
       guardSql === undefined
         ? ""
