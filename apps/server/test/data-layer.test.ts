@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseDatabaseUrl } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { isUniqueViolation } from "../src/db/errors.js";
-import { migrate } from "../src/db/migrate.js";
 import { insert, one, prepared, q, run } from "../src/db/query.js";
-import { databases, freshDatabase, type TestDatabase } from "./harness.js";
+import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
 
 // The one data layer: statements typed from the Prisma schema, run by the SQL
 // driver. What goes in must come out as the same values on both databases,
@@ -12,13 +10,11 @@ import { databases, freshDatabase, type TestDatabase } from "./harness.js";
 // and BIGINT text on PostgreSQL).
 
 describe.each(databases)("the data layer on %s", (kind) => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let db: Database;
   beforeAll(async () => {
-    database = await freshDatabase(kind);
-    const target = parseDatabaseUrl(database.url);
-    await migrate(target);
-    db = Database.open(target);
+    database = await migratedDatabase(kind);
+    db = Database.open(database.target);
   });
   afterAll(async () => {
     await db?.close();

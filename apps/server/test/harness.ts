@@ -10,6 +10,8 @@ import { loadConfig } from "../src/config.js";
 import type { Clock } from "../src/clock.js";
 import { createApiToken, generateCredentials } from "../src/platform/api-tokens.js";
 import { createPlatform } from "../src/platform/bootstrap.js";
+import { parseDatabaseUrl, type DatabaseTarget } from "../src/db/client.js";
+import { migrate } from "../src/db/migrate.js";
 
 export type DatabaseKind = "sqlite" | "postgresql";
 
@@ -25,6 +27,17 @@ export const POSTGRES_URL =
 export interface TestDatabase {
   url: string;
   drop(): Promise<void>;
+}
+
+/** A fresh database with every migration applied, and its parsed target. */
+export type MigratedDatabase = TestDatabase & { target: DatabaseTarget };
+
+/** {@link freshDatabase}, migrated. */
+export async function migratedDatabase(kind: DatabaseKind): Promise<MigratedDatabase> {
+  const database = await freshDatabase(kind);
+  const target = parseDatabaseUrl(database.url);
+  await migrate(target);
+  return { ...database, target };
 }
 
 /** A fresh, empty database: a temp SQLite file or a new PostgreSQL schema. */

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseDatabaseUrl } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
-import { migrate } from "../src/db/migrate.js";
 import { q, rowOf, updateOf } from "../src/db/query.js";
 import { ApiError } from "../src/errors.js";
 import { RateLimiter, type RateRule } from "../src/limits/rate-limit.js";
-import { databases, freshDatabase, type TestDatabase } from "./harness.js";
+import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
 
 // The sliding-window limits of the auth legs, on each database: what a
 // caller sees (how many attempts pass, the 429 and its Retry-After), and
@@ -31,14 +29,12 @@ async function refusal(attempt: Promise<unknown>): Promise<ApiError> {
 const retryAfter = (err: ApiError) => Number(err.headers["Retry-After"]);
 
 describe.each(databases)("rate limits on %s", (kind) => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let db: Database;
   let limiter: RateLimiter;
   beforeAll(async () => {
-    database = await freshDatabase(kind);
-    const target = parseDatabaseUrl(database.url);
-    await migrate(target);
-    db = Database.open(target);
+    database = await migratedDatabase(kind);
+    db = Database.open(database.target);
     limiter = new RateLimiter(db);
   });
   afterAll(async () => {
@@ -97,7 +93,7 @@ describe.each(databases)("rate limits on %s", (kind) => {
         { key: "claimer", times: "" },
       ]),
     );
-    const other = Database.open(parseDatabaseUrl(database.url));
+    const other = Database.open(database.target);
     try {
       const limiters = [limiter, new RateLimiter(other)];
       // Six attempts at once, through two pools, to use up the same code.
@@ -162,7 +158,7 @@ describe.each(databases)("rate limits on %s", (kind) => {
   });
 
   it("passes no more than the limit when two pools attempt at once", async () => {
-    const other = Database.open(parseDatabaseUrl(database.url));
+    const other = Database.open(database.target);
     try {
       const limiters = [limiter, new RateLimiter(other)];
       const wide: RateRule = { name: "test-race", limit: 5, windowSeconds: 60 };

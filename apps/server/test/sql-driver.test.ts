@@ -1,21 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseDatabaseUrl } from "../src/db/client.js";
-import { migrate } from "../src/db/migrate.js";
 import { openSqlDriver, type SqlDriver, type SqlProgram } from "../src/db/sql.js";
-import { databases, freshDatabase, type TestDatabase } from "./harness.js";
+import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
 
 // The direct-SQL driver behind the card authorization hot path. On SQLite it
 // commits transactions that arrive together in one write transaction; each
 // must still succeed or fail on its own, and see the ones before it.
 
 describe.each(databases)("direct SQL transactions on %s", (kind) => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let sql: SqlDriver;
   beforeAll(async () => {
-    database = await freshDatabase(kind);
-    const target = parseDatabaseUrl(database.url);
-    await migrate(target);
-    sql = openSqlDriver(target);
+    database = await migratedDatabase(kind);
+    sql = openSqlDriver(database.target);
   });
   afterAll(async () => {
     await sql?.close();
