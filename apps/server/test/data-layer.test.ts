@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "kysely";
+import { defaultConnectionLimit, parseDatabaseUrl } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { isUniqueViolation } from "../src/db/errors.js";
 import { insert, one, prepared, q, run } from "../src/db/query.js";
@@ -145,5 +147,49 @@ describe.each(databases)("the data layer on %s", (kind) => {
       q.selectFrom("InternalAccount").select("id").where("id", "=", args.id.slice(1)),
     );
     expect(() => shaped({ id: "IA:1" }).compile()).toThrow(/argument id is not a parameter/);
+  });
+});
+
+describe.runIf(databases.includes("postgresql"))("PostgreSQL connections", () => {
+  let database: MigratedDatabase;
+  beforeAll(async () => {
+    database = await migratedDatabase("postgresql");
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  /** The backends that served `count` reads made at once, each held 50 ms. */
+  async function backendsServing(url: string, count: number): Promise<Set<number>> {
+    const db = Database.open(parseDatabaseUrl(url));
+    try {
+      const reads = Array.from({ length: count }, () =>
+        db.one(
+          q.selectNoFrom([
+            sql<number>`pg_backend_pid()`.as("pid"),
+            sql<string>`pg_sleep(0.05)::text`.as("slept"),
+          ]),
+        ),
+      );
+      return new Set((await Promise.all(reads)).map((row) => row!.pid));
+    } finally {
+      await db.close();
+    }
+  }
+
+  it("opens at most connection_limit of them, and reads the rest of the URL as before", async () => {
+    const target = parseDatabaseUrl(`${database.url}&connection_limit=2`);
+    expect(target.connectionLimit).toBe(2);
+    expect(target.location).not.toContain("connection_limit");
+    expect(await backendsServing(`${database.url}&connection_limit=2`, 8)).toHaveProperty(
+      "size",
+      2,
+    );
+  });
+
+  it("opens twice the cores plus one by default, as Prisma does", async () => {
+    expect(parseDatabaseUrl(database.url).connectionLimit).toBe(defaultConnectionLimit());
+    const limit = defaultConnectionLimit();
+    expect(await backendsServing(database.url, limit + 4)).toHaveProperty("size", limit);
   });
 });

@@ -204,6 +204,10 @@ describe("settings the sandbox cannot run with", () => {
       line: /DATABASE_URL="mysql:\/\/localhost\/db".*file:/,
     },
     {
+      env: { DATABASE_URL: "postgresql://sandbox:hunter2@127.0.0.1:1/sandbox?connection_limit=0" },
+      line: /DATABASE_URL="postgresql:\/\/sandbox:\*\*\*@127\.0\.0\.1:1\/sandbox\?connection_limit=0".*connection_limit must be a whole number/,
+    },
+    {
       // Nothing listens on port 1: refused at once. The password is not shown.
       env: { DATABASE_URL: "postgresql://sandbox:hunter2@127.0.0.1:1/sandbox" },
       line: /DATABASE_URL="postgresql:\/\/sandbox:\*\*\*@127\.0\.0\.1:1\/sandbox".*ECONNREFUSED/,

@@ -518,8 +518,8 @@ class PostgresDriver implements SqlDriver {
   private readonly texts = new Map<string, string>();
   private readonly names = new Map<string, string>();
 
-  constructor(target: DatabaseTarget, max: number) {
-    const config = pgPoolConfig(target, max);
+  constructor(target: DatabaseTarget) {
+    const config = pgPoolConfig(target);
     // Like SQLite's synchronous=NORMAL: a commit returns before its WAL record
     // reaches the disk. A crash of the machine may lose the last fraction of a
     // second of commits, never consistency; and a hot row's lock is not held
@@ -667,8 +667,8 @@ export function openSqliteDriver(file: string, options: SqliteDriverOptions = {}
   return new SqliteDriver(file, options);
 }
 
-export function openSqlDriver(target: DatabaseTarget, poolSize = 10): SqlDriver {
+export function openSqlDriver(target: DatabaseTarget): SqlDriver {
   return target.provider === "sqlite"
     ? new SqliteDriver(target.location)
-    : new PostgresDriver(target, poolSize);
+    : new PostgresDriver(target);
 }
