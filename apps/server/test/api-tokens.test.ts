@@ -153,6 +153,42 @@ describe.each(databases)("API tokens on %s", (kind) => {
     }
   });
 
+  it("answers requests made at once with many tokens, each as its own platform, refusing only the bad ones", async () => {
+    // Tokens arriving together are read together (one statement a turn):
+    // no request may get another's platform, and a bad one fails alone.
+    const worker = clientOf(await createToken(["VIEW"]));
+    const other = await sandbox.otherPlatformClient();
+    const wrongSecret = createClient({
+      baseUrl: sandbox.server.baseUrl,
+      tokenId: sandbox.credentials.tokenId,
+      secret: "not the secret",
+    });
+    const unknown = createClient({
+      baseUrl: sandbox.server.baseUrl,
+      tokenId: randomUUID(),
+      secret: sandbox.credentials.secret,
+    });
+    const callers = [
+      { client: sandbox.client, ours: true },
+      { client: worker, ours: true },
+      { client: other, ours: false },
+      { client: wrongSecret, ours: undefined },
+      { client: unknown, ours: undefined },
+    ];
+    const sent = Array.from({ length: 40 }, (_, i) => callers[i % callers.length]!);
+    const tokenId = sandbox.credentials.tokenId;
+    const answers = await Promise.all(
+      sent.map(({ client }) => client.GET("/tokens/{tokenId}", { params: { path: { tokenId } } })),
+    );
+    answers.forEach((answer, i) => {
+      const { ours } = sent[i]!;
+      if (ours === true) expect(answer.data?.id).toBe(tokenId);
+      else if (ours === false)
+        expect(answer.error).toMatchObject({ status: 404, code: "TOKEN_NOT_FOUND" });
+      else expect(answer.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    });
+  });
+
   it("gives the sandbox's own token every permission", async () => {
     const own = await sandbox.client.GET("/tokens/{tokenId}", {
       params: { path: { tokenId: sandbox.credentials.tokenId } },

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { defaultConnectionLimit, parseDatabaseUrl, type DatabaseTarget } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { isUniqueViolation } from "../src/db/errors.js";
-import { insert, one, prepared, q, run } from "../src/db/query.js";
+import { batchedRead, insert, keyIn, one, prepared, q, run } from "../src/db/query.js";
 import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
 
 // The one data layer: statements typed from the Prisma schema, run by the SQL
@@ -140,6 +140,49 @@ describe.each(databases)("the data layer on %s", (kind) => {
     expect(compiled.parameters).toEqual([]);
     expect((await db.all(page(1))).map((r) => r.id)).toEqual(["IA:1"]);
     expect((await db.all(page(2))).map((r) => r.id)).toEqual(["IA:1", "IA:2"]);
+  });
+
+  it("reads rows by key, each caller getting only its key's row (on PostgreSQL, a turn's keys in one statement)", async () => {
+    await db.transaction(function* () {
+      yield* insert("InternalAccount", { ...account("IA:b1", 1n), platformId: "Platform:b1" });
+      yield* insert("InternalAccount", { ...account("IA:b2", 2n), platformId: "Platform:b2" });
+    });
+    const byKey = batchedRead(
+      ["id", "platformId"],
+      (keys: readonly { id: string; platformId: string }[]) =>
+        q
+          .selectFrom("InternalAccount")
+          .select(["id", "platformId", "balance"])
+          .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
+    );
+    // Five keys, padded to a statement of eight.
+    expect(
+      byKey.statement(Array(5).fill({ id: "x", platformId: "y" })).compile().parameters,
+    ).toHaveLength(16);
+    const keys = [
+      { id: "IA:b1", platformId: "Platform:b1" },
+      { id: "IA:b2", platformId: "Platform:b2" },
+      // Another platform's id reads as nothing.
+      { id: "IA:b1", platformId: "Platform:b2" },
+      { id: "IA:none", platformId: "Platform:b1" },
+      { id: "IA:b1", platformId: "Platform:b1" },
+    ];
+    const rows = await Promise.all(keys.map((key) => db.batched(byKey, key)));
+    expect(rows).toEqual([
+      { id: "IA:b1", platformId: "Platform:b1", balance: 1n },
+      { id: "IA:b2", platformId: "Platform:b2", balance: 2n },
+      undefined,
+      undefined,
+      { id: "IA:b1", platformId: "Platform:b1", balance: 1n },
+    ]);
+    // More keys in a turn than one statement takes: read in several.
+    const many = Array.from({ length: 70 }, (_, i) =>
+      i % 2 === 0 ? keys[i % 4]! : { id: `IA:absent${i}`, platformId: "Platform:b1" },
+    );
+    const answers = await Promise.all(many.map((key) => db.batched(byKey, key)));
+    expect(answers.map((row) => row?.id)).toEqual(
+      many.map((_, i) => (i % 4 === 0 ? "IA:b1" : undefined)),
+    );
   });
 
   it("refuses a prepared statement whose shape depends on an argument", () => {

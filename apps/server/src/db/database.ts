@@ -1,9 +1,10 @@
 import type { Compilable } from "kysely";
 import type { DatabaseTarget, Provider } from "./client.js";
-import { decodeRow, decodeRows, run, statement } from "./query.js";
+import { decodeRow, decodeRows, run, statement, type BatchedRead } from "./query.js";
 import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
+import { TurnBatch } from "./turn-batch.js";
 
 /**
  * The sandbox's data access: reads, write transactions written as programs
@@ -11,6 +12,9 @@ import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
  * SQLite writer thread. Every area goes through this one object.
  */
 export class Database {
+  /** Each batched read's waiting callers (the map's value is the read's own TurnBatch<K, O>). */
+  private readonly batches = new Map<object, unknown>();
+
   constructor(
     private readonly driver: SqlDriver,
     private readonly runner: SqlRunner,
@@ -43,6 +47,30 @@ export class Database {
   async all<O>(query: Compilable<O>): Promise<O[]> {
     const { sql, params } = statement(query);
     return decodeRows<O>(await this.driver.all(sql, params));
+  }
+
+  /**
+   * The row of `key`, or undefined. On PostgreSQL, read in one statement
+   * with the other reads of `read` asked for in this turn of the event loop
+   * (TurnBatch): there a read is a round trip. On SQLite a read is a call
+   * into the library, and waiting for the turn's end would only add a hop.
+   */
+  async batched<K extends Record<string, string>, O>(
+    read: BatchedRead<K, O>,
+    key: K,
+  ): Promise<O | undefined> {
+    if (this.driver.provider === "sqlite") return this.one(read.statement([key]));
+    let batch = this.batches.get(read) as TurnBatch<K, O> | undefined;
+    if (batch === undefined) {
+      const id = (of: Record<string, unknown>) =>
+        read.parts.map((part) => String(of[part])).join("\u0000");
+      batch = new TurnBatch<K, O>(id, async (keys) => {
+        const rows = await this.all(read.statement(keys));
+        return new Map(rows.map((row) => [id(row as Record<string, unknown>), row]));
+      });
+      this.batches.set(read, batch);
+    }
+    return batch.read(key);
   }
 
   /**

@@ -11,6 +11,9 @@ import {
   type LimitNode,
   type Selectable,
   type Updateable,
+  sql,
+  type RawBuilder,
+  type SqlBool,
 } from "kysely";
 import {
   sqliteTime,
@@ -21,6 +24,7 @@ import {
   type SqlValue,
 } from "./sql.js";
 import { columnKinds, type Tables } from "./tables.js";
+import { padded } from "./turn-batch.js";
 
 // The one way the sandbox reads and writes: statements are built, typed from
 // the Prisma schema (tables.ts), by Kysely, and run by the SQL driver
@@ -159,6 +163,67 @@ function shapeOf<A extends Record<string, SqlValue>, O>(
     }
   }
   return { compiled, slots };
+}
+
+/**
+ * A read of one row per key that the requests of one event-loop turn make
+ * together, as one statement (Database.batched): for the reads every request
+ * or every login leg makes. A key is a few text values (`parts`), and the
+ * row found for it carries them in its columns of the same names.
+ */
+export interface BatchedRead<K extends Record<string, string>, O> {
+  readonly parts: readonly (keyof K & string)[];
+  /** The statement for these keys, padded so that it is one of a few, each compiled once. */
+  statement(keys: readonly K[]): Compilable<O>;
+}
+
+/**
+ * A {@link BatchedRead}: `build` makes the statement for any number of keys,
+ * using each key part only as a value (see {@link prepared}), typically
+ * through {@link keyIn}.
+ */
+export function batchedRead<K extends Record<string, string>, O>(
+  parts: readonly (keyof K & string)[],
+  build: (keys: readonly K[]) => Compilable<O>,
+): BatchedRead<K, O> {
+  const bySize = new Map<number, (args: Record<string, string>) => Compilable<O>>();
+  const arg = (part: string, i: number) => `${part}${i}`;
+  return {
+    parts,
+    statement(keys) {
+      const all = padded(keys);
+      let read = bySize.get(all.length);
+      if (read === undefined) {
+        read = prepared((args: Record<string, string>) =>
+          build(
+            all.map(
+              (_, i) => Object.fromEntries(parts.map((part) => [part, args[arg(part, i)]])) as K,
+            ),
+          ),
+        );
+        bySize.set(all.length, read);
+      }
+      return read(
+        Object.fromEntries(
+          all.flatMap((key, i) => parts.map((part) => [arg(part, i), key[part] as string])),
+        ),
+      );
+    },
+  };
+}
+
+/**
+ * `(column, ...) IN (VALUES (?, ...), ...)`: the rows whose columns equal
+ * one of the keys, every part of it (the form both databases take).
+ */
+export function keyIn<K extends Record<string, string>>(
+  columns: { [P in keyof K]: string },
+  keys: readonly K[],
+): RawBuilder<SqlBool> {
+  const parts = Object.keys(columns) as (keyof K)[];
+  const refs = sql.join(parts.map((part) => sql.ref(columns[part])));
+  const rows = keys.map((key) => sql`(${sql.join(parts.map((part) => key[part]))})`);
+  return sql<SqlBool>`(${refs}) in (values ${sql.join(rows)})`;
 }
 
 /** A count (COUNT(*) as `count`), whichever driver read it. */

@@ -4,7 +4,7 @@ import type { Schemas } from "@payments-sandbox/client";
 import type { Clock } from "../clock.js";
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { insert, prepared, q } from "../db/query.js";
+import { batchedRead, insert, keyIn, q } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 
 const scrypt = promisify(scryptCb) as (
@@ -115,18 +115,19 @@ export async function createApiToken(
 }
 
 /** Read on every request: the token, and its platform's clock with it. */
-const tokenRow = prepared((args: { id: string }) =>
+const tokenRows = batchedRead(["id"], (keys: readonly { id: string }[]) =>
   q
     .selectFrom("ApiToken as t")
     .innerJoin("Platform as p", "p.id", "t.platformId")
     .select([
+      "t.id",
       "t.platformId",
       "t.permissions",
       "t.secretSalt",
       "t.secretHash",
       "p.clockOffsetSeconds",
     ])
-    .where("t.id", "=", args.id),
+    .where(keyIn({ id: "t.id" }, keys)),
 );
 
 export class ApiTokenVerifier {
@@ -136,7 +137,7 @@ export class ApiTokenVerifier {
   constructor(private readonly db: Database) {}
 
   async verify(tokenId: string, secret: string): Promise<TokenIdentity | undefined> {
-    const row = await this.db.one(tokenRow({ id: tokenId }));
+    const row = await this.db.batched(tokenRows, { id: tokenId });
     const digest = sha256Hex(`${tokenId}\0${secret}`);
     if (row && this.memo.get(digest) === row.secretHash) return identityOf(tokenId, row);
 

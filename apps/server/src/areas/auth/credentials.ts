@@ -1,7 +1,7 @@
 import type { Schemas } from "@payments-sandbox/client";
 import { sql } from "kysely";
 import type { AuthConfig } from "../../config.js";
-import { insert, prepared, q, run, type Row } from "../../db/query.js";
+import { batchedRead, insert, keyIn, prepared, q, run, type Row } from "../../db/query.js";
 import type { SqlRow } from "../../db/sql.js";
 import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
@@ -27,13 +27,14 @@ type AccountRow = Row<"InternalAccount">;
 /** An email address as far as the sandbox checks one: something@domain.tld, no spaces. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Read on every leg of a login; compiled once. */
-const authMethodRow = prepared((args: { id: string; platformId: string }) =>
-  q
-    .selectFrom("AuthMethod")
-    .selectAll()
-    .where("id", "=", args.id)
-    .where("platformId", "=", args.platformId),
+/** Read on every leg of a login. */
+const authMethodRows = batchedRead(
+  ["id", "platformId"],
+  (keys: readonly { id: string; platformId: string }[]) =>
+    q
+      .selectFrom("AuthMethod")
+      .selectAll()
+      .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
 );
 
 /** Read on an OTP login's signed retry: the credential and the challenge its Request-Id names. */
@@ -80,7 +81,10 @@ export class CredentialService {
 
   /** A credential of this platform; anything else is 404. */
   async getRow(ctx: RequestContext, id: string): Promise<AuthMethodRow> {
-    const row = await this.services.data.one(authMethodRow({ id, platformId: ctx.platformId }));
+    const row = await this.services.data.batched(authMethodRows, {
+      id,
+      platformId: ctx.platformId,
+    });
     if (!row) throw notFound("REFERENCE_NOT_FOUND", "No credential with this id.");
     return row;
   }
