@@ -168,14 +168,21 @@ describe.each(databases)("API tokens on %s", (kind) => {
       tokenId: randomUUID(),
       secret: sandbox.credentials.secret,
     });
+    // PostgreSQL cannot take a NUL in text: such an id must fail alone too.
+    const nul = createClient({
+      baseUrl: sandbox.server.baseUrl,
+      tokenId: `${sandbox.credentials.tokenId}\u0000`,
+      secret: sandbox.credentials.secret,
+    });
     const callers = [
       { client: sandbox.client, ours: true },
+      { client: nul, ours: undefined },
       { client: worker, ours: true },
       { client: other, ours: false },
       { client: wrongSecret, ours: undefined },
       { client: unknown, ours: undefined },
     ];
-    const sent = Array.from({ length: 40 }, (_, i) => callers[i % callers.length]!);
+    const sent = Array.from({ length: 42 }, (_, i) => callers[i % callers.length]!);
     const tokenId = sandbox.credentials.tokenId;
     const answers = await Promise.all(
       sent.map(({ client }) => client.GET("/tokens/{tokenId}", { params: { path: { tokenId } } })),

@@ -166,6 +166,8 @@ describe.each(databases)("the data layer on %s", (kind) => {
       { id: "IA:b1", platformId: "Platform:b2" },
       { id: "IA:none", platformId: "Platform:b1" },
       { id: "IA:b1", platformId: "Platform:b1" },
+      // A key PostgreSQL could not take fails alone, without failing the batch.
+      { id: "IA:b1\u0000", platformId: "Platform:b1" },
     ];
     const rows = await Promise.all(keys.map((key) => db.batched(byKey, key)));
     expect(rows).toEqual([
@@ -174,6 +176,7 @@ describe.each(databases)("the data layer on %s", (kind) => {
       undefined,
       undefined,
       { id: "IA:b1", platformId: "Platform:b1", balance: 1n },
+      undefined,
     ]);
     // More keys in a turn than one statement takes: read in several.
     const many = Array.from({ length: 70 }, (_, i) =>

@@ -59,6 +59,9 @@ export class Database {
     read: BatchedRead<K, O>,
     key: K,
   ): Promise<O | undefined> {
+    // No row has a NUL in its key, and PostgreSQL refuses one in text: that
+    // error would fail every read of the batch, not only this one.
+    if (read.parts.some((part) => key[part]!.includes("\u0000"))) return undefined;
     if (this.driver.provider === "sqlite") return this.one(read.statement([key]));
     let batch = this.batches.get(read) as TurnBatch<K, O> | undefined;
     if (batch === undefined) {
