@@ -155,6 +155,9 @@ describe.each(databases)("the data layer on %s", (kind) => {
           .select(["id", "platformId", "balance"])
           .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
     );
+    // One key (every read on SQLite) is a plain equality: SQLite reads the
+    // list form ten times slower.
+    expect(byKey.statement([{ id: "x", platformId: "y" }]).compile().sql).not.toMatch(/values/);
     // Five keys, padded to a statement of eight.
     expect(
       byKey.statement(Array(5).fill({ id: "x", platformId: "y" })).compile().parameters,

@@ -213,14 +213,24 @@ export function batchedRead<K extends Record<string, string>, O>(
 }
 
 /**
- * `(column, ...) IN (VALUES (?, ...), ...)`: the rows whose columns equal
- * one of the keys, every part of it (the form both databases take).
+ * The rows whose columns equal one of the keys, every part of it: for one
+ * key `column = ? AND ...`, for more `(column, ...) IN (VALUES (?, ...),
+ * ...)` (the form both databases take). One key is most reads on SQLite,
+ * where the list form cost 43 µs a read against 4 for the equality (a
+ * 20,000-row table, by primary key).
  */
 export function keyIn<K extends Record<string, string>>(
   columns: { [P in keyof K]: string },
   keys: readonly K[],
 ): RawBuilder<SqlBool> {
   const parts = Object.keys(columns) as (keyof K)[];
+  if (keys.length === 1) {
+    const key = keys[0]!;
+    return sql<SqlBool>`${sql.join(
+      parts.map((part) => sql`${sql.ref(columns[part])} = ${key[part]}`),
+      sql` and `,
+    )}`;
+  }
   const refs = sql.join(parts.map((part) => sql.ref(columns[part])));
   const rows = keys.map((key) => sql`(${sql.join(parts.map((part) => key[part]))})`);
   return sql<SqlBool>`(${refs}) in (values ${sql.join(rows)})`;
