@@ -1,7 +1,7 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { decodeRow, guarded, prepared, q, type Row } from "../db/query.js";
-import type { SqlInsert, SqlProgram, SqlRow } from "../db/sql.js";
+import { batchedRead, guarded, keyIn, prepared, q, type Row } from "../db/query.js";
+import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
 import { canonicalJson } from "./canonical-json.js";
@@ -85,13 +85,14 @@ export function newChallenge(input: NewChallenge): ChallengeRow {
   };
 }
 
-// Every signed retry reads and consumes its challenge; compiled once.
-const challengeRow = prepared((args: { id: string; platformId: string }) =>
-  q
-    .selectFrom("SignedChallenge")
-    .selectAll()
-    .where("id", "=", args.id)
-    .where("platformId", "=", args.platformId),
+/** Every signed retry reads its challenge (and consumes it, below). */
+export const challengeRows = batchedRead(
+  ["id", "platformId"],
+  (keys: readonly { id: string; platformId: string }[]) =>
+    q
+      .selectFrom("SignedChallenge")
+      .selectAll()
+      .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
 );
 const consume = prepared((args: { id: string; platformId: string; now: Date }) =>
   q
@@ -121,7 +122,10 @@ export async function pendingChallenge(
   db: Database,
   params: { platformId: string; requestId: string; now: Date },
 ): Promise<ChallengeRow> {
-  const row = await db.one(challengeRow({ id: params.requestId, platformId: params.platformId }));
+  const row = await db.batched(challengeRows, {
+    id: params.requestId,
+    platformId: params.platformId,
+  });
   return requirePending(row, params.now);
 }
 
@@ -133,40 +137,6 @@ export function requirePending(row: ChallengeRow | undefined, now: Date): Challe
     throw requestIdRejected("Request-Id has expired");
   }
   return row;
-}
-
-/** Every column of a challenge, for a statement that reads one beside another row. */
-export const CHALLENGE_COLUMNS = [
-  "id",
-  "platformId",
-  "accountId",
-  "activity",
-  "payload",
-  "bindingDigest",
-  "signerKind",
-  "signerPublicKey",
-  "authMethodId",
-  "authType",
-  "data",
-  "expiresAt",
-  "consumedAt",
-  "createdAt",
-] as const satisfies readonly (keyof ChallengeRow)[];
-// A column added to the table but missing above does not compile.
-type Unlisted = Exclude<keyof ChallengeRow, (typeof CHALLENGE_COLUMNS)[number]>;
-const everyColumnListed: [Unlisted] extends [never] ? true : Unlisted = true;
-void everyColumnListed;
-
-/**
- * The challenge in a row that also holds another table's columns, its own
- * selected as `${prefix}${column}` (e.g. through a LEFT JOIN on the
- * Request-Id); undefined when there was none.
- */
-export function challengeIn(row: SqlRow, prefix: string): ChallengeRow | undefined {
-  if (row[`${prefix}id`] === null || row[`${prefix}id`] === undefined) return undefined;
-  const challenge: SqlRow = {};
-  for (const column of CHALLENGE_COLUMNS) challenge[column] = row[`${prefix}${column}`];
-  return decodeRow<ChallengeRow>(challenge);
 }
 
 /**

@@ -1,14 +1,12 @@
 import type { Schemas } from "@payments-sandbox/client";
-import { sql } from "kysely";
 import type { AuthConfig } from "../../config.js";
-import { batchedRead, insert, keyIn, prepared, q, run, type Row } from "../../db/query.js";
-import type { SqlRow } from "../../db/sql.js";
+import { batchedRead, insert, keyIn, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import { Activity } from "../../signing/activities.js";
-import { CHALLENGE_COLUMNS, challengeIn, type ChallengeRow } from "../../signing/challenges.js";
+import { challengeRows, type ChallengeRow } from "../../signing/challenges.js";
 import { isFirstLeg, type WalletHeaders } from "../../signing/headers.js";
 import {
   authChallengeBody,
@@ -36,24 +34,6 @@ const authMethodRows = batchedRead(
       .selectAll()
       .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
 );
-
-/** Read on an OTP login's signed retry: the credential and the challenge its Request-Id names. */
-const authMethodAndChallenge = prepared(
-  (args: { id: string; platformId: string; requestId: string }) =>
-    q
-      .selectFrom("AuthMethod as m")
-      .leftJoin("SignedChallenge as c", (join) =>
-        join.on("c.id", "=", args.requestId).on("c.platformId", "=", args.platformId),
-      )
-      .selectAll("m")
-      .select(
-        CHALLENGE_COLUMNS.map((column) => sql.ref(`c.${column}`).as(`${IN_CHALLENGE}${column}`)),
-      )
-      .where("m.id", "=", args.id)
-      .where("m.platformId", "=", args.platformId),
-);
-/** How the challenge's columns are named beside the credential's. */
-const IN_CHALLENGE = "challenge.";
 
 export type AuthMethod = Schemas["AuthMethod"];
 export type AuthMethodCreated = Schemas["AuthMethodCreated"];
@@ -91,23 +71,21 @@ export class CredentialService {
 
   /**
    * {@link getRow}, and the challenge `requestId` names on this platform (if
-   * any), read together: a signed retry's two reads in one statement.
+   * any), read at once: on PostgreSQL each joins the turn's other reads of
+   * its kind (Database.batched).
    */
   async getRowWithChallenge(
     ctx: RequestContext,
     id: string,
     requestId: string,
   ): Promise<{ method: AuthMethodRow; challenge: ChallengeRow | undefined }> {
-    const row = await this.services.data.one(
-      authMethodAndChallenge({ id, platformId: ctx.platformId, requestId }),
-    );
-    if (!row) throw notFound("REFERENCE_NOT_FOUND", "No credential with this id.");
-    const challenge = challengeIn(row, IN_CHALLENGE);
-    const method: SqlRow = {};
-    for (const [column, value] of Object.entries(row)) {
-      if (!column.startsWith(IN_CHALLENGE)) method[column] = value;
-    }
-    return { method: method as AuthMethodRow, challenge };
+    const { data } = this.services;
+    const [method, challenge] = await Promise.all([
+      data.batched(authMethodRows, { id, platformId: ctx.platformId }),
+      data.batched(challengeRows, { id: requestId, platformId: ctx.platformId }),
+    ]);
+    if (!method) throw notFound("REFERENCE_NOT_FOUND", "No credential with this id.");
+    return { method, challenge };
   }
 
   /** The embedded wallet a credential is registered on. */
