@@ -1,3 +1,8 @@
+interface Caller<V> {
+  settle: (row: V | undefined) => void;
+  fail: (err: unknown) => void;
+}
+
 /**
  * Reads of one kind, by key, asked for during one turn of the event loop and
  * made together when the turn's I/O callbacks are done: one statement for
@@ -11,11 +16,8 @@
  * failure is its callers' failure.
  */
 export class TurnBatch<K, V> {
-  private waiting: {
-    key: K;
-    settle: (row: V | undefined) => void;
-    fail: (err: unknown) => void;
-  }[] = [];
+  /** This turn's keys by id, each with the callers waiting for its row. */
+  private waiting = new Map<string, { key: K; callers: Caller<V>[] }>();
 
   constructor(
     private readonly id: (key: K) => string,
@@ -25,25 +27,25 @@ export class TurnBatch<K, V> {
 
   read(key: K): Promise<V | undefined> {
     return new Promise((settle, fail) => {
-      if (this.waiting.push({ key, settle, fail }) === 1) setImmediate(() => this.flush());
+      if (this.waiting.size === 0) setImmediate(() => this.flush());
+      const id = this.id(key);
+      const entry = this.waiting.get(id);
+      if (entry) entry.callers.push({ settle, fail });
+      else this.waiting.set(id, { key, callers: [{ settle, fail }] });
     });
   }
 
   private flush(): void {
-    const waiting = this.waiting;
-    this.waiting = [];
-    const distinct = new Map<string, K>();
-    for (const { key } of waiting) distinct.set(this.id(key), key);
-    const ids = [...distinct.keys()];
-    for (let start = 0; start < ids.length; start += this.max) {
-      const part = new Set(ids.slice(start, start + this.max));
-      const callers = waiting.filter((w) => part.has(this.id(w.key)));
-      this.load([...part].map((id) => distinct.get(id)!)).then(
+    const entries = [...this.waiting];
+    this.waiting = new Map();
+    for (let start = 0; start < entries.length; start += this.max) {
+      const part = entries.slice(start, start + this.max);
+      this.load(part.map(([, { key }]) => key)).then(
         (rows) => {
-          for (const caller of callers) caller.settle(rows.get(this.id(caller.key)));
+          for (const [id, { callers }] of part) for (const c of callers) c.settle(rows.get(id));
         },
         (err: unknown) => {
-          for (const caller of callers) caller.fail(err);
+          for (const [, { callers }] of part) for (const c of callers) c.fail(err);
         },
       );
     }
