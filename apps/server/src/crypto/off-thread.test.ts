@@ -41,6 +41,20 @@ describe("crypto on its own thread", () => {
     const malformed = onCryptoThread("verifyStamp", "not-a-stamp", PAYLOAD);
     await expect(malformed).rejects.toBeInstanceOf(StampError);
     await expect(malformed).rejects.toMatchObject({ kind: "MALFORMED" });
+
+    // A decoded stamp (as a signed retry sends it) is checked the same way,
+    // its key included: an x with no point on the curve is MALFORMED.
+    const decoded = portable.decodeStamp(header);
+    await expect(onCryptoThread("verifyStamp", decoded, PAYLOAD)).resolves.toEqual({
+      publicKey: key.publicKeyHex,
+    });
+    const noPoint = onCryptoThread(
+      "verifyStamp",
+      { ...decoded, publicKey: `02${"00".repeat(31)}01` },
+      PAYLOAD,
+    );
+    await expect(noPoint).rejects.toBeInstanceOf(StampError);
+    await expect(noPoint).rejects.toMatchObject({ kind: "MALFORMED" });
   });
 
   it("accepts an OTP bundle as acceptOtpBundle does: the TEK and a token binding it, or the code's rejection", async () => {

@@ -22,7 +22,12 @@ export interface ReadStamp extends ParsedStamp {
 
 /** Decodes a stamp header and checks its key is a P-256 point; does not check the signature. */
 export function readStamp(header: string): ReadStamp {
-  const stamp = decodeStamp(header);
+  return withPoint(decodeStamp(header));
+}
+
+/** A decoded stamp with its key's point: StampError MALFORMED when the key is not one. */
+function withPoint(stamp: ParsedStamp | ReadStamp): ReadStamp {
+  if ("point" in stamp) return stamp;
   try {
     return { ...stamp, point: uncompressedPoint(stamp.publicKey) };
   } catch (cause) {
@@ -31,12 +36,16 @@ export function readStamp(header: string): ReadStamp {
 }
 
 /**
- * Verifies a stamp over the exact payload string that was signed. Accepts
- * high-S signatures and either key form. Returns the signer's compressed
- * public key (lowercase hex) for credential lookup.
+ * Verifies a stamp over the exact payload string that was signed: a header,
+ * or one already decoded by decodeStamp (whose key is checked here, as
+ * readStamp does). Accepts high-S signatures and either key form. Returns
+ * the signer's compressed public key (lowercase hex) for credential lookup.
  */
-export function verifyStamp(stamp: string | ReadStamp, payload: string): { publicKey: string } {
-  const read = typeof stamp === "string" ? readStamp(stamp) : stamp;
+export function verifyStamp(
+  stamp: string | ParsedStamp | ReadStamp,
+  payload: string,
+): { publicKey: string } {
+  const read = typeof stamp === "string" ? readStamp(stamp) : withPoint(stamp);
   if (typeof payload !== "string") throw new StampError("INVALID", "payload must be a string");
   const signature = Buffer.from(read.signature, "hex");
   if (!verifyDer(signature, Buffer.from(payload, "utf8"), verifyingKey(read.point))) {

@@ -1,4 +1,9 @@
-import { CryptoError, StampError, type StampErrorKind } from "@payments-sandbox/crypto";
+import {
+  CryptoError,
+  StampError,
+  type ParsedStamp,
+  type StampErrorKind,
+} from "@payments-sandbox/crypto";
 import { newOtpTarget } from "./bundles.js";
 import { acceptOtpBundle } from "./otp-acceptance.js";
 import { verifyStamp } from "./stamps.js";
@@ -14,7 +19,7 @@ import { verifyStamp } from "./stamps.js";
 export const threadOperations = {
   acceptOtpBundle,
   newOtpTarget,
-  verifyStamp: (header: string, payload: string) => verifyStamp(header, payload),
+  verifyStamp: (stamp: string | ParsedStamp, payload: string) => verifyStamp(stamp, payload),
 };
 
 export type ThreadOperations = typeof threadOperations;

@@ -1,10 +1,9 @@
 import type { Schemas } from "@payments-sandbox/client";
-import { StampError } from "@payments-sandbox/crypto";
+import { StampError, decodeStamp, type ParsedStamp } from "@payments-sandbox/crypto";
 import { walletSignatureOutcome } from "@payments-sandbox/sandbox-rules";
 import type { AuthConfig } from "../config.js";
 import { publicKeysEqual } from "../crypto/p256-keys.js";
 import { runCrypto } from "../crypto/off-thread.js";
-import { readStamp } from "../crypto/stamps.js";
 import { countOf, insert, one, q } from "../db/query.js";
 import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
@@ -75,10 +74,15 @@ export type SignedResult<T> =
 const walletError = (code: string, message: string, reason?: string) =>
   new ApiError(401, code, message, reason ? { reason } : {});
 
-/** 401 MALFORMED unless the header is a stamp whose key is a P-256 point. */
-function requireWellFormed(header: string): void {
+/**
+ * The decoded stamp; 401 MALFORMED unless the header is well formed. Whether
+ * its key is a curve point is checked with the signature (signerOf): that is
+ * curve arithmetic, which runs where runCrypto puts it, not necessarily on
+ * the request thread.
+ */
+function requireWellFormed(header: string): ParsedStamp {
   try {
-    readStamp(header);
+    return decodeStamp(header);
   } catch (err) {
     throw walletError(
       "WALLET_SIGNATURE_MALFORMED",
@@ -89,12 +93,12 @@ function requireWellFormed(header: string): void {
 }
 
 /**
- * The compressed key whose signature over `payload` the stamp header carries;
- * 401 when it does not verify.
+ * The compressed key whose signature over `payload` the stamp carries; 401
+ * MALFORMED when its key is not a P-256 point, INVALID when it does not verify.
  */
-async function signerOf(header: string, payload: string): Promise<string> {
+async function signerOf(stamp: ParsedStamp, payload: string): Promise<string> {
   try {
-    return (await runCrypto("verifyStamp", header, payload)).publicKey;
+    return (await runCrypto("verifyStamp", stamp, payload)).publicKey;
   } catch (err) {
     if (err instanceof StampError && err.kind === "MALFORMED") {
       throw walletError(
@@ -212,8 +216,9 @@ export class SignedRequests {
     const legacy =
       this.config.legacyShortcuts &&
       walletSignatureOutcome(signature).outcome.kind === "LEGACY_ACCEPT";
-    // 401 MALFORMED before any lookup; the signature is checked below.
-    if (!legacy) requireWellFormed(signature);
+    // 401 MALFORMED for a header that is not a stamp, before any lookup; its
+    // key and signature are checked below.
+    const stamp = legacy ? undefined : requireWellFormed(signature);
 
     const now = ctx.clock.now();
     const given = found?.challenge;
@@ -241,13 +246,16 @@ export class SignedRequests {
       );
     }
     const approval: Approval = { challenge, issuedAt: challenge.createdAt };
-    if (legacy) return approval;
+    if (stamp === undefined) return approval;
 
-    const signer = await signerOf(signature, challenge.payload);
+    const signer = await signerOf(stamp, challenge.payload);
     approval.signerPublicKey = signer;
 
     if (challenge.signerKind === "KEY") {
-      if (!challenge.signerPublicKey || !publicKeysEqual(signer, challenge.signerPublicKey)) {
+      const bound = challenge.signerPublicKey;
+      // `signer` is a point (its signature verified) in compressed lowercase
+      // hex: the same text is the same key, with no curve arithmetic here.
+      if (!bound || (signer !== bound.toLowerCase() && !publicKeysEqual(signer, bound))) {
         throw walletError(
           "WALLET_SIGNATURE_INVALID",
           "The signing key does not match the key bound to this request.",
@@ -311,8 +319,7 @@ export class SignedRequests {
     payload: string,
     scope: DelegatedScope,
   ): Promise<string> {
-    requireWellFormed(header);
-    const signer = await signerOf(header, payload);
+    const signer = await signerOf(requireWellFormed(header), payload);
     let keys = q
       .selectFrom("DelegatedKey")
       .select("id")
