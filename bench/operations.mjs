@@ -23,6 +23,11 @@
 // all their challenges at 50 connections, then (the bench seals each code to
 // its target, unmeasured) all their verifies, then (stamped) all their
 // retries. Prism answers the same three requests as often.
+//
+// BENCH_ANSWERS_DIR=<dir> writes each round's answers there (time since the
+// round's start and latency, in ms), with the round's start on the clock of
+// a server profile (BENCH_SERVER_NODE_ARGS=--cpu-prof), to line the slow
+// answers up with what the server was doing.
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

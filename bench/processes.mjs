@@ -1,7 +1,14 @@
 // Helpers the bench scripts share for the processes they measure.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -145,16 +152,32 @@ export async function measureRound(target, duration, onResponse) {
   // that many are answered instead of for `duration` seconds.
   const batch = Boolean(target.request.amount);
   const started = performance.now();
+  // The same clock (CLOCK_MONOTONIC, µs) as the timestamps of a server
+  // profile taken with BENCH_SERVER_NODE_ARGS=--cpu-prof.
+  const startedMonotonicUs = Number(process.hrtime.bigint() / 1000n);
   let lastAnswer = started;
+  // With BENCH_ANSWERS_DIR, each answer's time since the round's start and
+  // its latency (ms), to see when the slow ones came.
+  const answers = process.env.BENCH_ANSWERS_DIR ? [] : undefined;
   const run = autocannon(batch ? target.request : { ...target.request, duration });
   // autocannon notices a finished batch only at its next one-second tick, so
   // a batch's time is taken here, up to its last answer.
-  run.on("response", () => (lastAnswer = performance.now()));
+  run.on("response", (_client, _status, _bytes, latencyMs) => {
+    lastAnswer = performance.now();
+    answers?.push([Math.round(lastAnswer - started), latencyMs]);
+  });
   if (onResponse) run.on("response", onResponse);
   const r = await run;
   const ticksAfter = machineTicks();
   const cpuAfter = cpuMs(target.pid);
   const postgresAfter = postgresCpuMs();
+  if (answers) {
+    const name = `${Date.now()}-${target.label.replace(/\W+/g, "-")}.json`;
+    writeFileSync(
+      join(process.env.BENCH_ANSWERS_DIR, name),
+      JSON.stringify({ label: target.label, startedMonotonicUs, answers }),
+    );
+  }
   const served = r["2xx"] + r.non2xx;
   return {
     label: target.label,
