@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { defaultConnectionLimit, parseDatabaseUrl, type DatabaseTarget } from "../src/db/client.js";
 import { Database } from "../src/db/database.js";
 import { isUniqueViolation } from "../src/db/errors.js";
-import { batchedRead, insert, keyIn, one, prepared, q, run } from "../src/db/query.js";
+import { batchedRead, insert, one, prepared, q, run } from "../src/db/query.js";
 import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
 
 // The one data layer: statements typed from the Prisma schema, run by the SQL
@@ -147,13 +147,8 @@ describe.each(databases)("the data layer on %s", (kind) => {
       yield* insert("InternalAccount", { ...account("IA:b1", 1n), platformId: "Platform:b1" });
       yield* insert("InternalAccount", { ...account("IA:b2", 2n), platformId: "Platform:b2" });
     });
-    const byKey = batchedRead(
-      ["id", "platformId"],
-      (keys: readonly { id: string; platformId: string }[]) =>
-        q
-          .selectFrom("InternalAccount")
-          .select(["id", "platformId", "balance"])
-          .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
+    const byKey = batchedRead({ id: "id", platformId: "platformId" }, (where) =>
+      q.selectFrom("InternalAccount").select(["id", "platformId", "balance"]).where(where),
     );
     // One key (every read on SQLite) is a plain equality: SQLite reads the
     // list form ten times slower.

@@ -178,14 +178,16 @@ export interface BatchedRead<K extends Record<string, string>, O> {
 }
 
 /**
- * A {@link BatchedRead}: `build` makes the statement for any number of keys,
- * using each key part only as a value (see {@link prepared}), typically
- * through {@link keyIn}.
+ * A {@link BatchedRead} of the rows whose `columns` (key part → column)
+ * equal a key: `build` makes the statement around the condition it is given
+ * (see {@link keyIn}), for any number of keys, each compiled once per size.
  */
-export function batchedRead<K extends Record<string, string>, O>(
-  parts: readonly (keyof K & string)[],
-  build: (keys: readonly K[]) => Compilable<O>,
-): BatchedRead<K, O> {
+export function batchedRead<C extends Record<string, string>, O>(
+  columns: C,
+  build: (where: RawBuilder<SqlBool>) => Compilable<O>,
+): BatchedRead<{ [P in keyof C]: string }, O> {
+  type K = { [P in keyof C]: string };
+  const parts = Object.keys(columns) as (keyof C & string)[];
   const bySize = new Map<number, (args: Record<string, string>) => Compilable<O>>();
   const arg = (part: string, i: number) => `${part}${i}`;
   return {
@@ -196,17 +198,18 @@ export function batchedRead<K extends Record<string, string>, O>(
       if (read === undefined) {
         read = prepared((args: Record<string, string>) =>
           build(
-            all.map(
-              (_, i) => Object.fromEntries(parts.map((part) => [part, args[arg(part, i)]])) as K,
+            keyIn<K>(
+              columns,
+              all.map(
+                (_, i) => Object.fromEntries(parts.map((part) => [part, args[arg(part, i)]])) as K,
+              ),
             ),
           ),
         );
         bySize.set(all.length, read);
       }
       return read(
-        Object.fromEntries(
-          all.flatMap((key, i) => parts.map((part) => [arg(part, i), key[part] as string])),
-        ),
+        Object.fromEntries(all.flatMap((key, i) => parts.map((part) => [arg(part, i), key[part]]))),
       );
     },
   };
@@ -219,7 +222,7 @@ export function batchedRead<K extends Record<string, string>, O>(
  * where the list form cost 43 µs a read against 4 for the equality (a
  * 20,000-row table, by primary key).
  */
-export function keyIn<K extends Record<string, string>>(
+function keyIn<K extends Record<string, string>>(
   columns: { [P in keyof K]: string },
   keys: readonly K[],
 ): RawBuilder<SqlBool> {

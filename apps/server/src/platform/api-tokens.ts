@@ -4,7 +4,7 @@ import type { Schemas } from "@payments-sandbox/client";
 import type { Clock } from "../clock.js";
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { batchedRead, insert, keyIn, q } from "../db/query.js";
+import { batchedRead, insert, q } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 
 const scrypt = promisify(scryptCb) as (
@@ -115,7 +115,7 @@ export async function createApiToken(
 }
 
 /** Read on every request: the token, and its platform's clock with it. */
-const tokenRows = batchedRead(["id"], (keys: readonly { id: string }[]) =>
+const tokenRows = batchedRead({ id: "t.id" }, (where) =>
   q
     .selectFrom("ApiToken as t")
     .innerJoin("Platform as p", "p.id", "t.platformId")
@@ -127,7 +127,7 @@ const tokenRows = batchedRead(["id"], (keys: readonly { id: string }[]) =>
       "t.secretHash",
       "p.clockOffsetSeconds",
     ])
-    .where(keyIn({ id: "t.id" }, keys)),
+    .where(where),
 );
 
 export class ApiTokenVerifier {

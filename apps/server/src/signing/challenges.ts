@@ -1,6 +1,6 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import type { Database } from "../db/database.js";
-import { batchedRead, guarded, keyIn, prepared, q, type Row } from "../db/query.js";
+import { batchedRead, guarded, prepared, q, type Row } from "../db/query.js";
 import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { ApiError } from "../errors.js";
 import { newId } from "../ids.js";
@@ -86,13 +86,8 @@ export function newChallenge(input: NewChallenge): ChallengeRow {
 }
 
 /** Every signed retry reads its challenge (and consumes it, below). */
-export const challengeRows = batchedRead(
-  ["id", "platformId"],
-  (keys: readonly { id: string; platformId: string }[]) =>
-    q
-      .selectFrom("SignedChallenge")
-      .selectAll()
-      .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
+export const challengeRows = batchedRead({ id: "id", platformId: "platformId" }, (where) =>
+  q.selectFrom("SignedChallenge").selectAll().where(where),
 );
 const consume = prepared((args: { id: string; platformId: string; now: Date }) =>
   q

@@ -1,6 +1,6 @@
 import type { Schemas } from "@payments-sandbox/client";
 import type { AuthConfig } from "../../config.js";
-import { batchedRead, insert, keyIn, q, run, type Row } from "../../db/query.js";
+import { batchedRead, insert, q, run, type Row } from "../../db/query.js";
 import { ApiError, invalidInput, notFound, fieldError } from "../../errors.js";
 import type { Query } from "../../http/operation-types.js";
 import type { RequestContext, Services } from "../../http/context.js";
@@ -26,13 +26,8 @@ type AccountRow = Row<"InternalAccount">;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Read on every leg of a login. */
-const authMethodRows = batchedRead(
-  ["id", "platformId"],
-  (keys: readonly { id: string; platformId: string }[]) =>
-    q
-      .selectFrom("AuthMethod")
-      .selectAll()
-      .where(keyIn({ id: "id", platformId: "platformId" }, keys)),
+const authMethodRows = batchedRead({ id: "id", platformId: "platformId" }, (where) =>
+  q.selectFrom("AuthMethod").selectAll().where(where),
 );
 
 export type AuthMethod = Schemas["AuthMethod"];
