@@ -187,37 +187,21 @@ async function inLanes(items, lanes, fn) {
 }
 
 /**
- * A batch of one-time requests as a target: each connection takes the next
- * request of the list, and the run ends when all are answered. `onAnswer`
- * sees each answer's status and body.
+ * A batch of one-time requests as a target: its connections are opened
+ * first (one unmeasured `GET /customers?limit=1` each, with `headers`), then
+ * each takes the next request of the list, and the round ends when all are
+ * answered. `onAnswer` sees each answer's status and body.
  */
-function batchTarget(label, base, pid, list, onAnswer) {
-  const prefix = new URL(base).pathname.replace(/\/$/, "");
-  let next = 0;
+function batchTarget(label, base, pid, headers, list, onAnswer) {
   return {
     label,
     pid,
-    request: {
-      url: base,
-      connections: Math.min(connections, list.length),
-      amount: list.length,
-      requests: [
-        {
-          setupRequest: (req) => {
-            const item = list[next++];
-            if (!item) return undefined;
-            return {
-              ...req,
-              method: item.method,
-              path: prefix + item.path,
-              // A copy: autocannon writes the content-length into the object it is given.
-              headers: { ...item.headers },
-              body: item.body === undefined ? undefined : JSON.stringify(item.body),
-            };
-          },
-          onResponse: onAnswer ? (status, body) => onAnswer(status, body) : undefined,
-        },
-      ],
+    batch: {
+      base,
+      connections,
+      list,
+      open: { method: "GET", path: "/customers?limit=1", headers },
+      onAnswer,
     },
   };
 }
@@ -277,6 +261,7 @@ async function sandboxLoginRound(methods, enclaveKey) {
       label,
       sandbox.base,
       sandbox.pid,
+      headers,
       methods.map((id) => ({
         method: "POST",
         path: `/auth/credentials/${id}/challenge`,
@@ -301,7 +286,7 @@ async function sandboxLoginRound(methods, enclaveKey) {
   // client's signatures are not the server's load.
   const challenges = [];
   const verify = await measureRound(
-    batchTarget(label, sandbox.base, sandbox.pid, verifies, (status, body) => {
+    batchTarget(label, sandbox.base, sandbox.pid, headers, verifies, (status, body) => {
       if (answered(status, 202, "verify", body)) challenges.push(JSON.parse(body));
     }),
   );
@@ -322,7 +307,7 @@ async function sandboxLoginRound(methods, enclaveKey) {
     };
   });
   const retry = await measureRound(
-    batchTarget(label, sandbox.base, sandbox.pid, retries, (status, body) =>
+    batchTarget(label, sandbox.base, sandbox.pid, headers, retries, (status, body) =>
       answered(status, 200, "retry", body),
     ),
   );
@@ -353,7 +338,9 @@ async function prismLoginRound(count) {
   const results = [];
   for (const leg of legs) {
     results.push(
-      await measureRound(batchTarget("Prism mock", prism.base, prism.pid, Array(count).fill(leg))),
+      await measureRound(
+        batchTarget("Prism mock", prism.base, prism.pid, prismHeaders, Array(count).fill(leg)),
+      ),
     );
   }
   return results;

@@ -12,6 +12,7 @@ import {
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 
 /** A TCP port free on 127.0.0.1 right now. */
@@ -137,37 +138,120 @@ export const median = (values) => {
 };
 
 /**
- * One measured round of autocannon load against one target ({ label, pid,
- * request }): throughput, latency, the target process's CPU per request,
+ * Runs a batch (`{ base, connections, list, open }`, see batch-thread.mjs) on
+ * a thread of its own. `ready` resolves once its connections are open, then
+ * `go()` starts the batch and resolves to its answers.
+ */
+function runBatch({ base, connections, list, open }) {
+  const worker = new Worker(new URL("./batch-thread.mjs", import.meta.url), {
+    workerData: {
+      base,
+      connections,
+      open,
+      list: list.map(({ method, path, headers, body }) => ({
+        method,
+        path,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })),
+    },
+  });
+  const failed = new Promise((_, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the batch thread exited (${code})`)));
+  });
+  // It also rejects when the thread is done with and ended: not a failure then.
+  failed.catch(() => undefined);
+  const nextMessage = () =>
+    Promise.race([new Promise((resolve) => worker.once("message", resolve)), failed]);
+  return {
+    ready: nextMessage(),
+    go: async () => {
+      const done = nextMessage();
+      worker.postMessage("go");
+      const result = await done;
+      await worker.terminate();
+      return result;
+    },
+  };
+}
+
+/** The value at fraction `p` of sorted `values` (nearest rank). */
+const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
+
+/**
+ * One measured round against one target ({ label, pid, request } for
+ * autocannon load over `duration` seconds, or { label, pid, batch } for a
+ * batch of one-time requests: { base, list, open, onAnswer }, run until all
+ * are answered): throughput, latency, the target process's CPU per request,
  * PostgreSQL's CPU per request (its backends do a PostgreSQL-backed
  * sandbox's queries; the Prism rounds show what it spends on nothing) and
- * the share of CPU the hypervisor took (steal). `onResponse` sees each answer.
+ * the share of CPU the hypervisor took (steal). `onResponse` sees each
+ * answer of a timed round.
  */
 export async function measureRound(target, duration, onResponse) {
+  const batch = target.batch;
+  const batchRun = batch ? runBatch(batch) : undefined;
+  await batchRun?.ready;
   const load1 = loadavg()[0];
   const cpuBefore = cpuMs(target.pid);
   const postgresBefore = postgresCpuMs();
   const ticksBefore = machineTicks();
-  // A request with an `amount` (a batch of one-time requests) runs until
-  // that many are answered instead of for `duration` seconds.
-  const batch = Boolean(target.request.amount);
   const started = performance.now();
   // The same clock (CLOCK_MONOTONIC, µs) as the timestamps of a server
   // profile taken with BENCH_SERVER_NODE_ARGS=--cpu-prof.
-  const startedMonotonicUs = Number(process.hrtime.bigint() / 1000n);
+  let startedMonotonicUs = Number(process.hrtime.bigint() / 1000n);
   let lastAnswer = started;
   // With BENCH_ANSWERS_DIR, each answer's time since the round's start and
   // its latency (ms), to see when the slow ones came.
   const answers = process.env.BENCH_ANSWERS_DIR ? [] : undefined;
-  const run = autocannon(batch ? target.request : { ...target.request, duration });
-  // autocannon notices a finished batch only at its next one-second tick, so
-  // a batch's time is taken here, up to its last answer.
-  run.on("response", (_client, _status, _bytes, latencyMs) => {
+  const answered = (latencyMs) => {
     lastAnswer = performance.now();
     answers?.push([Math.round(lastAnswer - started), latencyMs]);
-  });
-  if (onResponse) run.on("response", onResponse);
-  const r = await run;
+  };
+  let result;
+  if (batchRun) {
+    const run = await batchRun.go();
+    const counts = { ok: 0, non2xx: 0, errors: 0 };
+    const latencies = [];
+    for (const [sinceStartMs, latencyMs, status, body] of run.answers) {
+      if (status === 0) {
+        counts.errors++;
+        continue;
+      }
+      if (status >= 200 && status < 300) counts.ok++;
+      else counts.non2xx++;
+      latencies.push(latencyMs);
+      answers?.push([Math.round(sinceStartMs), latencyMs]);
+      batch.onAnswer?.(status, body);
+    }
+    latencies.sort((a, b) => a - b);
+    const served = counts.ok + counts.non2xx;
+    startedMonotonicUs = run.startedMonotonicUs;
+    result = {
+      ...counts,
+      served,
+      requestsPerSecond: (served * 1000) / run.elapsedMs,
+      p50: Math.round(percentile(latencies, 0.5)),
+      p99: Math.round(percentile(latencies, 0.99)),
+      max: Math.round(latencies.at(-1) ?? 0),
+    };
+  } else {
+    const run = autocannon({ ...target.request, duration });
+    run.on("response", (_client, _status, _bytes, latencyMs) => answered(latencyMs));
+    if (onResponse) run.on("response", onResponse);
+    const r = await run;
+    result = {
+      ok: r["2xx"],
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      served: r["2xx"] + r.non2xx,
+      requestsPerSecond: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      max: r.latency.max,
+    };
+  }
   const ticksAfter = machineTicks();
   const cpuAfter = cpuMs(target.pid);
   const postgresAfter = postgresCpuMs();
@@ -178,16 +262,16 @@ export async function measureRound(target, duration, onResponse) {
       JSON.stringify({ label: target.label, startedMonotonicUs, answers }),
     );
   }
-  const served = r["2xx"] + r.non2xx;
+  const { served } = result;
   return {
     label: target.label,
-    requestsPerSecond: batch ? (served * 1000) / (lastAnswer - started) : r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    max: r.latency.max,
-    ok: r["2xx"],
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
+    requestsPerSecond: result.requestsPerSecond,
+    p50: result.p50,
+    p99: result.p99,
+    max: result.max,
+    ok: result.ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
     serverCpuUsPerRequest:
       cpuBefore === undefined || cpuAfter === undefined || served === 0
         ? undefined
