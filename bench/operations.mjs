@@ -22,7 +22,9 @@
 // is consumed), so a round is a batch of --logins logins, one per wallet:
 // all their challenges at 50 connections, then (the bench seals each code to
 // its target, unmeasured) all their verifies, then (stamped) all their
-// retries. Prism answers the same three requests as often.
+// retries. Prism answers the same three requests as often. A batch is sent
+// from a thread of its own (batch-thread.mjs) over connections it opened
+// first, and each request is timed from its sending to its answer.
 //
 // BENCH_ANSWERS_DIR=<dir> writes each round's answers there (time since the
 // round's start and latency, in ms), with the round's start on the clock of

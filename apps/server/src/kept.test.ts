@@ -16,6 +16,14 @@ describe("keptBy", () => {
     expect(made).toBe(2);
   });
 
+  it("keeps a value from its first use with keepFirst", () => {
+    const memo = keptBy<{ n: number }>(4, { keepFirst: true });
+    let made = 0;
+    const first = memo("a", () => ({ n: ++made }));
+    expect(memo("a", () => ({ n: ++made }))).toBe(first);
+    expect(made).toBe(1);
+  });
+
   it("keeps at most `limit` values and forgets the oldest first", () => {
     const memo = keptBy<string>(2);
     const makes: string[] = [];

@@ -19,9 +19,10 @@ export function scalarBytes(value: Buffer): Buffer {
 
 // A login reads the same few keys several times (the session key in its
 // bundle, its stamp and its challenge; the enclave's key): each is checked
-// and converted once. Bounded, and only valid points are kept; callers get
-// copies, so none can alter what the next one reads.
-const points = keptBy<Buffer>(4096);
+// and converted once, so a point is kept from its first read. Bounded, and
+// only valid points are kept; callers get copies, so none can alter what the
+// next one reads.
+const points = keptBy<Buffer>(4096, { keepFirst: true });
 
 /**
  * Decodes a SEC1 public key (compressed `02`/`03` or uncompressed `04`, hex)
