@@ -166,23 +166,3 @@ export async function eventsFor(sandbox: TestSandbox, objectId: string): Promise
     return { type: envelope.type, timestamp: envelope.timestamp, data: envelope.data };
   });
 }
-
-/**
- * Every internal account's balance equals the sum of its ledger entries (and
- * is the running balance the latest entry recorded). Call it after each test.
- */
-export async function expectLedgersBalance(sandbox: TestSandbox): Promise<void> {
-  const db = sandbox.server.data;
-  const accounts = await db.all(q.selectFrom("InternalAccount").selectAll());
-  for (const account of accounts) {
-    const entries = await db.all(
-      q.selectFrom("LedgerEntry").selectAll().where("accountId", "=", account.id),
-    );
-    const sum = entries.reduce((total, e) => total + e.amount, 0n);
-    expect(sum, `ledger of ${account.id}`).toBe(account.balance);
-    expect(account.balance >= 0n, `balance of ${account.id}`).toBe(true);
-    if (entries.length > 0) {
-      expect(entries.map((e) => e.balanceAfter)).toContain(account.balance);
-    }
-  }
-}

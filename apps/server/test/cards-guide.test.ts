@@ -1,9 +1,9 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { guideScript, repoRoot, runGuideScript, typeProblems } from "./support/guides.js";
-import { eventsFor, expectLedgersBalance } from "./card-fixtures.js";
+import { eventsFor } from "./card-fixtures.js";
 
 // docs/cards-guide.md is a script with prose around it. This test takes the
 // script out of the page exactly as printed, type-checks it against the typed
@@ -41,9 +41,6 @@ describe.each(databases)("the cards guide on %s", (kind) => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
-  });
-  afterEach(async () => {
-    await expectLedgersBalance(sandbox);
   });
   afterAll(async () => {
     await sandbox?.stop();

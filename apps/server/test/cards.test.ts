@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { withId } from "./money-helpers.js";
 import { cardLast4 } from "@payments-sandbox/sandbox-rules";
@@ -8,7 +8,6 @@ import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   createCard,
   eventsFor,
-  expectLedgersBalance,
   getCard,
   newAccount,
   secondAccount,
@@ -24,9 +23,6 @@ describe.each(databases)("cards on %s", (kind) => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
-  });
-  afterEach(async () => {
-    await expectLedgersBalance(sandbox);
   });
   afterAll(async () => {
     await sandbox?.stop();

@@ -1,7 +1,7 @@
 import type { Schemas } from "@payments-sandbox/client";
 import { createStamp, generateP256KeyPair, type P256KeyPair } from "@payments-sandbox/crypto";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/clock.js";
 import { loadAuthConfig } from "../src/config.js";
 import { serverStamp } from "../src/crypto/stamps.js";
@@ -10,7 +10,7 @@ import type { RequestContext } from "../src/http/context.js";
 import { Activity, type DelegatedScope } from "../src/signing/activities.js";
 import { payloadToSign } from "../src/signing/challenges.js";
 import { SignedRequests } from "../src/signing/signed-requests.js";
-import { balanceOf, createCard, expectLedgersBalance, getCard } from "./card-fixtures.js";
+import { balanceOf, createCard, getCard } from "./card-fixtures.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createAccount, fund } from "./money-helpers.js";
 import {
@@ -39,9 +39,6 @@ describe.each(databases)("delegated keys on %s", (kind) => {
   let seq = 0;
   beforeAll(async () => {
     sandbox = await startSandbox(kind);
-  });
-  afterEach(async () => {
-    if (sandbox) await expectLedgersBalance(sandbox);
   });
   afterAll(async () => {
     await sandbox?.stop();

@@ -92,6 +92,13 @@ export interface SandboxOptions {
   log?: StartOptions["log"];
 }
 
+/** The sandboxes started and not yet stopped, in this test file. */
+const running = new Set<TestSandbox>();
+
+export function runningSandboxes(): readonly TestSandbox[] {
+  return [...running];
+}
+
 export async function startSandbox(
   kind: DatabaseKind,
   options: SandboxOptions = {},
@@ -120,7 +127,7 @@ export async function startSandbox(
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });
   const basic = `Basic ${Buffer.from(`${credentials.tokenId}:${credentials.secret}`).toString("base64")}`;
-  return {
+  const sandbox: TestSandbox = {
     server,
     client,
     credentials,
@@ -151,8 +158,11 @@ export async function startSandbox(
       });
     },
     async stop() {
+      running.delete(sandbox);
       await server.close();
       await database.drop();
     },
   };
+  running.add(sandbox);
+  return sandbox;
 }

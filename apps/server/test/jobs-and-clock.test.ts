@@ -12,7 +12,7 @@ import { databases, freshDatabase, startSandbox, type TestSandbox } from "./harn
 
 const sandboxes: TestSandbox[] = [];
 afterEach(async () => {
-  for (const s of sandboxes.splice(0).reverse()) await s.server.close();
+  for (const s of sandboxes.splice(0).reverse()) await s.stop();
 });
 
 async function platformOf(sandbox: TestSandbox): Promise<string> {
@@ -186,7 +186,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
       const first = await startSandbox(kind, { databaseUrl: database.url });
       const platformId = await platformOf(first);
       await schedule(first.server.data, platformId, "test.record", { name: "survivor" }, 2);
-      await first.server.close();
+      await first.stop();
 
       const ran: string[] = [];
       const second = await startSandbox(kind, {
@@ -202,7 +202,7 @@ describe.each(databases)("job worker and sandbox clock on %s", (kind) => {
       await waitFor(async () => ran.length === 1);
       expect(ran).toEqual(["survivor"]);
     } finally {
-      for (const s of sandboxes.splice(0)) await s.server.close();
+      for (const s of sandboxes.splice(0)) await s.stop();
       await database.drop();
     }
   });
@@ -255,7 +255,7 @@ describe.runIf(databases.includes("postgresql"))("two servers on one PostgreSQL 
       // Both processes took part, so the claim was really contended.
       expect(new Set(runs.map((r) => r.server)).size).toBe(2);
     } finally {
-      for (const s of sandboxes.splice(0)) await s.server.close();
+      for (const s of sandboxes.splice(0)) await s.stop();
       await database.drop();
     }
   });

@@ -216,21 +216,32 @@ export async function advanceClock(client: SandboxClient, seconds: number): Prom
 }
 
 /**
- * Every internal account's balance equals the sum of its ledger entries, and
- * no balance is negative: the invariant money movement must keep.
+ * Every internal account's balance equals the sum of its ledger entries and
+ * is the running balance one of them recorded, and no balance is negative:
+ * the invariant money movement must keep. test/ledgers-balanced.ts checks it
+ * after every test, on every sandbox then running.
  */
 export async function expectLedgersBalanced(db: Database): Promise<void> {
   const accounts = await db.all(q.selectFrom("InternalAccount").select(["id", "balance"]));
-  const entries = await db.all(q.selectFrom("LedgerEntry").select(["accountId", "amount"]));
-  const byAccount = new Map<string, bigint>();
-  for (const e of entries)
-    byAccount.set(e.accountId, (byAccount.get(e.accountId) ?? 0n) + e.amount);
+  const entries = await db.all(
+    q.selectFrom("LedgerEntry").select(["accountId", "amount", "balanceAfter"]),
+  );
+  const byAccount = new Map<string, { sum: bigint; after: bigint[] }>();
+  for (const e of entries) {
+    const of = byAccount.get(e.accountId) ?? { sum: 0n, after: [] };
+    of.sum += e.amount;
+    of.after.push(e.balanceAfter);
+    byAccount.set(e.accountId, of);
+  }
   for (const account of accounts) {
+    const ledger = byAccount.get(account.id);
     expect({ id: account.id, balance: account.balance }).toEqual({
       id: account.id,
-      balance: byAccount.get(account.id) ?? 0n,
+      balance: ledger?.sum ?? 0n,
     });
-    expect(account.balance >= 0n).toBe(true);
+    expect(account.balance >= 0n, `balance of ${account.id}`).toBe(true);
+    // The balance is also the running balance some entry recorded.
+    if (ledger) expect(ledger.after, `ledger of ${account.id}`).toContain(account.balance);
   }
 }
 

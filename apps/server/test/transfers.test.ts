@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TRANSFER_TABLE } from "@payments-sandbox/sandbox-rules";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
@@ -8,7 +8,6 @@ import {
   createBankAccount,
   createCustomer,
   eventsAbout,
-  expectLedgersBalanced,
   transactionOf,
   waitFor,
 } from "./money-helpers.js";
@@ -45,9 +44,6 @@ describe.each(databases)("transfers on %s", (kind) => {
   // gets its own customer, so its accounts start empty.
   beforeEach(async () => {
     customerId = (await createCustomer(sandbox.client)).id;
-  });
-  afterEach(async () => {
-    await expectLedgersBalanced(sandbox.server.data);
   });
   afterAll(async () => {
     await sandbox?.stop();
