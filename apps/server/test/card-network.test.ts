@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { expectLedgersBalanced } from "./money-helpers.js";
 import {
   activeCard,
   authorize,
@@ -40,24 +41,6 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  /** The account's balance is the sum of its ledger, and the latest entry's running balance. */
-  async function expectLedgerOf(accountId: string) {
-    const db = sandbox.server.data;
-    const account = await db.one(
-      q.selectFrom("InternalAccount").selectAll().where("id", "=", accountId),
-    );
-    const entries = await db.all(
-      q
-        .selectFrom("LedgerEntry")
-        .selectAll()
-        .where("accountId", "=", accountId)
-        .orderBy("createdAt"),
-    );
-    const sum = entries.reduce((total, e) => total + e.amount, 0n);
-    expect(sum, `ledger of ${accountId}`).toBe(account!.balance);
-    if (entries.length > 0) expect(entries.map((e) => e.balanceAfter)).toContain(account!.balance);
-  }
-
   /** The ledger entries a transaction caused, oldest first: [kind, signed amount]. */
   async function movesOf(txnId: string) {
     const entries = await sandbox.server.data.all(
@@ -81,17 +64,16 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     );
   }
 
-  /** A simulation that creates a transaction; 202, and the funding source's ledger holds. */
+  /** A simulation that creates a transaction; 202, and every ledger holds. */
   async function created(
     action: CreatingAction,
     cardId: string,
     body: Record<string, unknown>,
-    accountId: string,
   ): Promise<CardTransaction> {
     const { data, error, response } = await create(action, cardId, body);
     if (!data) throw new Error(`${action}: ${response.status} ${JSON.stringify(error)}`);
     expect(response.status).toBe(202);
-    await expectLedgerOf(accountId);
+    await expectLedgersBalanced(sandbox.server.data);
     return data;
   }
 
@@ -114,12 +96,11 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     action: ChangingAction,
     cardId: string,
     body: { cardTransactionId: string; amount?: number },
-    accountId: string,
   ): Promise<CardTransaction> {
     const { data, error, response } = await change(action, cardId, body);
     if (!data) throw new Error(`${action}: ${response.status} ${JSON.stringify(error)}`);
     expect(response.status).toBe(202);
-    await expectLedgerOf(accountId);
+    await expectLedgersBalanced(sandbox.server.data);
     return data;
   }
 
@@ -145,7 +126,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
   describe("balance inquiry", () => {
     it("is an authorization of 0: AUTHORIZED, nothing held, pulled or moved", async () => {
       const { card, accountId, customerId } = await activeCard(sandbox, 10_000);
-      const txn = await created("balance_inquiry", card.id, inquiry(), accountId);
+      const txn = await created("balance_inquiry", card.id, inquiry());
       expect(txn).toMatchObject({
         type: "CARD",
         cardId: card.id,
@@ -170,18 +151,13 @@ describe.each(databases)("card network simulations on %s", (kind) => {
 
     it("declines on suffixes 002 and 003 and on a frozen card; 005 and 006 approve", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
-      const a = await created("balance_inquiry", card.id, inquiry("FUEL 002"), accountId);
+      const a = await created("balance_inquiry", card.id, inquiry("FUEL 002"));
       expect(a).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
-      const b = await created("balance_inquiry", card.id, inquiry("FUEL 003"), accountId);
+      const b = await created("balance_inquiry", card.id, inquiry("FUEL 003"));
       expect(b).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
       await expectEvents(a, ["CARD_TRANSACTION.DECLINED"]);
       for (const suffix of ["005", "006"]) {
-        const approved = await created(
-          "balance_inquiry",
-          card.id,
-          inquiry(`FUEL ${suffix}`),
-          accountId,
-        );
+        const approved = await created("balance_inquiry", card.id, inquiry(`FUEL ${suffix}`));
         expect(approved).toMatchObject({
           status: "AUTHORIZED",
           pullSummary: { count: 0, totalAmount: 0, pendingCount: 0 },
@@ -191,7 +167,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         params: { path: { id: card.id } },
         body: { state: "FROZEN" },
       });
-      const frozen = await created("balance_inquiry", card.id, inquiry(), accountId);
+      const frozen = await created("balance_inquiry", card.id, inquiry());
       expect(frozen).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
     });
@@ -222,7 +198,6 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         "financial_authorization",
         card.id,
         purchase(8000, "ATM WITHDRAWAL 24TH ST"),
-        accountId,
       );
       expect(txn).toMatchObject({
         direction: "DEBIT",
@@ -243,12 +218,10 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       });
       expect(clearing.response.status).toBe(409);
       expect(clearing.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
-      const refunded = await changed(
-        "return",
-        card.id,
-        { cardTransactionId: txn.id, amount: 8000 },
-        accountId,
-      );
+      const refunded = await changed("return", card.id, {
+        cardTransactionId: txn.id,
+        amount: 8000,
+      });
       expect(refunded.status).toBe("REFUNDED");
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
     });
@@ -268,12 +241,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         [500, "ATM 24TH ST 003", "CARD_PAUSED"],
       ];
       for (const [amount, descriptor, reason] of cases) {
-        const txn = await created(
-          "financial_authorization",
-          card.id,
-          purchase(amount, descriptor),
-          accountId,
-        );
+        const txn = await created("financial_authorization", card.id, purchase(amount, descriptor));
         expect(txn).toMatchObject({
           status: "DECLINED",
           declineReason: reason,
@@ -287,24 +255,14 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         params: { path: { id: card.id } },
         body: { maxSpendPerTransaction: null },
       });
-      const short = await created(
-        "financial_authorization",
-        card.id,
-        purchase(1001, "ATM"),
-        accountId,
-      );
+      const short = await created("financial_authorization", card.id, purchase(1001, "ATM"));
       expect(short).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
       expect(await balanceOf(sandbox, accountId)).toBe(1000);
     });
 
     it("suffix 005: SETTLED with the pull pending about 30 seconds, then confirmed", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
-      const txn = await created(
-        "financial_authorization",
-        card.id,
-        purchase(3000, "ATM 005"),
-        accountId,
-      );
+      const txn = await created("financial_authorization", card.id, purchase(3000, "ATM 005"));
       expect(txn).toMatchObject({
         status: "SETTLED",
         pullSummary: { count: 1, totalAmount: 3000, pendingCount: 1 },
@@ -316,18 +274,13 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         pullSummary: { count: 1, totalAmount: 3000, pendingCount: 0 },
       });
       expect(await balanceOf(sandbox, accountId)).toBe(7000);
-      await expectLedgerOf(accountId);
+      await expectLedgersBalanced(sandbox.server.data);
       await expectEvents(txn, ["CARD_TRANSACTION.SETTLED", "CARD_TRANSACTION.SETTLED"]);
     });
 
     it("suffix 006: the pull fails, the money goes back, EXCEPTION with the settlement standing", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
-      const txn = await created(
-        "financial_authorization",
-        card.id,
-        purchase(3000, "ATM 006"),
-        accountId,
-      );
+      const txn = await created("financial_authorization", card.id, purchase(3000, "ATM 006"));
       expect(txn).toMatchObject({
         status: "EXCEPTION",
         settledAmount: usd(3000),
@@ -368,7 +321,6 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         "financial_credit_authorization",
         card.id,
         purchase(4000, "ACME PAYOUTS"),
-        accountId,
       );
       expect(txn).toMatchObject({
         direction: "CREDIT",
@@ -402,7 +354,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       "%s: AUTHORIZED with nothing moved; its clearing posts the credit",
       async (action) => {
         const { card, accountId } = await activeCard(sandbox, 1000);
-        const txn = await created(action, card.id, purchase(2500, "ACME MARKETPLACE"), accountId);
+        const txn = await created(action, card.id, purchase(2500, "ACME MARKETPLACE"));
         expect(txn).toMatchObject({
           direction: "CREDIT",
           status: "AUTHORIZED",
@@ -419,12 +371,10 @@ describe.each(databases)("card network simulations on %s", (kind) => {
           body: { cardTransactionId: txn.id, amount: 100 },
         });
         expect(increment.response.status).toBe(409);
-        const settled = await changed(
-          "clearing",
-          card.id,
-          { cardTransactionId: txn.id, amount: 2500 },
-          accountId,
-        );
+        const settled = await changed("clearing", card.id, {
+          cardTransactionId: txn.id,
+          amount: 2500,
+        });
         expect(settled).toMatchObject({
           direction: "CREDIT",
           status: "SETTLED",
@@ -440,21 +390,11 @@ describe.each(databases)("card network simulations on %s", (kind) => {
 
     it("a credit authorization cleared for less is PARTIALLY_SETTLED; for 0 it expires", async () => {
       const { card, accountId } = await activeCard(sandbox, 0);
-      const a = await created("credit_authorization", card.id, purchase(2500, "ACME"), accountId);
-      const partial = await changed(
-        "clearing",
-        card.id,
-        { cardTransactionId: a.id, amount: 1000 },
-        accountId,
-      );
+      const a = await created("credit_authorization", card.id, purchase(2500, "ACME"));
+      const partial = await changed("clearing", card.id, { cardTransactionId: a.id, amount: 1000 });
       expect(partial).toMatchObject({ status: "PARTIALLY_SETTLED", settledAmount: usd(1000) });
-      const b = await created("credit_authorization", card.id, purchase(2500, "ACME"), accountId);
-      const expired = await changed(
-        "clearing",
-        card.id,
-        { cardTransactionId: b.id, amount: 0 },
-        accountId,
-      );
+      const b = await created("credit_authorization", card.id, purchase(2500, "ACME"));
+      const expired = await changed("clearing", card.id, { cardTransactionId: b.id, amount: 0 });
       expect(expired).toMatchObject({ status: "EXPIRED", settledAmount: usd(0) });
       expect(await balanceOf(sandbox, accountId)).toBe(1000);
       await expectEvents(b, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.EXPIRED"]);
@@ -475,19 +415,19 @@ describe.each(databases)("card network simulations on %s", (kind) => {
           fundingSources: [accountId],
           maxSpendPerTransaction: 100,
         });
-        const a = await created(action, card.id, purchase(500, "REFUNDS 002"), accountId);
+        const a = await created(action, card.id, purchase(500, "REFUNDS 002"));
         expect(a).toMatchObject({
           status: "DECLINED",
           declineReason: "INSUFFICIENT_FUNDS",
           direction: "CREDIT",
         });
         await expectEvents(a, ["CARD_TRANSACTION.DECLINED"]);
-        const b = await created(action, card.id, purchase(500, "REFUNDS 003"), accountId);
+        const b = await created(action, card.id, purchase(500, "REFUNDS 003"));
         expect(b).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
         expect(await balanceOf(sandbox, accountId)).toBe(0);
         const posts = action === "financial_credit_authorization";
         for (const suffix of ["005", "006"]) {
-          const ok = await created(action, card.id, purchase(500, `REFUNDS ${suffix}`), accountId);
+          const ok = await created(action, card.id, purchase(500, `REFUNDS ${suffix}`));
           expect(ok).toMatchObject({
             status: posts ? "SETTLED" : "AUTHORIZED",
             authorizedAmount: usd(500),
@@ -499,7 +439,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
           params: { path: { id: card.id } },
           body: { state: "FROZEN" },
         });
-        const frozen = await created(action, card.id, purchase(500, "REFUNDS"), accountId);
+        const frozen = await created(action, card.id, purchase(500, "REFUNDS"));
         expect(frozen).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
         const euros = await create(action, card.id, {
           ...purchase(500),
@@ -520,43 +460,35 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("re-sizes up (a pull) and down (a release); clearing settles the new total", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
-      const up = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 3000 },
-        accountId,
-      );
+      const up = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 3000,
+      });
       expect(up).toMatchObject({
         status: "AUTHORIZED",
         authorizedAmount: usd(3000),
         pullSummary: { count: 2, totalAmount: 3000, pendingCount: 0 },
       });
       expect(await balanceOf(sandbox, accountId)).toBe(7000);
-      const down = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 1200 },
-        accountId,
-      );
+      const down = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 1200,
+      });
       expect(down).toMatchObject({
         status: "AUTHORIZED",
         authorizedAmount: usd(1200),
         pullSummary: { count: 2, totalAmount: 3000, pendingCount: 0 },
       });
       expect(await balanceOf(sandbox, accountId)).toBe(8800);
-      const same = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 1200 },
-        accountId,
-      );
+      const same = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 1200,
+      });
       expect(same.authorizedAmount).toEqual(down.authorizedAmount);
-      const settled = await changed(
-        "clearing",
-        card.id,
-        { cardTransactionId: txn.id, amount: 1200 },
-        accountId,
-      );
+      const settled = await changed("clearing", card.id, {
+        cardTransactionId: txn.id,
+        amount: 1200,
+      });
       expect(settled).toMatchObject({ status: "SETTLED", settledAmount: usd(1200) });
       expect(await balanceOf(sandbox, accountId)).toBe(8800);
       expect(await movesOf(txn.id)).toEqual([
@@ -576,7 +508,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("re-opens a partially settled transaction, which a later clearing settles", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 }, accountId);
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 });
       expect(await balanceOf(sandbox, accountId)).toBe(8000);
       const below = await change("authorization_advice", card.id, {
         cardTransactionId: txn.id,
@@ -584,12 +516,10 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       });
       expect(below.response.status).toBe(400);
       expect(below.error).toMatchObject({ code: "INVALID_AMOUNT" });
-      const reopened = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 3000 },
-        accountId,
-      );
+      const reopened = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 3000,
+      });
       expect(reopened).toMatchObject({
         status: "PARTIALLY_SETTLED",
         authorizedAmount: usd(3000),
@@ -597,12 +527,10 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         pullSummary: { count: 2, totalAmount: 3500, pendingCount: 0 },
       });
       expect(await balanceOf(sandbox, accountId)).toBe(7000);
-      const settled = await changed(
-        "clearing",
-        card.id,
-        { cardTransactionId: txn.id, amount: 1000 },
-        accountId,
-      );
+      const settled = await changed("clearing", card.id, {
+        cardTransactionId: txn.id,
+        amount: 1000,
+      });
       expect(settled).toMatchObject({
         status: "SETTLED",
         settledAmount: usd(3000),
@@ -620,24 +548,20 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("a pull the funding source cannot cover fails: EXCEPTION, and the hold can still be cleared", async () => {
       const { card, accountId } = await activeCard(sandbox, 3000);
       const txn = await authorize(sandbox, card.id, 2500);
-      const failed = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 4000 },
-        accountId,
-      );
+      const failed = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 4000,
+      });
       expect(failed).toMatchObject({
         status: "EXCEPTION",
         authorizedAmount: usd(4000),
         pullSummary: { count: 2, totalAmount: 2500, pendingCount: 0 },
       });
       expect(await balanceOf(sandbox, accountId)).toBe(500);
-      const cleared = await changed(
-        "clearing",
-        card.id,
-        { cardTransactionId: txn.id, amount: 2500 },
-        accountId,
-      );
+      const cleared = await changed("clearing", card.id, {
+        cardTransactionId: txn.id,
+        amount: 2500,
+      });
       expect(cleared).toMatchObject({ status: "EXCEPTION", settledAmount: usd(2500) });
       expect(await balanceOf(sandbox, accountId)).toBe(500);
       await expectEvents(txn, [
@@ -649,13 +573,11 @@ describe.each(databases)("card network simulations on %s", (kind) => {
 
     it("re-sizes a credit authorization without moving money", async () => {
       const { card, accountId } = await activeCard(sandbox, 0);
-      const txn = await created("credit_authorization", card.id, purchase(2500, "ACME"), accountId);
-      const resized = await changed(
-        "authorization_advice",
-        card.id,
-        { cardTransactionId: txn.id, amount: 4000 },
-        accountId,
-      );
+      const txn = await created("credit_authorization", card.id, purchase(2500, "ACME"));
+      const resized = await changed("authorization_advice", card.id, {
+        cardTransactionId: txn.id,
+        amount: 4000,
+      });
       expect(resized).toMatchObject({
         direction: "CREDIT",
         status: "AUTHORIZED",
@@ -682,7 +604,7 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         await sandbox.otherPlatformClient(),
       );
       expect(foreign.response.status).toBe(404);
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 }, accountId);
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
       const late = await change("authorization_advice", card.id, {
         cardTransactionId: txn.id,
         amount: 3000,
@@ -697,17 +619,12 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("takes the latest return back: pulled again, settled again, refunds rolled back", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2750 }, accountId);
-      await changed("return", card.id, { cardTransactionId: txn.id, amount: 750 }, accountId);
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2750 });
+      await changed("return", card.id, { cardTransactionId: txn.id, amount: 750 });
       await sandbox.client.POST("/sandbox/clock/advance", { body: { seconds: 1 } });
-      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2000 }, accountId);
+      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2000 });
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
-      const reversed = await changed(
-        "return_reversal",
-        card.id,
-        { cardTransactionId: txn.id },
-        accountId,
-      );
+      const reversed = await changed("return_reversal", card.id, { cardTransactionId: txn.id });
       expect(reversed).toMatchObject({
         status: "SETTLED",
         settledAmount: usd(2750),
@@ -722,12 +639,10 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       expect(again.response.status).toBe(409);
       expect(again.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
       // What is refundable again can be returned again.
-      const refunded = await changed(
-        "return",
-        card.id,
-        { cardTransactionId: txn.id, amount: 2000 },
-        accountId,
-      );
+      const refunded = await changed("return", card.id, {
+        cardTransactionId: txn.id,
+        amount: 2000,
+      });
       expect(refunded).toMatchObject({
         status: "REFUNDED",
         refundSummary: { count: 2, totalAmount: 2750 },
@@ -745,14 +660,9 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("a partially settled purchase goes back to PARTIALLY_SETTLED", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 }, accountId);
-      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2000 }, accountId);
-      const reversed = await changed(
-        "return_reversal",
-        card.id,
-        { cardTransactionId: txn.id },
-        accountId,
-      );
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2000 });
+      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2000 });
+      const reversed = await changed("return_reversal", card.id, { cardTransactionId: txn.id });
       expect(reversed).toMatchObject({
         status: "PARTIALLY_SETTLED",
         refundedAmount: usd(0),
@@ -770,16 +680,11 @@ describe.each(databases)("card network simulations on %s", (kind) => {
     it("a funding source that cannot cover it: the pull fails, EXCEPTION, the return still reversed", async () => {
       const { card, accountId } = await activeCard(sandbox, 2500);
       const txn = await authorize(sandbox, card.id, 2500);
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 }, accountId);
-      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2500 }, accountId);
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
+      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2500 });
       // The refunded money is spent elsewhere.
       await authorize(sandbox, card.id, 2000);
-      const failed = await changed(
-        "return_reversal",
-        card.id,
-        { cardTransactionId: txn.id },
-        accountId,
-      );
+      const failed = await changed("return_reversal", card.id, { cardTransactionId: txn.id });
       expect(failed).toMatchObject({
         status: "EXCEPTION",
         refundedAmount: usd(0),
@@ -800,8 +705,8 @@ describe.each(databases)("card network simulations on %s", (kind) => {
       const early = await change("return_reversal", card.id, { cardTransactionId: txn.id });
       expect(early.response.status).toBe(409);
       expect(early.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
-      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 }, accountId);
-      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2500 }, accountId);
+      await changed("clearing", card.id, { cardTransactionId: txn.id, amount: 2500 });
+      await changed("return", card.id, { cardTransactionId: txn.id, amount: 2500 });
       const other = await activeCard(sandbox, 0);
       const wrongCard = await change("return_reversal", other.card.id, {
         cardTransactionId: txn.id,
