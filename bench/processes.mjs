@@ -180,6 +180,69 @@ function runBatch({ base, connections, list, open }) {
 const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
 
 /**
+ * The batch's answers: counts, latency percentiles and throughput, with
+ * each answer's [ms since the start, latency] and its start on the
+ * monotonic clock. `onAnswer` sees each status and body.
+ */
+async function batchLoad(batchRun, onAnswer) {
+  const run = await batchRun.go();
+  const counts = { ok: 0, non2xx: 0, errors: 0 };
+  const latencies = [];
+  const answers = [];
+  for (const [sinceStartMs, latencyMs, status, body] of run.answers) {
+    if (status === 0) {
+      counts.errors++;
+      continue;
+    }
+    if (status >= 200 && status < 300) counts.ok++;
+    else counts.non2xx++;
+    latencies.push(latencyMs);
+    answers.push([Math.round(sinceStartMs), latencyMs]);
+    onAnswer?.(status, body);
+  }
+  latencies.sort((a, b) => a - b);
+  const served = counts.ok + counts.non2xx;
+  return {
+    ...counts,
+    served,
+    requestsPerSecond: (served * 1000) / run.elapsedMs,
+    p50: Math.round(percentile(latencies, 0.5)),
+    p99: Math.round(percentile(latencies, 0.99)),
+    max: Math.round(latencies.at(-1) ?? 0),
+    startedMonotonicUs: run.startedMonotonicUs,
+    answers,
+  };
+}
+
+/** autocannon load for `duration` seconds, in the same shape as batchLoad's. */
+async function timedLoad(request, duration, onResponse) {
+  const started = performance.now();
+  const startedMonotonicUs = Number(process.hrtime.bigint() / 1000n);
+  // Kept only for BENCH_ANSWERS_DIR: a timed round has tens of thousands.
+  const answers = process.env.BENCH_ANSWERS_DIR ? [] : undefined;
+  const run = autocannon({ ...request, duration });
+  if (answers) {
+    run.on("response", (_client, _status, _bytes, latencyMs) =>
+      answers.push([Math.round(performance.now() - started), latencyMs]),
+    );
+  }
+  if (onResponse) run.on("response", onResponse);
+  const r = await run;
+  return {
+    ok: r["2xx"],
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    served: r["2xx"] + r.non2xx,
+    requestsPerSecond: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    startedMonotonicUs,
+    answers,
+  };
+}
+
+/**
  * One measured round against one target ({ label, pid, request } for
  * autocannon load over `duration` seconds, or { label, pid, batch } for a
  * batch of one-time requests: { base, list, open, onAnswer }, run until all
@@ -190,76 +253,31 @@ const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length
  * answer of a timed round.
  */
 export async function measureRound(target, duration, onResponse) {
-  const batch = target.batch;
-  const batchRun = batch ? runBatch(batch) : undefined;
+  const batchRun = target.batch ? runBatch(target.batch) : undefined;
   await batchRun?.ready;
   const load1 = loadavg()[0];
   const cpuBefore = cpuMs(target.pid);
   const postgresBefore = postgresCpuMs();
   const ticksBefore = machineTicks();
-  const started = performance.now();
-  // The same clock (CLOCK_MONOTONIC, µs) as the timestamps of a server
-  // profile taken with BENCH_SERVER_NODE_ARGS=--cpu-prof.
-  let startedMonotonicUs = Number(process.hrtime.bigint() / 1000n);
-  let lastAnswer = started;
-  // With BENCH_ANSWERS_DIR, each answer's time since the round's start and
-  // its latency (ms), to see when the slow ones came.
-  const answers = process.env.BENCH_ANSWERS_DIR ? [] : undefined;
-  const answered = (latencyMs) => {
-    lastAnswer = performance.now();
-    answers?.push([Math.round(lastAnswer - started), latencyMs]);
-  };
-  let result;
-  if (batchRun) {
-    const run = await batchRun.go();
-    const counts = { ok: 0, non2xx: 0, errors: 0 };
-    const latencies = [];
-    for (const [sinceStartMs, latencyMs, status, body] of run.answers) {
-      if (status === 0) {
-        counts.errors++;
-        continue;
-      }
-      if (status >= 200 && status < 300) counts.ok++;
-      else counts.non2xx++;
-      latencies.push(latencyMs);
-      answers?.push([Math.round(sinceStartMs), latencyMs]);
-      batch.onAnswer?.(status, body);
-    }
-    latencies.sort((a, b) => a - b);
-    const served = counts.ok + counts.non2xx;
-    startedMonotonicUs = run.startedMonotonicUs;
-    result = {
-      ...counts,
-      served,
-      requestsPerSecond: (served * 1000) / run.elapsedMs,
-      p50: Math.round(percentile(latencies, 0.5)),
-      p99: Math.round(percentile(latencies, 0.99)),
-      max: Math.round(latencies.at(-1) ?? 0),
-    };
-  } else {
-    const run = autocannon({ ...target.request, duration });
-    run.on("response", (_client, _status, _bytes, latencyMs) => answered(latencyMs));
-    if (onResponse) run.on("response", onResponse);
-    const r = await run;
-    result = {
-      ok: r["2xx"],
-      non2xx: r.non2xx,
-      errors: r.errors + r.timeouts,
-      served: r["2xx"] + r.non2xx,
-      requestsPerSecond: r.requests.average,
-      p50: r.latency.p50,
-      p99: r.latency.p99,
-      max: r.latency.max,
-    };
-  }
+  const result = batchRun
+    ? await batchLoad(batchRun, target.batch.onAnswer)
+    : await timedLoad(target.request, duration, onResponse);
   const ticksAfter = machineTicks();
   const cpuAfter = cpuMs(target.pid);
   const postgresAfter = postgresCpuMs();
-  if (answers) {
+  // With BENCH_ANSWERS_DIR, each answer's time since the round's start and
+  // its latency (ms), to see when the slow ones came, with the round's start
+  // on the clock (CLOCK_MONOTONIC, µs) of a server profile taken with
+  // BENCH_SERVER_NODE_ARGS=--cpu-prof.
+  if (process.env.BENCH_ANSWERS_DIR) {
     const name = `${Date.now()}-${target.label.replace(/\W+/g, "-")}.json`;
     writeFileSync(
       join(process.env.BENCH_ANSWERS_DIR, name),
-      JSON.stringify({ label: target.label, startedMonotonicUs, answers }),
+      JSON.stringify({
+        label: target.label,
+        startedMonotonicUs: result.startedMonotonicUs,
+        answers: result.answers,
+      }),
     );
   }
   const { served } = result;
