@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { Schemas } from "@payments-sandbox/client";
+import { isCardDecline, type CardDecline, type Schemas } from "@payments-sandbox/client";
 import { cardFundingSourceOutcome } from "@payments-sandbox/sandbox-rules";
 import type { TestSandbox } from "./harness.js";
 import { q } from "../src/db/query.js";
@@ -17,6 +17,7 @@ import {
 
 export type Card = Schemas["Card"];
 export type CardTransaction = Schemas["CardTransaction"];
+export type { CardDecline };
 
 let seq = 0;
 
@@ -146,7 +147,57 @@ export async function authorize(
   );
   if (!data) throw new Error(`authorization: ${response.status} ${JSON.stringify(error)}`);
   expect(response.status).toBe(202);
+  if (isCardDecline(data)) throw new Error(`authorization declined: ${JSON.stringify(data)}`);
   return data;
+}
+
+/**
+ * A simulated authorization that the test expects declined: 202 with the
+ * decline (the card, the reason in a code and in words, an issuer token), as
+ * production's sandbox answers a declined simulation.
+ */
+export async function decline(
+  sandbox: TestSandbox,
+  cardId: string,
+  amount: number,
+  descriptor?: string,
+): Promise<CardDecline> {
+  const { data, error, response } = await sandbox.client.POST(
+    "/sandbox/cards/{id}/simulate/authorization",
+    { params: { path: { id: cardId } }, body: purchase(amount, descriptor) },
+  );
+  if (!data) throw new Error(`authorization: ${response.status} ${JSON.stringify(error)}`);
+  expect(response.status).toBe(202);
+  return expectDecline(data, cardId);
+}
+
+/** The answer is a decline of this card, whole: nothing else is in it. */
+export function expectDecline(data: Schemas["SandboxCardAuthorizationResult"], cardId: string) {
+  if (!isCardDecline(data)) throw new Error(`approved, not declined: ${JSON.stringify(data)}`);
+  expect(Object.keys(data).sort()).toEqual([
+    "cardId",
+    "declineReason",
+    "issuerTransactionToken",
+    "reason",
+  ]);
+  expect(data.cardId).toBe(cardId);
+  expect(data.issuerTransactionToken).toMatch(/^[0-9a-f-]{36}$/);
+  expect(data.reason).not.toBe("");
+  return data;
+}
+
+/**
+ * The card transactions of a cardholder, as GET /transactions lists them:
+ * a declined authorization adds none.
+ */
+export async function cardTransactionsOf(
+  sandbox: TestSandbox,
+  customerId: string,
+): Promise<CardTransaction[]> {
+  const { data } = await sandbox.client.GET("/transactions", {
+    params: { query: { customerId, limit: 100 } },
+  });
+  return (data?.data ?? []).flatMap((t) => (t.type === "CARD" ? [t] : []));
 }
 
 export interface OutboxEvent {

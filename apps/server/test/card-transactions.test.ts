@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isCardDecline } from "@payments-sandbox/client";
 import { q } from "../src/db/query.js";
 import { balanceEvents, countRows } from "./money-helpers.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
@@ -6,8 +7,11 @@ import {
   activeCard,
   authorize,
   balanceOf,
+  cardTransactionsOf,
   createCard,
+  decline,
   eventsFor,
+  expectDecline,
   newAccount,
   secondAccount,
   newCustomer,
@@ -53,6 +57,16 @@ describe.each(databases)("card transactions on %s", (kind) => {
     return data;
   }
 
+  /** Every card transaction event about the card (a decline has none). */
+  async function eventsOfCardTransactions(cardId: string) {
+    const rows = await sandbox.server.data.all(
+      q.selectFrom("WebhookEvent").select("payload").where("type", "like", "CARD_TRANSACTION.%"),
+    );
+    return rows.filter(
+      (r) => (JSON.parse(r.payload) as { data: { cardId?: string } }).data.cardId === cardId,
+    );
+  }
+
   async function getTransaction(id: string) {
     const { data } = await sandbox.client.GET("/transactions/{transactionId}", {
       params: { path: { transactionId: id } },
@@ -88,7 +102,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
         refundSummary: zero,
       });
       expect(txn.id).toMatch(/^CardTransaction:[0-9a-f-]{36}$/);
-      expect(txn.declineReason).toBeUndefined();
+      expect(txn).not.toHaveProperty("declineReason");
       expect(await balanceOf(sandbox, accountId)).toBe(7500);
       expect(await getTransaction(txn.id)).toEqual(txn);
       await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED"]);
@@ -105,17 +119,15 @@ describe.each(databases)("card transactions on %s", (kind) => {
       // on first use: 20 to 40 seconds when the machine is busy.
     }, 90_000);
 
-    it("declines what the funding source cannot cover, and pulls nothing", async () => {
-      const { card, accountId } = await activeCard(sandbox, 1000);
-      const txn = await authorize(sandbox, card.id, 1001);
-      expect(txn).toMatchObject({
-        status: "DECLINED",
-        declineReason: "INSUFFICIENT_FUNDS",
-        authorizedAmount: usd(0),
-        pullSummary: { count: 0, totalAmount: 0, pendingCount: 0 },
-      });
+    it("declines what the funding source cannot cover: the answer alone, nothing recorded", async () => {
+      const { card, customerId, accountId } = await activeCard(sandbox, 1000);
+      const declined = await decline(sandbox, card.id, 1001);
+      expect(declined.declineReason).toBe("INSUFFICIENT_FUNDS");
+      expect(declined.reason).toContain("1001");
       expect(await balanceOf(sandbox, accountId)).toBe(1000);
-      await expectEvents(txn, ["CARD_TRANSACTION.DECLINED"]);
+      // Production keeps no card transaction for a decline and sends no event for it.
+      expect(await cardTransactionsOf(sandbox, customerId)).toEqual([]);
+      expect(await eventsOfCardTransactions(card.id)).toEqual([]);
       // Only the funding moved the balance.
       expect(await balanceEvents(sandbox.client, accountId)).toHaveLength(1);
       expect((await authorize(sandbox, card.id, 1000)).status).toBe("AUTHORIZED");
@@ -132,10 +144,11 @@ describe.each(databases)("card transactions on %s", (kind) => {
         maxSpendPerTransaction: 2500,
       });
       expect(created.maxSpendPerTransaction).toBe(2500);
-      const over = await authorize(sandbox, created.id, 2501);
-      expect(over).toMatchObject({ status: "DECLINED", declineReason: "MAX_SPEND_EXCEEDED" });
+      const over = await decline(sandbox, created.id, 2501);
+      expect(over.declineReason).toBe("MAX_SPEND_EXCEEDED");
+      expect(over.reason).toContain("2500");
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
-      await expectEvents(over, ["CARD_TRANSACTION.DECLINED"]);
+      expect(await cardTransactionsOf(sandbox, customerId)).toEqual([]);
       expect((await authorize(sandbox, created.id, 2500)).status).toBe("AUTHORIZED");
 
       const lowered = await sandbox.client.PATCH("/cards/{id}", {
@@ -143,7 +156,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
         body: { maxSpendPerTransaction: 1000 },
       });
       expect(lowered.data).toMatchObject({ maxSpendPerTransaction: 1000 });
-      expect((await authorize(sandbox, created.id, 1001)).declineReason).toBe("MAX_SPEND_EXCEEDED");
+      expect((await decline(sandbox, created.id, 1001)).declineReason).toBe("MAX_SPEND_EXCEEDED");
       const removed = await sandbox.client.PATCH("/cards/{id}", {
         params: { path: { id: created.id } },
         body: { maxSpendPerTransaction: null },
@@ -170,14 +183,16 @@ describe.each(databases)("card transactions on %s", (kind) => {
     });
 
     it("suffix 002 declines INSUFFICIENT_FUNDS and 003 declines CARD_PAUSED, funded or not", async () => {
-      const { card, accountId } = await activeCard(sandbox, 10_000);
-      const a = await authorize(sandbox, card.id, 100, "ELECTRONICS STORE 002");
-      expect(a).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
-      const b = await authorize(sandbox, card.id, 100, "COFFEE SHOP 003");
-      expect(b).toMatchObject({ status: "DECLINED", declineReason: "CARD_PAUSED" });
+      const { card, customerId, accountId } = await activeCard(sandbox, 10_000);
+      const a = await decline(sandbox, card.id, 100, "ELECTRONICS STORE 002");
+      expect(a.declineReason).toBe("INSUFFICIENT_FUNDS");
+      expect(a.reason).toContain("002");
+      const b = await decline(sandbox, card.id, 100, "COFFEE SHOP 003");
+      expect(b.declineReason).toBe("CARD_PAUSED");
+      expect(a.issuerTransactionToken).not.toBe(b.issuerTransactionToken);
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
-      await expectEvents(a, ["CARD_TRANSACTION.DECLINED"]);
-      await expectEvents(b, ["CARD_TRANSACTION.DECLINED"]);
+      expect(await cardTransactionsOf(sandbox, customerId)).toEqual([]);
+      expect(await eventsOfCardTransactions(card.id)).toEqual([]);
     });
 
     it("suffix 005 keeps the pull pending about 30 seconds, then confirms it", async () => {
@@ -241,17 +256,14 @@ describe.each(databases)("card transactions on %s", (kind) => {
         params: { path: { id: card.id } },
         body: { state: "FROZEN" },
       });
-      expect(await authorize(sandbox, card.id, 100)).toMatchObject({
-        status: "DECLINED",
-        declineReason: "CARD_PAUSED",
-      });
+      expect((await decline(sandbox, card.id, 100)).declineReason).toBe("CARD_PAUSED");
       await sandbox.client.PATCH("/cards/{id}", {
         params: { path: { id: card.id } },
         body: { state: "CLOSED" },
       });
-      expect(await authorize(sandbox, card.id, 100)).toMatchObject({
-        status: "DECLINED",
+      expect(await decline(sandbox, card.id, 100)).toMatchObject({
         declineReason: "CARD_NOT_ACTIVE",
+        reason: "The card is CLOSED, not ACTIVE",
       });
       const pending = await createCard(sandbox, {
         cardholderId: customerId,
@@ -259,11 +271,12 @@ describe.each(databases)("card transactions on %s", (kind) => {
         form: "VIRTUAL",
         fundingSources: [accountId],
       });
-      expect(await authorize(sandbox, pending.id, 100)).toMatchObject({
-        status: "DECLINED",
+      expect(await decline(sandbox, pending.id, 100)).toMatchObject({
         declineReason: "CARD_NOT_ACTIVE",
+        reason: "The card is PROCESSING, not ACTIVE",
       });
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
+      expect(await cardTransactionsOf(sandbox, customerId)).toEqual([]);
     });
 
     it("refuses another currency, and unknown or foreign cards", async () => {
@@ -332,17 +345,26 @@ describe.each(databases)("card transactions on %s", (kind) => {
       ]);
     });
 
-    it("zero: the authorization expires and its hold is released", async () => {
+    it("zero: the authorization expires, its hold is released, and it closes SETTLED with nothing settled", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
       const expired = await ok("clearing", card.id, { cardTransactionId: txn.id, amount: 0 });
       expect(expired).toMatchObject({
-        status: "EXPIRED",
+        status: "SETTLED",
+        authorizedAmount: usd(2500),
         settledAmount: usd(0),
+        pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
         settlementSummary: zero,
       });
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
-      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.EXPIRED"]);
+      await expectEvents(txn, ["CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.SETTLED"]);
+      // Closed: it is neither cleared again nor refunded (nothing was settled).
+      const late = await simulate("clearing", card.id, { cardTransactionId: txn.id, amount: 10 });
+      expect(late.response.status).toBe(409);
+      const refund = await simulate("return", card.id, { cardTransactionId: txn.id, amount: 1 });
+      expect(refund.response.status).toBe(400);
+      expect(refund.error).toMatchObject({ code: "INVALID_AMOUNT" });
+      expect(await balanceOf(sandbox, accountId)).toBe(10_000);
     });
 
     it("above what the funding source can cover: the post-hoc pull fails, EXCEPTION", async () => {
@@ -373,12 +395,14 @@ describe.each(databases)("card transactions on %s", (kind) => {
       const twice = await simulate("clearing", card.id, { cardTransactionId: txn.id, amount: 10 });
       expect(twice.response.status).toBe(409);
       expect(twice.error).toMatchObject({ code: "INVALID_STATE_TRANSITION" });
-      const declined = await authorize(sandbox, card.id, 100_000);
+      // A decline has no transaction to clear: its issuer token names none.
+      const declined = await decline(sandbox, card.id, 100_000);
       const clearDeclined = await simulate("clearing", card.id, {
-        cardTransactionId: declined.id,
+        cardTransactionId: `CardTransaction:${declined.issuerTransactionToken}`,
         amount: 10,
       });
-      expect(clearDeclined.response.status).toBe(409);
+      expect(clearDeclined.response.status).toBe(404);
+      expect(clearDeclined.error).toMatchObject({ code: "TRANSACTION_NOT_FOUND" });
     });
   });
 
@@ -498,7 +522,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
       expect(refused.response.status).toBe(409);
     });
 
-    it("a partial reversal releases part of the hold; a full one makes it REVERSED", async () => {
+    it("a partial reversal releases part of the hold; a full one closes it SETTLED with nothing settled", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);
       const txn = await authorize(sandbox, card.id, 2500);
       const smaller = await ok("reversal", card.id, { cardTransactionId: txn.id, amount: 500 });
@@ -512,9 +536,11 @@ describe.each(databases)("card transactions on %s", (kind) => {
       expect(tooMuch.error).toMatchObject({ code: "INVALID_AMOUNT" });
       const reversed = await ok("reversal", card.id, { cardTransactionId: txn.id });
       expect(reversed).toMatchObject({
-        status: "REVERSED",
+        status: "SETTLED",
         authorizedAmount: usd(0),
+        settledAmount: usd(0),
         pullSummary: { count: 1, totalAmount: 2500, pendingCount: 0 },
+        settlementSummary: zero,
       });
       expect(await balanceOf(sandbox, accountId)).toBe(10_000);
       const late = await simulate("clearing", card.id, { cardTransactionId: txn.id, amount: 1 });
@@ -522,7 +548,7 @@ describe.each(databases)("card transactions on %s", (kind) => {
       await expectEvents(txn, [
         "CARD_TRANSACTION.AUTHORIZED",
         "CARD_TRANSACTION.AUTHORIZED",
-        "CARD_TRANSACTION.REVERSED",
+        "CARD_TRANSACTION.SETTLED",
       ]);
     });
 
@@ -585,11 +611,14 @@ describe.each(databases)("card transactions on %s", (kind) => {
         ),
       );
       expect(results.map((r) => r.response.status)).toEqual(Array(200).fill(202));
-      const statuses = results.map((r) => r.data!.status);
-      expect(statuses.filter((s) => s === "AUTHORIZED")).toHaveLength(100);
-      const declined = results.filter((r) => r.data!.status === "DECLINED");
+      const answers = results.map((r) => r.data!);
+      const approved = answers.flatMap((a) => (isCardDecline(a) ? [] : [a]));
+      expect(approved.map((a) => a.status)).toEqual(Array(100).fill("AUTHORIZED"));
+      const declined = answers.filter(isCardDecline);
       expect(declined).toHaveLength(100);
-      expect(declined.every((r) => r.data!.declineReason === "INSUFFICIENT_FUNDS")).toBe(true);
+      expect(declined.map((d) => expectDecline(d, card.id).declineReason)).toEqual(
+        Array(100).fill("INSUFFICIENT_FUNDS"),
+      );
       expect(await balanceOf(sandbox, accountId)).toBe(0);
       const pulls = await countRows(
         sandbox.server.data,

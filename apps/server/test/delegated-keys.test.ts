@@ -10,7 +10,7 @@ import type { RequestContext } from "../src/http/context.js";
 import { Activity, type DelegatedScope } from "../src/signing/activities.js";
 import { payloadToSign } from "../src/signing/challenges.js";
 import { SignedRequests } from "../src/signing/signed-requests.js";
-import { balanceOf, createCard, getCard } from "./card-fixtures.js";
+import { balanceOf, createCard, expectDecline, getCard } from "./card-fixtures.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createAccount, fund } from "./money-helpers.js";
 import {
@@ -105,7 +105,8 @@ describe.each(databases)("delegated keys on %s", (kind) => {
 
     // Without a delegated key the card cannot draw on the wallet.
     const before = await purchase(card.id, 1_500);
-    expect(before.data).toMatchObject({ status: "DECLINED", declineReason: "INSUFFICIENT_FUNDS" });
+    expect(before.response.status).toBe(202);
+    expect(expectDecline(before.data!, card.id).declineReason).toBe("INSUFFICIENT_FUNDS");
     expect(await balanceOf(sandbox, wallet.accountId)).toBe(10_000);
 
     const first = await post(body);
@@ -144,7 +145,9 @@ describe.each(databases)("delegated keys on %s", (kind) => {
       params: { path: { id: pendingId } },
     });
     expect(pending.data).toMatchObject({ status: "PENDING" });
-    expect((await purchase(card.id, 1_500)).data).toMatchObject({ status: "DECLINED" });
+    expect(expectDecline((await purchase(card.id, 1_500)).data!, card.id)).toMatchObject({
+      declineReason: "INSUFFICIENT_FUNDS",
+    });
 
     const third = await post(body, signedHeaders(leg2, key.privateKeyHex));
     expect(third.response.status).toBe(201);
@@ -199,10 +202,7 @@ describe.each(databases)("delegated keys on %s", (kind) => {
     expect(read.data).toMatchObject({ id: created.id, status: "REVOKED" });
 
     const declined = await purchase(card.id, 1_000);
-    expect(declined.data).toMatchObject({
-      status: "DECLINED",
-      declineReason: "INSUFFICIENT_FUNDS",
-    });
+    expect(expectDecline(declined.data!, card.id).declineReason).toBe("INSUFFICIENT_FUNDS");
     expect(await balanceOf(sandbox, wallet.accountId)).toBe(9_000);
 
     const again = await sandbox.client.DELETE("/auth/delegated-keys/{id}", {

@@ -10,7 +10,10 @@ export interface ReceivedRequest {
   arrivedAt: number;
   eventId: string;
   rawBody: string;
+  /** X-Grid-Signature, production's header. */
   signature: string | undefined;
+  /** X-Service-Signature, the sandbox's old name, still sent alongside. */
+  legacySignature: string | undefined;
   contentType: string | undefined;
   /** The status it was answered with; undefined while hanging or if never answered. */
   answeredWith?: number;
@@ -65,7 +68,8 @@ export async function startReceiver(
         arrivedAt: line++,
         eventId,
         rawBody,
-        signature: header(req, "x-service-signature"),
+        signature: header(req, "x-grid-signature"),
+        legacySignature: header(req, "x-service-signature"),
         contentType: header(req, "content-type"),
       };
       requests.push(request);

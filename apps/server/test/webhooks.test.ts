@@ -236,6 +236,9 @@ describe.each(databases)("sandbox webhook tools on %s", (kind) => {
     expect(
       verifyWebhook(request.rawBody.replace('"TEST"', '"TEST2"'), request.signature, pem),
     ).toBe(false);
+    // The old header name still comes, with the same signature, for receivers that read it.
+    expect(request.legacySignature).toBe(request.signature);
+    expect(verifyWebhook(request.rawBody, request.legacySignature, pem)).toBe(true);
 
     // The documented header format, checked with nothing but node:crypto.
     const header = JSON.parse(request.signature!) as { v: string; s: string };

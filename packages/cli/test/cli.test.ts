@@ -199,6 +199,8 @@ describe("listen and events", () => {
         expect(
           verifyWebhook(webhook.body, webhook.signature, platform.created.webhookPublicKey),
         ).toBe(true);
+        // Under both names, as the sandbox sends them.
+        expect(webhook.legacySignature).toBe(webhook.signature);
       }
       const forwarded = target.received.map(
         (w) => JSON.parse(w.body) as { id: string; type: string },
@@ -208,13 +210,31 @@ describe("listen and events", () => {
         "CUSTOMER.KYC_APPROVED",
       ]);
 
-      // A delivery with a bad signature is refused and not forwarded.
-      const forged = await fetch(ready.listening, {
+      // A delivery with a bad signature is refused and not forwarded, under
+      // either name; X-Grid-Signature is read first.
+      for (const headers of [
+        { "X-Grid-Signature": "forged" },
+        { "X-Service-Signature": "forged" },
+        { "X-Grid-Signature": "forged", "X-Service-Signature": target.received[0]!.signature! },
+      ]) {
+        const forged = await fetch(ready.listening, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", ...headers },
+          body: target.received[0]!.body,
+        });
+        expect(forged.status).toBe(400);
+      }
+      // A receiver that sends only the old name is still verified (and forwarded).
+      const legacyOnly = await fetch(ready.listening, {
         method: "POST",
-        headers: { "Content-Type": "application/json", "X-Service-Signature": "forged" },
+        headers: {
+          "Content-Type": "application/json",
+          "X-Service-Signature": target.received[0]!.signature!,
+        },
         body: target.received[0]!.body,
       });
-      expect(forged.status).toBe(400);
+      expect(legacyOnly.status).toBe(200);
+      await waitFor("the old-name delivery forwarded", () => target.received.length === 3);
 
       // events list shows both, and replay sends the first again.
       const listed = await eventsAbout(done.customerId);
@@ -223,8 +243,8 @@ describe("listen and events", () => {
       const replayed = await cli(["events", "replay", first], platform.env);
       expect(replayed.code, replayed.stderr).toBe(0);
       expect(replayed.stdout).toContain(`Queued ${first}`);
-      await waitFor("the replay forwarded", () => target.received.length === 3);
-      expect((JSON.parse(target.received[2]!.body) as { id: string }).id).toBe(first);
+      await waitFor("the replay forwarded", () => target.received.length === 4);
+      expect((JSON.parse(target.received[3]!.body) as { id: string }).id).toBe(first);
       await waitFor("the replay's attempt recorded", async () => {
         const event = (await eventsAbout(done.customerId)).find((e) => e.id === first);
         return event?.attempts.length === 2;
@@ -249,6 +269,9 @@ describe("listen and events", () => {
         [forwarded[0]!.id, true, 200],
         [forwarded[1]!.id, true, 200],
         [forwarded[0]!.id, false, null],
+        [forwarded[0]!.id, false, null],
+        [forwarded[0]!.id, false, null],
+        [forwarded[0]!.id, true, 200],
         [first, true, 200],
       ]);
       const log = lines.at(-1)!.deliveryLog as EventRecord[];

@@ -141,7 +141,10 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
 
 export interface ReceivedWebhook {
   body: string;
+  /** X-Grid-Signature as forwarded. */
   signature: string | undefined;
+  /** X-Service-Signature (the deprecated name) as forwarded. */
+  legacySignature: string | undefined;
 }
 
 /** The partner's own endpoint that `listen --forward-to` forwards to. */
@@ -155,8 +158,13 @@ export async function startForwardTarget(): Promise<{
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString()));
     req.on("end", () => {
-      const signature = req.headers["x-service-signature"];
-      received.push({ body, signature: Array.isArray(signature) ? signature[0] : signature });
+      const first = (value: string | string[] | undefined) =>
+        Array.isArray(value) ? value[0] : value;
+      received.push({
+        body,
+        signature: first(req.headers["x-grid-signature"]),
+        legacySignature: first(req.headers["x-service-signature"]),
+      });
       res.writeHead(200).end("ok");
     });
   });

@@ -76,7 +76,20 @@ export function createAgentClient({
   );
 }
 
-export { WEBHOOK_SIGNATURE_HEADER, verifyWebhook, type WebhookEnvelope } from "./webhooks.js";
+export {
+  isCardDecline,
+  type CardAuthorizationResult,
+  type CardDecline,
+} from "./card-simulations.js";
+
+export {
+  LEGACY_WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  verifyWebhook,
+  webhookSignatureOf,
+  type WebhookEnvelope,
+  type WebhookHeaders,
+} from "./webhooks.js";
 
 export {
   SandboxApiError,

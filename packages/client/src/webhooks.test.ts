@@ -1,6 +1,6 @@
 import { generateP256KeyPair, publicKeyToSpkiPem, signWebhookBody } from "@payments-sandbox/crypto";
 import { describe, expect, it } from "vitest";
-import { verifyWebhook } from "./index.js";
+import { verifyWebhook, webhookSignatureOf } from "./index.js";
 
 const body = JSON.stringify({
   id: "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
@@ -28,5 +28,26 @@ describe("verifyWebhook", () => {
     expect(verifyWebhook(body, null, pem)).toBe(false);
     expect(verifyWebhook(body, "not json", pem)).toBe(false);
     expect(verifyWebhook(body, header, "not a pem")).toBe(false);
+  });
+
+  it("reads X-Grid-Signature from the headers, in any case, before the old name", () => {
+    const fetchHeaders = new Headers({ "X-Grid-Signature": header });
+    expect(verifyWebhook(body, fetchHeaders, pem)).toBe(true);
+    expect(verifyWebhook(body, { "x-grid-signature": header }, pem)).toBe(true);
+    // Node gives repeated headers as an array: the first counts.
+    expect(verifyWebhook(body, { "x-grid-signature": [header, "forged"] }, pem)).toBe(true);
+    // Production's name wins over the deprecated one.
+    const both = { "x-grid-signature": header, "x-service-signature": "forged" };
+    expect(webhookSignatureOf(both)).toBe(header);
+    expect(verifyWebhook(body, both, pem)).toBe(true);
+    const forged = { "x-grid-signature": "forged", "x-service-signature": header };
+    expect(verifyWebhook(body, forged, pem)).toBe(false);
+  });
+
+  it("falls back to X-Service-Signature when X-Grid-Signature is absent", () => {
+    expect(webhookSignatureOf({ "X-Service-Signature": header })).toBe(header);
+    expect(verifyWebhook(body, new Headers({ "X-Service-Signature": header }), pem)).toBe(true);
+    expect(webhookSignatureOf({ "content-type": "application/json" })).toBeUndefined();
+    expect(verifyWebhook(body, {}, pem)).toBe(false);
   });
 });

@@ -27,12 +27,16 @@ async function sendRun(run: RunToSend): Promise<SentAttempt[]> {
     if (i > 0 && Date.now() >= run.startBefore) break;
     const startedAt = Date.now();
     const started = performance.now();
+    const signature = webhookSignature(payload, run.privateKeyHex);
     const outcome = await poster.post(
       run.url,
       payload,
       {
         "Content-Type": "application/json",
-        "X-Service-Signature": webhookSignature(payload, run.privateKeyHex),
+        // Production's header, and the sandbox's old name for it, so that
+        // receivers written against the old name keep verifying.
+        "X-Grid-Signature": signature,
+        "X-Service-Signature": signature,
         "User-Agent": "payments-sandbox-webhooks/1",
       },
       run.keepBody,

@@ -32,7 +32,7 @@ function keyObject(privateKeyHex: string): KeyObject {
   });
 }
 
-/** The X-Service-Signature header value for these exact body bytes. */
+/** The X-Grid-Signature header value for these exact body bytes. */
 export function webhookSignature(rawBody: string, privateKeyHex: string): string {
   const der = sign("sha256", Buffer.from(rawBody, "utf8"), keyObject(privateKeyHex));
   return JSON.stringify({ v: WEBHOOK_SIGNATURE_VERSION, s: der.toString("base64") });

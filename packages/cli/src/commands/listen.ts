@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  LEGACY_WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   verifyWebhook,
+  webhookSignatureOf,
   type Schemas,
   type WebhookEnvelope,
 } from "@payments-sandbox/client";
@@ -56,9 +58,10 @@ function envelopeOf(raw: Buffer): Partial<WebhookEnvelope> {
  *
  * It starts a local receiver and points the platform's webhook endpoint at
  * it (PATCH /config), so deliveries arrive exactly as they would at the
- * partner's server: signed, retried, in order. Each one's X-Service-Signature
- * is verified with the platform's key (GET /sandbox/keys) by the client's
- * verifyWebhook; a valid one is printed and forwarded unchanged, and the
+ * partner's server: signed, retried, in order. Each one's X-Grid-Signature
+ * (else the deprecated X-Service-Signature) is verified with the platform's
+ * key (GET /sandbox/keys) by the client's verifyWebhook; a valid one is
+ * printed and forwarded unchanged, under both header names, and the
  * forward target's status is what the sandbox gets back, so its retries
  * follow the real endpoint. A bad signature is answered 400 and not
  * forwarded. On Ctrl-C the previous endpoint is put back and the delivery
@@ -73,8 +76,7 @@ export async function listen(ctx: CommandContext, options: ListenOptions): Promi
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await readBody(req);
-    const signature = req.headers[WEBHOOK_SIGNATURE_HEADER.toLowerCase()];
-    const header = Array.isArray(signature) ? signature[0] : signature;
+    const header = webhookSignatureOf(req.headers);
     const verified = verifyWebhook(raw, header, keys.webhookPublicKey);
     const envelope = envelopeOf(raw);
     const data = envelope.data as { id?: unknown } | undefined;
@@ -94,7 +96,9 @@ export async function listen(ctx: CommandContext, options: ListenOptions): Promi
           method: "POST",
           headers: {
             "Content-Type": req.headers["content-type"] ?? "application/json",
+            // Both names, as the sandbox sends them: the target may read either.
             [WEBHOOK_SIGNATURE_HEADER]: header ?? "",
+            [LEGACY_WEBHOOK_SIGNATURE_HEADER]: header ?? "",
           },
           body: new Uint8Array(raw),
           signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import type { SandboxClient, Schemas } from "@payments-sandbox/client";
+import { isCardDecline, type SandboxClient, type Schemas } from "@payments-sandbox/client";
 import {
   INDIVIDUAL_KYC_TABLE,
   QUOTE_DESTINATION_TABLE,
@@ -171,6 +171,12 @@ const cardPurchase: Flow = {
         },
       }),
     );
+    // A decline makes no card transaction: the simulation answers it alone.
+    if (isCardDecline(authorized)) {
+      throw new CliError(
+        `The authorization at ${descriptor} was declined: ${authorized.declineReason} (${authorized.reason})`,
+      );
+    }
     out.step(
       `• Authorized ${authorized.authorizedAmount.amount} at ${descriptor}: ${authorized.status}`,
     );

@@ -2765,7 +2765,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a card authorization
-         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and answers 202 with the resulting card transaction (as the seed has it: the card transaction itself, which carries the `issuerTransactionToken` that production answers alone). Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select (`mcc` and `country` are optional): `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and answers 202 (as production's sandbox does, declined or not). Approved, the answer is the resulting card transaction (as the seed has it: the card transaction itself, which carries the `issuerTransactionToken` that production answers alone): status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: the answer is the decline (`declineReason` and `reason`; no card transaction, no event, nothing pulled), when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select (`mcc` and `country` are optional): `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) when approved. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardAuthorization"];
         delete?: never;
@@ -2791,7 +2791,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate clearing
-         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it. Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it (SETTLED with nothing settled). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (production's `AUTHORIZATION_EXPIRY`): the whole hold goes back and the transaction is closed, SETTLED with `settledAmount` 0 and no settlement (production has no status of its own for an expired authorization; SETTLED is its closed state). Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
         post: operations["sandboxSimulateCardClearing"];
         delete?: never;
@@ -2869,7 +2869,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an authorization reversal
-         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
+         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the transaction is closed: SETTLED with nothing settled (`CARD_TRANSACTION.SETTLED`; production has no status of its own for a reversed authorization, and SETTLED is its closed state); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
          */
         post: operations["sandboxSimulateCardReversal"];
         delete?: never;
@@ -2895,7 +2895,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a balance inquiry
-         * @description Sandbox only. Simulates a balance inquiry at a terminal: an authorization of 0. Approved, it creates a card transaction AUTHORIZED with nothing authorized, held or pulled (`CARD_TRANSACTION.AUTHORIZED`); no money moves. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED) (`CARD_TRANSACTION.DECLINED`); the pull suffixes have no pull to act on.
+         * @description Sandbox only. Simulates a balance inquiry at a terminal: an authorization of 0. Approved, it creates a card transaction AUTHORIZED with nothing authorized, held or pulled (`CARD_TRANSACTION.AUTHORIZED`); no money moves. It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); the pull suffixes have no pull to act on.
          */
         post: operations["sandboxSimulateCardBalanceInquiry"];
         delete?: never;
@@ -2921,7 +2921,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a credit authorization
-         * @description Sandbox only. Simulates a merchant authorizing a credit to the card (for example a refund sent as an authorization). It creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount, with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing (`/simulate/clearing`) posts the credit to the funding source: SETTLED, or PARTIALLY_SETTLED for less than authorized, and `0` expires it. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a credit to the card (for example a refund sent as an authorization). It creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount, with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing (`/simulate/clearing`) posts the credit to the funding source: SETTLED, or PARTIALLY_SETTLED for less than authorized, and `0` expires it (SETTLED with nothing settled). It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardCreditAuthorization"];
         delete?: never;
@@ -2947,7 +2947,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a financial authorization
-         * @description Sandbox only. Simulates a single-message (financial) authorization, such as an ATM withdrawal: authorized and cleared in one message. Approved, the pull on the first funding source, in order, that covers the amount settles at once: SETTLED with one pull and one settlement of the amount (`CARD_TRANSACTION.SETTLED`). It declines as `/simulate/authorization` does (DECLINED with `declineReason`, nothing pulled, `CARD_TRANSACTION.DECLINED`), and the same `merchant.descriptor` suffixes apply: `005` the pull stays pending about 30 seconds of sandbox time, then confirms (`CARD_TRANSACTION.SETTLED` again), `006` the pull fails, the money goes back to the funding source and the transaction is EXCEPTION (`CARD_TRANSACTION.SETTLED`, then `CARD_TRANSACTION.EXCEPTION`). A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a single-message (financial) authorization, such as an ATM withdrawal: authorized and cleared in one message. Approved, the pull on the first funding source, in order, that covers the amount settles at once: SETTLED with one pull and one settlement of the amount (`CARD_TRANSACTION.SETTLED`). It declines as `/simulate/authorization` does (the answer is the decline with `declineReason`; no card transaction, no event, nothing pulled), and the same `merchant.descriptor` suffixes apply: `005` the pull stays pending about 30 seconds of sandbox time, then confirms (`CARD_TRANSACTION.SETTLED` again), `006` the pull fails, the money goes back to the funding source and the transaction is EXCEPTION (`CARD_TRANSACTION.SETTLED`, then `CARD_TRANSACTION.EXCEPTION`). A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardFinancialAuthorization"];
         delete?: never;
@@ -2973,7 +2973,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a financial credit authorization
-         * @description Sandbox only. Simulates a single-message credit to the card, such as a push payment: authorized and posted in one message. Approved, the amount is credited to the funding source at once and the card transaction, `direction` CREDIT, is SETTLED with one settlement (`CARD_TRANSACTION.SETTLED`). It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a single-message credit to the card, such as a push payment: authorized and posted in one message. Approved, the amount is credited to the funding source at once and the card transaction, `direction` CREDIT, is SETTLED with one settlement (`CARD_TRANSACTION.SETTLED`). It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardFinancialCreditAuthorization"];
         delete?: never;
@@ -3025,7 +3025,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a credit authorization advice
-         * @description Sandbox only. Simulates the network telling the issuer of a credit authorization it approved on the issuer's behalf. Like `/simulate/credit_authorization`, it creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing posts the credit. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates the network telling the issuer of a credit authorization it approved on the issuer's behalf. Like `/simulate/credit_authorization`, it creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing posts the credit. It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardCreditAuthorizationAdvice"];
         delete?: never;
@@ -3069,7 +3069,7 @@ export interface paths {
         };
         /**
          * Get the sandbox's public keys
-         * @description Sandbox only. The public keys of your platform in this sandbox: `webhookPublicKey` verifies the `X-Service-Signature` of every webhook delivery, and `otpEnclavePublicKey` verifies OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check a bundle against it before sealing an OTP to it.
+         * @description Sandbox only. The public keys of your platform in this sandbox: `webhookPublicKey` verifies the `X-Grid-Signature` of every webhook delivery, and `otpEnclavePublicKey` verifies OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check a bundle against it before sealing an OTP to it.
          */
         get: operations["getSandboxKeys"];
         put?: never;
@@ -3265,7 +3265,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card state changed
-         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardStateChange"];
         delete?: never;
@@ -3285,7 +3285,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card funding sources changed
-         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardFundingSourceChange"];
         delete?: never;
@@ -3305,7 +3305,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction authorized
-         * @description Sent when an authorization is approved (a purchase, a balance inquiry, a credit authorization or its advice), and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, an authorization advice that re-sizes it, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an authorization is approved (a purchase, a balance inquiry, a credit authorization or its advice), and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, an authorization advice that re-sizes it, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionAuthorized"];
         delete?: never;
@@ -3325,7 +3325,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction partially settled
-         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionPartiallySettled"];
         delete?: never;
@@ -3345,7 +3345,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction settled
-         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, when a financial (single-message) authorization or credit settles at once, when a return reversal settles a refunded purchase again, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, when a financial (single-message) authorization or credit settles at once, when a return reversal settles a refunded purchase again, when an authorization expires (a clearing of `0`) or is wholly reversed before clearing (nothing settled: `settledAmount` 0, the hold back on the funding source), and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionSettled"];
         delete?: never;
@@ -3365,7 +3365,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction refunded
-         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionRefunded"];
         delete?: never;
@@ -3385,69 +3385,9 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction exception
-         * @description Sent when a pull on the funding source fails: the authorization or financial authorization pull (sandbox: descriptor suffix `006`; what it took goes back), the post-hoc pull of a clearing above the authorization, or the pull of an authorization advice or a return reversal, that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a pull on the funding source fails: the authorization or financial authorization pull (sandbox: descriptor suffix `006`; what it took goes back), the post-hoc pull of a clearing above the authorization, or the pull of an authorization advice or a return reversal, that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionException"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.DECLINED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization declined (sandbox extension)
-         * @description Sandbox extension. Sent when a simulated authorization is declined; `declineReason` says why and nothing was pulled. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.DECLINED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionDeclined"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.EXPIRED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization expired (sandbox extension)
-         * @description Sandbox extension. Sent when an authorization expires (a simulated clearing of amount 0); its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXPIRED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionExpired"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.REVERSED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization reversed (sandbox extension)
-         * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionReversed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3465,7 +3405,7 @@ export interface webhooks {
         put?: never;
         /**
          * Agent action waiting for approval
-         * @description Sent when an agent submits an action that its policy holds for the platform (above `approvalThresholds.amount`, or on an account whose execution mode is APPROVAL_REQUIRED), in the same database transaction that records it. `data` is the whole `AgentAction`, with its quote or transfer details, so an approval screen needs no further call; answer with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`. The body is a `WebhookEnvelope` whose `type` is `AGENT_ACTION.PENDING_APPROVAL`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an agent submits an action that its policy holds for the platform (above `approvalThresholds.amount`, or on an account whose execution mode is APPROVAL_REQUIRED), in the same database transaction that records it. `data` is the whole `AgentAction`, with its quote or transfer details, so an approval screen needs no further call; answer with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`. The body is a `WebhookEnvelope` whose `type` is `AGENT_ACTION.PENDING_APPROVAL`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["agentActionWebhook"];
         delete?: never;
@@ -3485,7 +3425,7 @@ export interface webhooks {
         put?: never;
         /**
          * Incoming payment
-         * @description Sent when money arrives for an internal account (a transfer in, an incoming UMA payment, a sandbox funding) and each time its status changes: `INCOMING_PAYMENT.PENDING`, `.COMPLETED`, `.FAILED` (and `.REFUND_*` when money goes back). `data` is the incoming transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. In the sandbox your answer does not decide the payment: a PENDING payment waits for `POST /transactions/{transactionId}/approve` or `reject`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when money arrives for an internal account (a transfer in, an incoming UMA payment, a sandbox funding) and each time its status changes: `INCOMING_PAYMENT.PENDING`, `.COMPLETED`, `.FAILED` (and `.REFUND_*` when money goes back). `data` is the incoming transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. In the sandbox your answer does not decide the payment: a PENDING payment waits for `POST /transactions/{transactionId}/approve` or `reject`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["incomingPaymentWebhook"];
         delete?: never;
@@ -3505,7 +3445,7 @@ export interface webhooks {
         put?: never;
         /**
          * Outgoing payment
-         * @description Sent when money leaves an internal account (a transfer out, a quote payment) and each time its status changes: `OUTGOING_PAYMENT.PENDING_AUTHORIZATION`, `.PENDING`, `.PROCESSING`, `.COMPLETED`, `.FAILED`, `.EXPIRED`; after a failure that gives the money back, `.REFUND_COMPLETED` (or `.REFUND_FAILED` when it could not be), a millisecond after the failure. `data` is the outgoing transaction. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when money leaves an internal account (a transfer out, a quote payment) and each time its status changes: `OUTGOING_PAYMENT.PENDING_AUTHORIZATION`, `.PENDING`, `.PROCESSING`, `.COMPLETED`, `.FAILED`, `.EXPIRED`; after a failure that gives the money back, `.REFUND_COMPLETED` (or `.REFUND_FAILED` when it could not be), a millisecond after the failure. `data` is the outgoing transaction. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["outgoingPaymentWebhook"];
         delete?: never;
@@ -3525,7 +3465,7 @@ export interface webhooks {
         put?: never;
         /**
          * Customer KYC or KYB status changed
-         * @description Sent when a customer's `kycStatus` or `kybStatus` becomes PENDING, APPROVED or REJECTED: `CUSTOMER.KYC_*` for individuals (at creation, when KYC decides at once, or after `POST /verifications`), `CUSTOMER.KYB_*` for businesses. `data` is the customer. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a customer's `kycStatus` or `kybStatus` becomes PENDING, APPROVED or REJECTED: `CUSTOMER.KYC_*` for individuals (at creation, when KYC decides at once, or after `POST /verifications`), `CUSTOMER.KYB_*` for businesses. `data` is the customer. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["customerStatusWebhook"];
         delete?: never;
@@ -3545,7 +3485,7 @@ export interface webhooks {
         put?: never;
         /**
          * Verification status changed
-         * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["verificationStatusWebhook"];
         delete?: never;
@@ -3565,7 +3505,7 @@ export interface webhooks {
         put?: never;
         /**
          * Bulk customer import ended
-         * @description Sent when a CSV upload's job ends: `BULK_UPLOAD.COMPLETED` once every row was processed (some may have failed: see `errors`), `BULK_UPLOAD.FAILED` when the file could not be processed at all. `data` is the job. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a CSV upload's job ends: `BULK_UPLOAD.COMPLETED` once every row was processed (some may have failed: see `errors`), `BULK_UPLOAD.FAILED` when the file could not be processed at all. `data` is the job. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["bulkUploadWebhook"];
         delete?: never;
@@ -3585,7 +3525,7 @@ export interface webhooks {
         put?: never;
         /**
          * Internal account changed
-         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["internalAccountStatusWebhook"];
         delete?: never;
@@ -3605,7 +3545,7 @@ export interface webhooks {
         put?: never;
         /**
          * External account status changed
-         * @description Sent when an external account's `status` changes, for example when ownership verification passes (`PENDING_OWNERSHIP_VERIFICATION` to `ACTIVE`) or fails (to `UNVERIFIED`). `data` is the external account. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an external account's `status` changes, for example when ownership verification passes (`PENDING_OWNERSHIP_VERIFICATION` to `ACTIVE`) or fails (to `UNVERIFIED`). `data` is the external account. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["externalAccountStatusWebhook"];
         delete?: never;
@@ -3625,7 +3565,7 @@ export interface webhooks {
         put?: never;
         /**
          * Invitation claimed
-         * @description Sent to the platform that created an invitation when someone claims it (`POST /invitations/{invitationCode}/claim`, from any platform). `data` is the invitation, now `CLAIMED`, with `inviteeUma` and `claimedAt`. Use it to welcome the invitee, credit a referral, or send the `amountToSend` you promised: the service moves no money for an invitation. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent to the platform that created an invitation when someone claims it (`POST /invitations/{invitationCode}/claim`, from any platform). `data` is the invitation, now `CLAIMED`, with `inviteeUma` and `claimedAt`. Use it to welcome the invitee, credit a referral, or send the `amountToSend` you promised: the service moves no money for an invitation. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["invitationClaimedWebhook"];
         delete?: never;
@@ -3645,7 +3585,7 @@ export interface webhooks {
         put?: never;
         /**
          * Test event
-         * @description Sent by `POST /sandbox/webhooks/test`, type `TEST`. `data` carries only a message. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent by `POST /sandbox/webhooks/test`, type `TEST`. `data` carries only a message. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -5064,7 +5004,7 @@ export interface components {
         };
         /** @description Sandbox only. The public keys of the platform in this sandbox. */
         SandboxKeys: {
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` header of webhook deliveries. */
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Grid-Signature` header of webhook deliveries. */
             webhookPublicKey: string;
             /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles and OTP verification tokens. */
             otpEnclavePublicKey: string;
@@ -6109,7 +6049,7 @@ export interface components {
          * @description Why a card is CLOSED.
          * @enum {string}
          */
-        CardStateReason: "ISSUER_REJECTED" | "CLOSED_BY_PLATFORM" | "CLOSED_BY_SERVICE";
+        CardStateReason: "ISSUER_REJECTED" | "CLOSED_BY_PLATFORM" | "CLOSED_BY_GRID";
         /**
          * @description Physical form of the card.
          * @enum {string}
@@ -6213,15 +6153,26 @@ export interface components {
             expiresAt: string;
         };
         /**
-         * @description Status of the card transaction. `EXCEPTION`: a pull on the funding source failed. DECLINED, EXPIRED and REVERSED are sandbox extensions: a declined authorization, an authorization cleared with amount 0, and a fully reversed authorization.
+         * @description Status of the card transaction, production's five. AUTHORIZED: approved, its hold on the funding source. PARTIALLY_SETTLED: a clearing posted less than the authorized amount. SETTLED: closed against the funding source; this includes an authorization that expired (a clearing of `0`) or was wholly reversed before clearing, which settle nothing (`settledAmount` 0, no settlement in `settlementSummary`) and give the whole hold back. REFUNDED: returns refunded the whole settled amount. EXCEPTION: a pull on the funding source failed. A declined authorization has no status: it makes no card transaction (a simulation answers the decline itself).
          * @enum {string}
          */
-        CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION" | "DECLINED" | "EXPIRED" | "REVERSED";
+        CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION";
         /**
          * @description Why an authorization was declined: no funding source can cover the amount, an embedded wallet without an ACTIVE delegated key for the card counting as none (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension), or the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED, sandbox extension).
          * @enum {string}
          */
         CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE" | "MAX_SPEND_EXCEEDED";
+        /** @description Sandbox only: the answer of a simulated authorization that was declined. Production keeps no card transaction for a declined authorization and sends no event for it (its card transaction statuses begin at AUTHORIZED), and neither does the sandbox: the decline shows only here, in the simulation's answer, with `declineReason` and, in words, `reason`. */
+        SandboxCardDecline: {
+            /** @description The issuer's token for the declined authorization (production's simulation answers this token alone). */
+            issuerTransactionToken: string;
+            cardId: components["schemas"]["CardId"];
+            declineReason: components["schemas"]["CardDeclineReason"];
+            /** @description Why the authorization was declined, in words. */
+            reason: string;
+        };
+        /** @description Sandbox only: the answer of a simulation that authorizes something new on the card (a purchase, a balance inquiry, a credit): the card transaction it created when approved, or the decline, which creates no card transaction and no event. Tell them apart by `declineReason`, which only a decline has. */
+        SandboxCardAuthorizationResult: components["schemas"]["CardTransaction"] | components["schemas"]["SandboxCardDecline"];
         /** @description The merchant of a card transaction. */
         CardMerchant: {
             /** @description Merchant name as it appears on statements. Sandbox: its last 3 characters select the authorization outcome. */
@@ -6282,12 +6233,11 @@ export interface components {
             issuerTransactionToken?: string;
             status: components["schemas"]["CardTransactionStatus"];
             direction: components["schemas"]["TransactionDirection"];
-            declineReason?: components["schemas"]["CardDeclineReason"];
             merchant: components["schemas"]["CardMerchant"];
             authorizedAmount: components["schemas"]["CurrencyAmount"];
             settledAmount?: components["schemas"]["CurrencyAmount"];
             refundedAmount?: components["schemas"]["CurrencyAmount"];
-            /** @description The internal account the card draws on (the funding source pulled from; for a declined authorization, the card's first funding source). */
+            /** @description The internal account the card draws on (the funding source pulled from, or credited). */
             accountId: string;
             pullSummary?: components["schemas"]["CardPullSummary"];
             refundSummary?: components["schemas"]["CardRefundSummary"];
@@ -6758,14 +6708,14 @@ export interface components {
         SimulateCardReversalRequest: {
             /** @description The authorized card transaction to reverse. */
             cardTransactionId: components["schemas"]["CardTransactionId"];
-            /** @description Amount to release. Omit it to reverse the whole remaining authorization (status REVERSED). */
+            /** @description Amount to release. Omit it to reverse the whole remaining authorization (the transaction is then SETTLED with nothing settled). */
             amount?: components["schemas"]["PositiveAmount"];
         };
         /**
-         * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
+         * @description Type of a webhook event.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "AGENT_ACTION.PENDING_APPROVAL" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "AGENT_ACTION.PENDING_APPROVAL" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -6992,7 +6942,7 @@ export interface components {
             clientId: string;
             /** @description The HTTP Basic password of that token. Returned in this answer only; the sandbox keeps a hash. */
             clientSecret: string;
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` of this platform's webhooks (also at `GET /sandbox/keys` with its credentials). */
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Grid-Signature` of this platform's webhooks (also at `GET /sandbox/keys` with its credentials). */
             webhookPublicKey: string;
         };
         AedAccountInfo: components["schemas"]["AedAccountInfoBase"] & {
@@ -17012,13 +16962,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the resulting card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the resulting card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17374,7 +17324,7 @@ export interface operations {
                      *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
                      *       "direction": "DEBIT",
                      *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                     *       "status": "REVERSED",
+                     *       "status": "SETTLED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
@@ -17464,7 +17414,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17532,7 +17482,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17574,7 +17524,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17642,7 +17592,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17684,7 +17634,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17752,7 +17702,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17794,7 +17744,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17862,7 +17812,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18008,7 +17958,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -18076,7 +18026,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -19206,328 +19156,6 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type?: "CARD_TRANSACTION.EXCEPTION";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionDeclined: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.DECLINED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "DECLINED",
-                 *         "merchant": {
-                 *           "descriptor": "ELECTRONICS STORE 002",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z",
-                 *         "declineReason": "INSUFFICIENT_FUNDS"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.DECLINED";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionExpired: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.EXPIRED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "EXPIRED",
-                 *         "merchant": {
-                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 2500,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 1,
-                 *           "totalAmount": 2500,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.EXPIRED";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionReversed: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.REVERSED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "REVERSED",
-                 *         "merchant": {
-                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 1,
-                 *           "totalAmount": 2500,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.REVERSED";
                     data?: components["schemas"]["CardTransaction"];
                 } & components["schemas"]["WebhookEnvelope"];
             };

@@ -8,12 +8,7 @@ import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
 import { balanceOf, credit, guardedDebit } from "../ledger/ledger.js";
 import { pullEffect } from "./pull-resolution.js";
-import {
-  EVENT_OF_STATUS,
-  toCardTransaction,
-  type CardDeclineReason,
-  type CardTransactionStatus,
-} from "./view.js";
+import { EVENT_OF_STATUS, toCardTransaction, type CardTransactionStatus } from "./view.js";
 
 // A simulated authorization: the hot path of the card sandbox, a named program
 // (db/sql-programs.ts) that may run on the SQLite writer thread. The guarded
@@ -22,10 +17,12 @@ import {
 // An approval is one guarded step: the debit of a funding source and, only if
 // it covers the amount, every record of the authorization (the transaction,
 // its event, its pull, its ledger entry, the pull's job). The funding sources
-// are tried in order; a declined authorization is one insert step. Each step
-// is a whole, consistent change on its own, so on PostgreSQL the common cases
-// take one statement and no BEGIN or COMMIT (see SqlCommit). Only a pull that
-// fails at once changes the approval again, and that needs a transaction.
+// are tried in order; when none covers the amount nothing is written and the
+// program answers null: the authorization is declined, and a decline keeps no
+// record, as in production. Each step is a whole, consistent change on its
+// own, so on PostgreSQL the common cases take one statement and no BEGIN or
+// COMMIT (see SqlCommit). Only a pull that fails at once changes the approval
+// again, and that needs a transaction.
 
 export const CARD_PULL_JOB = "card.pull";
 export interface CardPullJobPayload {
@@ -42,8 +39,6 @@ export interface AuthorizationPlan {
   customerId: string;
   /** The cardholder's platformCustomerId, kept on the transaction. */
   platformCustomerId: string;
-  /** The card's funding sources (ids), in the card's order. */
-  fundingSources: readonly string[];
   /**
    * The funding sources as read before the authorization, in the same order
    * (an id that names no account of the platform is left out): tried in
@@ -58,8 +53,6 @@ export interface AuthorizationPlan {
   at: Date;
   /** Real time now, for the job's due time. */
   realNow: Date;
-  /** A decline decided before any money moves (card state, sandbox suffix). */
-  declineReason?: CardDeclineReason;
   /** How the pull resolves when the authorization is approved. */
   pull: CardPullResolution;
   /**
@@ -79,16 +72,16 @@ function failsAtOnce(pull: CardPullResolution): boolean {
   return pull.afterSeconds === 0 && pull.pullStatus !== "CONFIRMED";
 }
 
-export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
+/** The approved transaction, or null when no funding source covers the amount (nothing written). */
+export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row | null> {
   const id = newId("CardTransaction");
   const { platformId, amount, at, pull } = plan;
   const confirmedNow = pull.afterSeconds === 0 && pull.pullStatus === "CONFIRMED";
 
   const settles = plan.settle === true;
 
-  const transaction = (source: string | null, declineReason: CardDeclineReason | null): Row => {
-    const approved = declineReason === null;
-    const settled = approved && settles ? amount : 0n;
+  const transaction = (source: string): Row => {
+    const settled = settles ? amount : 0n;
     return newTransactionRow({
       id,
       platformId,
@@ -97,18 +90,17 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       platformCustomerId: plan.platformCustomerId,
       fundingSourceId: source,
       direction: "DEBIT",
-      status: approved ? (settles ? "SETTLED" : "AUTHORIZED") : "DECLINED",
-      declineReason,
+      status: settles ? "SETTLED" : "AUTHORIZED",
       merchant: plan.merchant,
       currency: plan.currency,
       at,
-      authorizedAmount: approved ? amount : 0n,
-      heldAmount: approved ? amount - settled : 0n,
+      authorizedAmount: amount,
+      heldAmount: amount - settled,
       settledAmount: settled,
-      pullCount: approved ? 1 : 0,
-      pullTotal: approved ? amount : 0n,
+      pullCount: 1,
+      pullTotal: amount,
       // Until it resolves, a pull is pending: for a moment, or for a while.
-      pullPending: approved && !confirmedNow ? 1 : 0,
+      pullPending: confirmedNow ? 0 : 1,
     });
   };
   const announce = (r: Row): SqlInsert => ({
@@ -122,64 +114,52 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
     }),
   });
 
-  if (plan.declineReason === undefined) {
-    const pullId = newId("CardTransactionEvent");
-    for (const account of plan.fundingAccounts) {
-      const source = account.id;
-      const row = transaction(source, null);
-      const records: SqlInsert[] = [
-        { table: "CardTransaction", row },
-        announce(row),
-        {
-          table: "CardTransactionEvent",
-          row: {
-            id: pullId,
-            platformId,
-            cardTransactionId: id,
-            kind: "PULL",
-            amount,
-            status: confirmedNow ? "CONFIRMED" : "PENDING",
-            createdAt: at,
-            updatedAt: at,
-          },
-        },
-      ];
-      if (settles) records.push(childRow(id, platformId, "SETTLEMENT", amount, at));
-      if (pull.afterSeconds > 0) {
-        const payload: CardPullJobPayload = {
-          cardTransactionId: id,
-          pullId,
-          at: new Date(at.getTime() + pull.afterSeconds * 1000).toISOString(),
-          resolution: pull,
-        };
-        const job = jobRow({
+  const pullId = newId("CardTransactionEvent");
+  for (const account of plan.fundingAccounts) {
+    const source = account.id;
+    const row = transaction(source);
+    const records: SqlInsert[] = [
+      { table: "CardTransaction", row },
+      announce(row),
+      {
+        table: "CardTransactionEvent",
+        row: {
+          id: pullId,
           platformId,
-          kind: CARD_PULL_JOB,
-          payload,
-          delaySeconds: pull.afterSeconds,
-          now: plan.realNow,
-        });
-        records.push({ table: "Job", row: job });
-      }
-      const posting = { platformId, accountId: source, amount, at, reference: id };
-      const debit = { ...posting, kind: settles ? "CARD_FINANCIAL" : "CARD_AUTHORIZATION" };
-      const debited = yield guardedDebit(debit, account, records);
-      if (balanceOf(debited) === null) continue;
-      if (!failsAtOnce(pull)) return row;
-      return yield* failPullAtOnce(row, pullId, pull, posting, announce);
+          cardTransactionId: id,
+          kind: "PULL",
+          amount,
+          status: confirmedNow ? "CONFIRMED" : "PENDING",
+          createdAt: at,
+          updatedAt: at,
+        },
+      },
+    ];
+    if (settles) records.push(childRow(id, platformId, "SETTLEMENT", amount, at));
+    if (pull.afterSeconds > 0) {
+      const payload: CardPullJobPayload = {
+        cardTransactionId: id,
+        pullId,
+        at: new Date(at.getTime() + pull.afterSeconds * 1000).toISOString(),
+        resolution: pull,
+      };
+      const job = jobRow({
+        platformId,
+        kind: CARD_PULL_JOB,
+        payload,
+        delaySeconds: pull.afterSeconds,
+        now: plan.realNow,
+      });
+      records.push({ table: "Job", row: job });
     }
+    const posting = { platformId, accountId: source, amount, at, reference: id };
+    const debit = { ...posting, kind: settles ? "CARD_FINANCIAL" : "CARD_AUTHORIZATION" };
+    const debited = yield guardedDebit(debit, account, records);
+    if (balanceOf(debited) === null) continue;
+    if (!failsAtOnce(pull)) return row;
+    return yield* failPullAtOnce(row, pullId, pull, posting, announce);
   }
-
-  // Nothing is pulled; the transaction names the account the card draws on.
-  const declined = transaction(
-    plan.fundingSources[0] ?? null,
-    plan.declineReason ?? "INSUFFICIENT_FUNDS",
-  );
-  yield {
-    kind: "insertAll",
-    inserts: [{ table: "CardTransaction", row: declined }, announce(declined)],
-  };
-  return declined;
+  return null;
 }
 
 /** The pull reports failure straight away: announced AUTHORIZED, then this. */
@@ -235,7 +215,6 @@ export interface NewTransaction {
   fundingSourceId: string | null;
   direction: "DEBIT" | "CREDIT";
   status: CardTransactionStatus;
-  declineReason: CardDeclineReason | null;
   merchant: { descriptor: string; mcc?: string | undefined; country?: string | undefined };
   currency: string;
   at: Date;
@@ -263,7 +242,8 @@ export function newTransactionRow(t: NewTransaction): Row {
     fundingSourceId: t.fundingSourceId,
     status: t.status,
     direction: t.direction,
-    declineReason: t.declineReason,
+    // A column of the days when declines were kept; a decline now keeps no row.
+    declineReason: null,
     merchantDescriptor: t.merchant.descriptor,
     merchantMcc: t.merchant.mcc ?? null,
     merchantCountry: t.merchant.country ?? null,

@@ -20,8 +20,10 @@ import { giveBack, tryPull, type MoveTarget } from "./funding-moves.js";
 import { pullEffect } from "./pull-resolution.js";
 import {
   EVENT_OF_STATUS,
+  cardDecline,
   toCardTransaction,
-  type CardDeclineReason,
+  type CardAuthorizationResult,
+  type CardDecline,
   type CardTransaction,
   type CardTransactionStatus,
 } from "./view.js";
@@ -190,7 +192,8 @@ function requireOpen(row: Row, action: string) {
 /**
  * The clearing of a credit authorization posts the credit: the cleared
  * amount goes to the funding source, SETTLED (PARTIALLY_SETTLED below the
- * authorized amount); `0` expires it with nothing posted.
+ * authorized amount); `0` expires it with nothing posted, which closes it:
+ * SETTLED, as an expired purchase is (see clear).
  */
 function* clearCredit(
   row: Row,
@@ -200,7 +203,7 @@ function* clearCredit(
 ): SqlProgram<ChildEvent[]> {
   requireStatus(row, ["AUTHORIZED"], "cleared");
   if (cleared === 0n) {
-    next.status = "EXPIRED";
+    next.status = "SETTLED";
     return [];
   }
   yield* giveBack(targetOf(row, at), cleared, "CARD_CREDIT");
@@ -268,36 +271,51 @@ function fundingAccountsOf({ card, accounts }: CardWithAccounts): RowOf<"Interna
   return (JSON.parse(card.fundingSources) as string[]).flatMap((id) => byId.get(id) ?? []);
 }
 
-/** The pull of a declined authorization: never made. */
-const NO_PULL: CardPullResolution = { afterSeconds: 0, pullStatus: "CONFIRMED" };
-
 /**
  * How the card and the sandbox table decide a new authorization of any kind:
- * a decline reason, or how its pull resolves. The card's state comes first,
- * then (for money taken from the card only) its per-transaction limit, then
- * the last 3 characters of `merchant.descriptor`.
+ * a decline, or how its pull resolves. The card's state comes first, then
+ * (for money taken from the card only) its per-transaction limit, then the
+ * last 3 characters of `merchant.descriptor`.
  */
 function decide(
   card: CardForUse,
   descriptor: string,
   amount: bigint,
   spends: boolean,
-): { declineReason?: CardDeclineReason; pull: CardPullResolution } {
-  const rule = cardAuthorizationOutcome(descriptor).outcome;
-  const declineReason: CardDeclineReason | undefined =
-    card.state === "FROZEN"
-      ? "CARD_PAUSED"
-      : card.state !== "ACTIVE"
-        ? "CARD_NOT_ACTIVE"
-        : spends && card.maxSpendPerTransaction !== null && amount > card.maxSpendPerTransaction
-          ? "MAX_SPEND_EXCEEDED"
-          : rule.kind === "DECLINE"
-            ? rule.declineReason
-            : undefined;
-  return {
-    ...(declineReason ? { declineReason } : {}),
-    pull: rule.kind === "APPROVE" ? rule.pull : NO_PULL,
-  };
+): { decline: CardDecline } | { pull: CardPullResolution } {
+  const decline = (reason: CardDecline["declineReason"], words: string) => ({
+    decline: cardDecline(card.id, reason, words),
+  });
+  if (card.state === "FROZEN") return decline("CARD_PAUSED", "The card is FROZEN");
+  if (card.state !== "ACTIVE") {
+    return decline("CARD_NOT_ACTIVE", `The card is ${card.state}, not ACTIVE`);
+  }
+  const max = card.maxSpendPerTransaction;
+  if (spends && max !== null && amount > max) {
+    return decline(
+      "MAX_SPEND_EXCEEDED",
+      `${amount} is above the card's maxSpendPerTransaction of ${max}`,
+    );
+  }
+  const { matched, outcome } = cardAuthorizationOutcome(descriptor);
+  if (outcome.kind === "DECLINE") {
+    return decline(
+      outcome.declineReason,
+      `The merchant descriptor ends in ${matched}: the sandbox declines it as ${outcome.declineReason}`,
+    );
+  }
+  return { pull: outcome.pull };
+}
+
+/** No funding source of the card can cover the amount (or take a credit). */
+function uncovered(cardId: string, amount: bigint, credit = false): CardDecline {
+  return cardDecline(
+    cardId,
+    "INSUFFICIENT_FUNDS",
+    credit
+      ? "The card has no funding source to credit"
+      : `No funding source of the card covers ${amount} (an embedded wallet counts only with an ACTIVE delegated key for the card)`,
+  );
 }
 
 /** The currency of an authorization-shaped request: the card's, or 400. */
@@ -348,9 +366,10 @@ export class CardTransactionService {
   }
 
   /**
-   * A simulated authorization. Always creates a transaction: AUTHORIZED with
-   * one pull (the hold, a guarded debit on the first funding source that
-   * covers the amount), or DECLINED with the reason and nothing pulled. Runs
+   * A simulated authorization. Approved, it creates the transaction,
+   * AUTHORIZED with one pull (the hold, a guarded debit on the first funding
+   * source that covers the amount). Declined, it answers the decline and
+   * records nothing, as production keeps no transaction for a decline. Runs
    * as direct SQL (authorization.ts): it is the hot path.
    */
   async authorize(
@@ -358,39 +377,35 @@ export class CardTransactionService {
     cardId: string,
     input: SimulateAuthorization,
     options: { settle?: boolean } = {},
-  ): Promise<CardTransaction> {
+  ): Promise<CardAuthorizationResult> {
     const read = await this.cardForAuthorization(ctx, cardId);
     const { card } = read;
     const currency = requireCardCurrency(card, input.currency);
     const amount = BigInt(input.amount);
-    const { declineReason, pull } = decide(card, input.merchant.descriptor, amount, true);
-    const fundingSources = JSON.parse(card.fundingSources) as string[];
-    const fundingAccounts =
-      declineReason === undefined
-        ? await this.usableFundingAccounts(ctx, fundingAccountsOf(read), {
-            cardId: card.id,
-            amount,
-            currency,
-            merchantDescriptor: input.merchant.descriptor,
-          })
-        : [];
+    const decided = decide(card, input.merchant.descriptor, amount, true);
+    if ("decline" in decided) return decided.decline;
+    const fundingAccounts = await this.usableFundingAccounts(ctx, fundingAccountsOf(read), {
+      cardId: card.id,
+      amount,
+      currency,
+      merchantDescriptor: input.merchant.descriptor,
+    });
     const plan: AuthorizationPlan = {
       platformId: ctx.platformId,
       cardId: card.id,
       customerId: card.cardholderId,
       platformCustomerId: card.platformCustomerId,
-      fundingSources,
       fundingAccounts,
       amount,
       currency,
       merchant: input.merchant,
       at: ctx.clock.now(),
       realNow: this.services.clock.now(),
-      ...(declineReason ? { declineReason } : {}),
-      pull,
+      pull: decided.pull,
       ...(options.settle ? { settle: true } : {}),
     };
-    return toCardTransaction(await this.services.data.program("cardAuthorization", plan));
+    const approved = await this.services.data.program("cardAuthorization", plan);
+    return approved ? toCardTransaction(approved) : uncovered(card.id, amount);
   }
 
   /**
@@ -410,17 +425,20 @@ export class CardTransactionService {
    * the descriptor's decline suffixes like any authorization (the pull
    * suffixes have no pull to act on). No money moves either way.
    */
-  async balanceInquiry(ctx: RequestContext, cardId: string, input: SimulateBalanceInquiry) {
+  async balanceInquiry(
+    ctx: RequestContext,
+    cardId: string,
+    input: SimulateBalanceInquiry,
+  ): Promise<CardAuthorizationResult> {
     const read = await this.cardForAuthorization(ctx, cardId);
     const { card } = read;
-    const { declineReason } = decide(card, input.merchant.descriptor, 0n, false);
-    const source = fundingAccountsOf(read)[0]?.id ?? null;
+    const decided = decide(card, input.merchant.descriptor, 0n, false);
+    if ("decline" in decided) return decided.decline;
     const row = newTransactionRow({
       ...this.newTransactionOf(ctx, card, input.merchant, card.currency),
-      fundingSourceId: source,
+      fundingSourceId: fundingAccountsOf(read)[0]?.id ?? null,
       direction: "DEBIT",
-      status: declineReason ? "DECLINED" : "AUTHORIZED",
-      declineReason: declineReason ?? null,
+      status: "AUTHORIZED",
     });
     return this.create(row, 0n);
   }
@@ -431,31 +449,31 @@ export class CardTransactionService {
    * financial credit authorization posts it at once (SETTLED). Either goes
    * to the card's first funding source, and declines on the card's state and
    * the descriptor's decline suffixes (a credit pulls nothing, so neither
-   * the card's spending limit nor the pull suffixes apply).
+   * the card's spending limit nor the pull suffixes apply), or when the card
+   * has no funding source left to take it.
    */
   async credit(
     ctx: RequestContext,
     cardId: string,
     input: SimulateAuthorization,
     message: CreditMessage,
-  ) {
+  ): Promise<CardAuthorizationResult> {
     const read = await this.cardForAuthorization(ctx, cardId);
     const { card } = read;
     const currency = requireCardCurrency(card, input.currency);
     const amount = BigInt(input.amount);
-    const { declineReason } = decide(card, input.merchant.descriptor, amount, false);
+    const decided = decide(card, input.merchant.descriptor, amount, false);
+    if ("decline" in decided) return decided.decline;
     // A credit goes to the first funding source that exists.
-    const source = fundingAccountsOf(read)[0]?.id ?? null;
-    const approved = declineReason === undefined && source !== null;
-    const posted = approved && message === "FINANCIAL_CREDIT_AUTHORIZATION" ? amount : 0n;
+    const source = fundingAccountsOf(read)[0]?.id;
+    if (source === undefined) return uncovered(card.id, amount, true);
+    const posted = message === "FINANCIAL_CREDIT_AUTHORIZATION" ? amount : 0n;
     const row = newTransactionRow({
       ...this.newTransactionOf(ctx, card, input.merchant, currency),
       fundingSourceId: source,
       direction: "CREDIT",
-      status: !approved ? "DECLINED" : posted > 0n ? "SETTLED" : "AUTHORIZED",
-      // A card with no funding source left has nowhere to put the money.
-      declineReason: approved ? null : (declineReason ?? "INSUFFICIENT_FUNDS"),
-      authorizedAmount: approved ? amount : 0n,
+      status: posted > 0n ? "SETTLED" : "AUTHORIZED",
+      authorizedAmount: amount,
       settledAmount: posted,
     });
     return this.create(row, posted);
@@ -591,7 +609,10 @@ export class CardTransactionService {
         yield* giveBack(target, held, "CARD_RELEASE");
         if (held > 0n) children.push({ kind: "RELEASE", amount: held, status: "CONFIRMED" });
         next.heldAmount = 0n;
-        next.status = settledBefore ? "PARTIALLY_SETTLED" : "EXPIRED";
+        // Expired (production's AUTHORIZATION_EXPIRY): closed with nothing
+        // settled, which production's statuses call SETTLED. An advice's
+        // re-opened hold that expires leaves the partial settlement as it was.
+        next.status = settledBefore ? "PARTIALLY_SETTLED" : "SETTLED";
       } else {
         if (cleared > held) {
           const difference = cleared - held;
@@ -693,7 +714,9 @@ export class CardTransactionService {
         );
       }
       next.authorizedAmount -= amount;
-      if (next.authorizedAmount === 0n) next.status = "REVERSED";
+      // Wholly reversed: closed with nothing settled, SETTLED in production's
+      // statuses (it has none of its own for a reversal), as an expiry is.
+      if (next.authorizedAmount === 0n) next.status = "SETTLED";
       // A credit authorization holds nothing: only its amount changes.
       if (row.direction === "CREDIT") return [];
       yield* giveBack(targetOf(row, at), amount, "CARD_RELEASE");

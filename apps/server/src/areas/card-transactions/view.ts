@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Schemas } from "@payments-sandbox/client";
 import type { Row } from "../../db/query.js";
 import type { WebhookEventType } from "../../events/outbox.js";
@@ -8,6 +9,10 @@ type CardTransactionRow = Row<"CardTransaction">;
 export type CardTransaction = Schemas["CardTransaction"];
 export type CardTransactionStatus = Schemas["CardTransactionStatus"];
 export type CardDeclineReason = Schemas["CardDeclineReason"];
+/** A declined simulation's answer: production keeps no transaction for a decline. */
+export type CardDecline = Schemas["SandboxCardDecline"];
+/** What a simulation that authorizes something new answers. */
+export type CardAuthorizationResult = Schemas["SandboxCardAuthorizationResult"];
 
 /** The event each status is announced with (the parent is the event's data). */
 export const EVENT_OF_STATUS: Record<CardTransactionStatus, WebhookEventType> = {
@@ -16,10 +21,18 @@ export const EVENT_OF_STATUS: Record<CardTransactionStatus, WebhookEventType> = 
   SETTLED: "CARD_TRANSACTION.SETTLED",
   REFUNDED: "CARD_TRANSACTION.REFUNDED",
   EXCEPTION: "CARD_TRANSACTION.EXCEPTION",
-  DECLINED: "CARD_TRANSACTION.DECLINED",
-  EXPIRED: "CARD_TRANSACTION.EXPIRED",
-  REVERSED: "CARD_TRANSACTION.REVERSED",
 };
+
+/** A decline, with a fresh issuer token as production's simulation answers one. */
+export function cardDecline(cardId: string, declineReason: CardDeclineReason, reason: string) {
+  const decline: CardDecline = {
+    issuerTransactionToken: randomUUID(),
+    cardId,
+    declineReason,
+    reason,
+  };
+  return decline;
+}
 
 export function toCardTransaction(row: CardTransactionRow): CardTransaction {
   return {
@@ -34,9 +47,6 @@ export function toCardTransaction(row: CardTransactionRow): CardTransaction {
     // A purchase or withdrawal takes money out of the account the card draws
     // on; a credit authorization brings money into it.
     direction: row.direction === "CREDIT" ? "CREDIT" : "DEBIT",
-    ...(row.declineReason !== null
-      ? { declineReason: row.declineReason as CardDeclineReason }
-      : {}),
     merchant: {
       descriptor: row.merchantDescriptor,
       ...(row.merchantMcc !== null ? { mcc: row.merchantMcc } : {}),
