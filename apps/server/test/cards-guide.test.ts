@@ -51,6 +51,7 @@ describe.each(databases)("the cards guide on %s", (kind) => {
     const lines = stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^card Card:\S+ is ACTIVE, ending in 4042$/);
     expect(stdout).toContain("authorized 2500; balance 7500");
+    expect(stdout).toMatch(/^declined: INSUFFICIENT_FUNDS \(.+002.+\)$/m);
     expect(stdout).toContain("settled 2750 in 2 pulls");
     expect(stdout).toContain("refunded 2750; balance back to 10000");
     const { cardTransactionId } = JSON.parse(lines.at(-1)!) as { cardTransactionId: string };
@@ -65,6 +66,13 @@ describe.each(databases)("the cards guide on %s", (kind) => {
       settledAmount: { amount: 2750 },
       refundedAmount: { amount: 2750 },
     });
+    // The declined purchase left no card transaction: the cardholder has the one.
+    const listed = await sandbox.client.GET("/transactions", {
+      params: { query: { customerId: data!.customerId } },
+    });
+    expect(listed.data?.data.filter((t) => t.type === "CARD").map((t) => t.id)).toEqual([
+      cardTransactionId,
+    ]);
     const events = await eventsFor(sandbox, cardTransactionId);
     expect(events.map((e) => e.type)).toEqual([
       "CARD_TRANSACTION.AUTHORIZED",

@@ -795,7 +795,7 @@ export const CARD_AUTHORIZATION_TABLE: MagicTable<CardAuthorizationOutcome> = {
   id: "cardAuthorization",
   title: "Card authorization",
   description:
-    "Decides a simulated card authorization. An approval still needs a funding source that covers the amount; otherwise the authorization is declined. Times count from the authorization.",
+    "Decides a simulated card authorization. An approval still needs a funding source that covers the amount; otherwise the authorization is declined. A decline is answered by the simulation alone (`declineReason` and a `reason`): as in production, it makes no card transaction and sends no event. Times count from the authorization.",
   appliesTo:
     "`POST /sandbox/cards/{id}/simulate/authorization` and `/simulate/financial_authorization`; the decline rows also `/simulate/balance_inquiry`, `/simulate/credit_authorization`, `/simulate/financial_credit_authorization` and `/simulate/credit_authorization_advice`",
   field: "`merchant.descriptor`",
