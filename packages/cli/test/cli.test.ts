@@ -212,11 +212,12 @@ describe("listen and events", () => {
 
       // A delivery with a bad signature is refused and not forwarded, under
       // either name; X-Grid-Signature is read first.
-      for (const headers of [
+      const forgeries: Record<string, string>[] = [
         { "X-Grid-Signature": "forged" },
         { "X-Service-Signature": "forged" },
         { "X-Grid-Signature": "forged", "X-Service-Signature": target.received[0]!.signature! },
-      ]) {
+      ];
+      for (const headers of forgeries) {
         const forged = await fetch(ready.listening, {
           method: "POST",
           headers: { "Content-Type": "application/json", ...headers },
