@@ -23,5 +23,11 @@ HTMLImageElement.prototype.setAttribute = function (name, value) {
   setAttribute.call(this, name, offSite ? "" : value);
 };
 
+// Each operation's `x-permission` (the API token permission it needs) is shown
+// under its heading; Redoc shows only the extensions it is told to.
 const { init } = await import("/docs/redoc.standalone.js");
-init("/openapi.yaml", { disableTelemetry: true }, document.getElementById("redoc"));
+init(
+  "/openapi.yaml",
+  { disableTelemetry: true, showExtensions: ["x-permission"] },
+  document.getElementById("redoc"),
+);

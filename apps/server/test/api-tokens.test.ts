@@ -54,8 +54,8 @@ describe.each(databases)("API tokens on %s", (kind) => {
     });
 
   it("creates a token whose secret is shown once, works for the same platform, and is revoked by delete", async () => {
-    const token = await createToken(["VIEW", "TRANSACT"], "Payouts worker");
-    expect(token).toMatchObject({ name: "Payouts worker", permissions: ["VIEW", "TRANSACT"] });
+    const token = await createToken(["VIEW", "MANAGE"], "Onboarding service");
+    expect(token).toMatchObject({ name: "Onboarding service", permissions: ["VIEW", "MANAGE"] });
     // The id is the Basic user name: the contract's clientId, the same value.
     expect(token.clientId).toBe(token.id);
     expect(token.id).not.toContain(":");
@@ -79,7 +79,9 @@ describe.each(databases)("API tokens on %s", (kind) => {
     });
     const { clientSecret, ...shown } = token;
     expect(got.data).toEqual(shown);
-    const listed = await worker.GET("/tokens", { params: { query: { name: "Payouts worker" } } });
+    const listed = await worker.GET("/tokens", {
+      params: { query: { name: "Onboarding service" } },
+    });
     expect(listed.data).toMatchObject({ data: [shown], hasMore: false, totalCount: 1 });
     expect(JSON.stringify(listed.data)).not.toContain(clientSecret);
 
@@ -271,7 +273,11 @@ describe.each(databases)("API tokens on %s", (kind) => {
       });
       // The live token operations declare no 403: the refusal is their 401.
       expect(widened.response.status).toBe(401);
-      expect(widened.error).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+      expect(widened.error).toMatchObject({
+        status: 401,
+        code: "UNAUTHORIZED",
+        reason: "Missing permission: MANAGE",
+      });
       expect(widened.error?.message).toContain("MANAGE");
       const listed = await sandbox.client.GET("/tokens", {
         params: { query: { name: "escalation" } },
@@ -290,13 +296,46 @@ describe.each(databases)("API tokens on %s", (kind) => {
       expect(read.data?.id).toBe(other.id);
 
       // A MANAGE token may, and what it makes works.
-      const admin = clientOf(await createToken(["MANAGE"]));
+      const admin = clientOf(await createToken(["VIEW", "MANAGE"]));
       const made = await createToken(["VIEW"], "made by admin", admin);
       expect((await clientOf(made).GET("/config", {})).response.status).toBe(200);
       const removed = await admin.DELETE("/tokens/{tokenId}", {
         params: { path: { tokenId: other.id } },
       });
       expect(removed.response.status).toBe(204);
+    });
+
+    it("grants only permissions the creating token has itself", async () => {
+      const admin = clientOf(await createToken(["VIEW", "MANAGE"]));
+      for (const [permissions, missing] of [
+        [["TRANSACT"], "TRANSACT"],
+        [["VIEW", "MANAGE", "TRANSACT"], "TRANSACT"],
+      ] satisfies [Permission[], Permission][]) {
+        const name = `wider ${randomUUID()}`;
+        const widened = await admin.POST("/tokens", { body: { name, permissions } });
+        // POST /tokens declares no 403: the refusal is its 401, naming the permission.
+        expect(widened.response.status).toBe(401);
+        expect(widened.error).toMatchObject({
+          status: 401,
+          code: "UNAUTHORIZED",
+          reason: `Missing permission: ${missing}`,
+          details: { permission: missing },
+        });
+        const listed = await sandbox.client.GET("/tokens", { params: { query: { name } } });
+        expect(listed.data?.totalCount).toBe(0);
+      }
+      // A MANAGE-only token may make a token with MANAGE alone, or with nothing.
+      const manager = clientOf(await createToken(["MANAGE"]));
+      const notViewer = await manager.POST("/tokens", {
+        body: { name: "viewer", permissions: ["VIEW"] },
+      });
+      expect(notViewer.error).toMatchObject({ status: 401, reason: "Missing permission: VIEW" });
+      const peer = await createToken(["MANAGE"], `peer ${randomUUID()}`, manager);
+      expect(peer.permissions).toEqual(["MANAGE"]);
+      expect((await createToken([], `empty ${randomUUID()}`, manager)).permissions).toEqual([]);
+      // Its equal, made by the admin, works.
+      const same = await createToken(["VIEW", "MANAGE"], `same ${randomUUID()}`, admin);
+      expect((await clientOf(same).GET("/config", {})).response.status).toBe(200);
     });
 
     it("keeps each permission once, in the order given", async () => {
@@ -315,7 +354,7 @@ describe.each(databases)("API tokens on %s", (kind) => {
       params: { path: { tokenId: sandbox.credentials.tokenId } },
     });
     expect(own.error).toMatchObject({ status: 400, code: "INVALID_INPUT" });
-    const admin = await createToken(["MANAGE"]);
+    const admin = await createToken(["VIEW", "MANAGE"]);
     const self = await clientOf(admin).DELETE("/tokens/{tokenId}", {
       params: { path: { tokenId: admin.id } },
     });

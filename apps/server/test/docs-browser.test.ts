@@ -1,8 +1,22 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type TestSandbox } from "./harness.js";
 import { launchChromium } from "./support/chromium.js";
+import { openApiPath } from "../src/paths.js";
+import { parse } from "yaml";
+
+/** The `x-permission` that openapi.yaml gives an operation. */
+function xPermissionOf(operationId: string): string {
+  const doc = parse(readFileSync(openApiPath, "utf8")) as {
+    paths: Record<string, Record<string, { operationId?: string; "x-permission"?: string }>>;
+  };
+  const operation = Object.values(doc.paths)
+    .flatMap((item) => Object.values(item))
+    .find((op) => op.operationId === operationId);
+  if (operation?.["x-permission"] === undefined) throw new Error(`${operationId} has none`);
+  return operation["x-permission"];
+}
 
 // The API reference at /docs, read in a real browser that may reach no host but
 // the sandbox: any request elsewhere is aborted and recorded, as on a train or
@@ -107,6 +121,14 @@ describe("the API reference in a browser", () => {
     await page
       .getByText("Creates an individual or business customer.")
       .waitFor({ state: "visible" });
+    // The API token permission the operation needs, as its x-permission says.
+    const permission = page
+      .locator('[data-component-name="Markdown/Markdown"]')
+      .filter({ hasText: /^permission:/ });
+    await permission.waitFor({ state: "visible" });
+    expect(await permission.innerText()).toMatch(
+      new RegExp(`^permission:\\s+${xPermissionOf("createCustomer")}$`),
+    );
     await expectClean(docs);
   });
 

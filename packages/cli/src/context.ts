@@ -60,11 +60,16 @@ export function done(what: string, result: ApiResult<unknown>): void {
 }
 
 function apiFailure(what: string, result: ApiResult<unknown>): CliError {
-  const error = result.error as { code?: string; message?: string } | undefined;
+  const error = result.error as
+    { code?: string; message?: string; details?: { permission?: unknown } } | undefined;
   const detail = error?.code ? `${error.code}: ${error.message ?? ""}` : JSON.stringify(error);
+  // A token refused for a permission it lacks has the right credentials.
+  const permission = error?.details?.permission;
   const hint =
-    result.response.status === 401
-      ? ` (check --token-id/--token-secret or ${ENV.tokenId}/${ENV.tokenSecret})`
-      : "";
+    typeof permission === "string"
+      ? ` (use a token with the ${permission} permission)`
+      : result.response.status === 401
+        ? ` (check --token-id/--token-secret or ${ENV.tokenId}/${ENV.tokenSecret})`
+        : "";
   return new CliError(`${what} failed with ${result.response.status} ${detail}${hint}`);
 }

@@ -181,6 +181,23 @@ describe("clock", () => {
     expect(bad.code).toBe(2);
     expect((await json<{ offsetSeconds: number }>(["clock", "show"])).offsetSeconds).toBe(5490);
   });
+
+  it("names the permission a token lacks: a VIEW token shows the clock, not moves it", async () => {
+    const made = await platform.client.POST("/tokens", {
+      body: { name: "viewer", permissions: ["VIEW"] },
+    });
+    const env = {
+      ...platform.env,
+      SANDBOX_TOKEN_ID: made.data!.clientId,
+      SANDBOX_TOKEN_SECRET: made.data!.clientSecret!,
+    };
+    expect((await cli(["clock", "show"], env)).code).toBe(0);
+    const refused = await cli(["clock", "advance", "1h"], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("401 UNAUTHORIZED");
+    expect(refused.stderr).toContain("(use a token with the MANAGE permission)");
+    expect((await json<{ offsetSeconds: number }>(["clock", "show"])).offsetSeconds).toBe(0);
+  });
 });
 
 describe("listen and events", () => {

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { ApiError } from "../errors.js";
 import { inTurn } from "./in-turn.js";
+import { checkPermission, permissionRules } from "./permissions.js";
 
 // The API's router, compiled once from openapi.yaml: it finds a request's path
 // in a tree of path segments (one step per segment, whatever the number of
@@ -264,8 +265,10 @@ export function publicOperationMatcher(
 /**
  * Middleware for the versioned API's router (mounted at the base path): finds
  * the operation's path, refuses unknown paths (404) and methods (405 with
- * Allow), and validates the request against its path's validator. Paths with
- * servers of their own are served elsewhere, outside the versioned API.
+ * Allow), refuses an API token without the operation's `x-permission`
+ * (permissions.ts), and validates the request against its path's validator.
+ * Paths with servers of their own are served elsewhere, outside the
+ * versioned API.
  */
 export function operationRouter(options: OperationRouterOptions): RequestHandler {
   const { doc } = options;
@@ -277,6 +280,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
       METHODS.filter((m) => doc.paths[path]![m] !== undefined).map((m) => m.toUpperCase()),
     ]),
   );
+  // Compiled with the routes: a missing or ill-fitting x-permission stops the server here.
+  const permissions = permissionRules(doc, served);
   // Shared with every router of the same key, else this router's own.
   const validators =
     options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
@@ -313,6 +318,7 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         { headers: { Allow: allow } },
       );
     }
+    checkPermission(permissions.get(path)!.get(req.method), res);
     validatorOf(path)(req, res, next);
   };
 }

@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { callerOf, publicContextOf, type PublicContext, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
-import { checkPermission } from "./permissions.js";
 import {
   PUBLIC_OPERATIONS,
   type IdempotentOperationId,
@@ -175,8 +174,8 @@ function send(res: Response, reply: SentReply): void {
  * Middleware, mounted after the validator, that runs the handler of the
  * operation it matched; requests with no handler go on to `next`. It gives
  * the handler its RequestContext: the caller as the authenticator found it,
- * with the platform's sandbox clock, once the caller's API token is found to
- * have the permission the operation needs (permissions.ts); for an operation
+ * with the platform's sandbox clock (the router has already refused a token
+ * without the operation's permission: permissions.ts); for an operation
  * without security, a PublicContext.
  */
 export function operationDispatcher(handlers: ApiHandlers) {
@@ -204,7 +203,6 @@ export function operationDispatcher(handlers: ApiHandlers) {
       return;
     }
     const ctx = callerOf(res);
-    checkPermission(operationId, ctx);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;
     if (idempotency === undefined || key === undefined) {

@@ -2,6 +2,7 @@ import type { Schemas } from "@payments-sandbox/client";
 import { prepared, q, run, type Row } from "../../db/query.js";
 import { fieldError, invalidInput, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
+import { missingPermission } from "../../http/permissions.js";
 import type { Query } from "../../http/operation-types.js";
 import {
   countedPage,
@@ -61,8 +62,20 @@ const tokenNotFound = (id: string) => notFound("TOKEN_NOT_FOUND", `No API token 
 export class ApiTokenService {
   constructor(private readonly services: Services) {}
 
-  /** A new token, with its secret: the only answer that carries it. */
+  /**
+   * A new token, with its secret: the only answer that carries it. A token
+   * grants only permissions it has itself, or a MANAGE token could make
+   * itself a TRANSACT one: refused with 401, as POST /tokens declares no 403.
+   */
   async create(ctx: RequestContext, input: ApiTokenCreate): Promise<ApiToken> {
+    const lacking = input.permissions.find((p) => !ctx.permissions?.includes(p));
+    if (lacking !== undefined) {
+      throw missingPermission(
+        lacking,
+        401,
+        `This API token cannot grant the ${lacking} permission: it does not have it.`,
+      );
+    }
     const { tokenId, secret } = generateCredentials();
     // scrypt is slow on purpose: the secret is hashed before the transaction.
     const hashed = await hashSecret(secret);
