@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { findUnstorableString, unstorableStringError } from "./storable-strings.js";
 
@@ -11,9 +12,12 @@ import { findUnstorableString, unstorableStringError } from "./storable-strings.
 // `type`, so the error handler turns both into the same Error objects.
 //
 // Both paths also refuse strings that a database cannot store (NUL, unpaired
-// surrogates; see storable-strings.ts) with 400 INVALID_INPUT naming the field.
+// surrogates; see storable-strings.ts) with 400 INVALID_INPUT naming the field,
+// and bytes that are not text in the body's charset (invalid UTF-8), which a
+// decoder would otherwise replace with U+FFFD without a word.
 
 const PLAIN_JSON = /^application\/json(?:\s*;\s*charset="?utf-8"?)?\s*$/i;
+const JSON_TYPE = /^\s*application\/json\s*(?:;|$)/i;
 
 function bodyError(message: string, type: string): Error {
   return Object.assign(new Error(message), { status: 400, statusCode: 400, type });
@@ -36,8 +40,37 @@ function typed(err: unknown, req: Request): unknown {
   );
 }
 
+/**
+ * express.json's `verify` hook, given the raw (decompressed) body before it
+ * is decoded: refuses bytes that are not valid in the declared charset.
+ */
+function verifyEncoding(_req: Request, _res: Response, buf: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() === "utf-8" ? isUtf8(buf) : decodesStrictly(buf, encoding)) return;
+  throw notText(encoding);
+}
+
+function decodesStrictly(buf: Buffer, encoding: string): boolean {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(encoding, { fatal: true });
+  } catch {
+    // A charset TextDecoder does not know: body-parser's own decoder decides.
+    return true;
+  }
+  try {
+    decoder.decode(buf);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function notText(encoding: string): Error {
+  return bodyError(`Request body is not valid ${encoding.toUpperCase()} text`, "charset.invalid");
+}
+
 export function jsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes });
+  const parse = express.json({ limit: limitBytes, verify: verifyEncoding });
   // Not the hot path: the body may come in another charset, so every string is checked.
   const general = (req: Request, res: Response, next: NextFunction): void => {
     parse(req, res, (err?: unknown) => {
@@ -54,8 +87,11 @@ export function jsonBody(limitBytes: number) {
     const type = headers["content-type"];
     const length = headers["content-length"];
     // Neither a length nor chunks: the request has no body (most GETs), and
-    // body-parser would only find that out more slowly.
+    // body-parser would only find that out more slowly. One that says it is
+    // JSON reads as an empty JSON body, as one with `Content-Length: 0` does,
+    // so that the validator sees a body to check rather than none.
     if (length === undefined && headers["transfer-encoding"] === undefined) {
+      if (type !== undefined && JSON_TYPE.test(type)) req.body = {};
       next();
       return;
     }
@@ -86,7 +122,12 @@ export function jsonBody(limitBytes: number) {
         next(bodyError("request size did not match content length", "request.size.invalid"));
         return;
       }
-      let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      if (!isUtf8(bytes)) {
+        next(notText("utf-8"));
+        return;
+      }
+      let text = bytes.toString("utf8");
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       // Like express.json: an empty body is {}, and only objects and arrays are accepted.
       if (text.length === 0) {
