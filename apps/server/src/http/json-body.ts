@@ -17,7 +17,6 @@ import { findUnstorableString, unstorableStringError } from "./storable-strings.
 // decoder would otherwise replace with U+FFFD without a word.
 
 const PLAIN_JSON = /^application\/json(?:\s*;\s*charset="?utf-8"?)?\s*$/i;
-const JSON_TYPE = /^\s*application\/json\s*(?:;|$)/i;
 
 function bodyError(message: string, type: string): Error {
   return Object.assign(new Error(message), { status: 400, statusCode: 400, type });
@@ -44,7 +43,8 @@ function typed(err: unknown, req: Request): unknown {
  * express.json's `verify` hook, given the raw (decompressed) body before it
  * is decoded: refuses bytes that are not valid in the declared charset.
  */
-function verifyEncoding(_req: Request, _res: Response, buf: Buffer, encoding: string): void {
+function verifyEncoding(_req: Request, res: Response, buf: Buffer, encoding: string): void {
+  if (buf.length === 0) res.locals.emptyBody = true;
   if (encoding.toLowerCase() === "utf-8" ? isUtf8(buf) : decodesStrictly(buf, encoding)) return;
   throw notText(encoding);
 }
@@ -78,6 +78,8 @@ export function jsonBody(limitBytes: number) {
         next(typed(err, req));
         return;
       }
+      // express.json reads an empty body as {}; here it is no body, as above.
+      if (res.locals.emptyBody === true) req.body = undefined;
       const found = findUnstorableString(req.body);
       next(found ? unstorableStringError(found) : undefined);
     });
@@ -87,11 +89,8 @@ export function jsonBody(limitBytes: number) {
     const type = headers["content-type"];
     const length = headers["content-length"];
     // Neither a length nor chunks: the request has no body (most GETs), and
-    // body-parser would only find that out more slowly. One that says it is
-    // JSON reads as an empty JSON body, as one with `Content-Length: 0` does,
-    // so that the validator sees a body to check rather than none.
+    // body-parser would only find that out more slowly.
     if (length === undefined && headers["transfer-encoding"] === undefined) {
-      if (type !== undefined && JSON_TYPE.test(type)) req.body = {};
       next();
       return;
     }
@@ -129,9 +128,9 @@ export function jsonBody(limitBytes: number) {
       }
       let text = bytes.toString("utf8");
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      // Like express.json: an empty body is {}, and only objects and arrays are accepted.
+      // An empty body is no body: an operation that needs one says so
+      // (operation-router.ts). Only objects and arrays are accepted, like express.json.
       if (text.length === 0) {
-        req.body = {};
         next();
         return;
       }
