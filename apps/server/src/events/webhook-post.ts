@@ -1,5 +1,8 @@
+import { lookup as dnsLookup } from "node:dns";
 import http from "node:http";
 import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { isForbiddenAddress } from "../areas/webhooks/endpoint-url.js";
 
 // One webhook request, on node:http with keep-alive connections. The
 // dispatcher sends one request per event beside the API's own load, and
@@ -16,8 +19,33 @@ export type PostResult =
   | { kind: "interrupted"; error: string };
 
 const MAX_ERROR_LENGTH = 500;
-/** How much of a response body is kept when it is asked for. */
-const MAX_BODY_LENGTH = 4096;
+/** How much of a response body is kept when it is asked for (bytes). */
+const MAX_BODY_BYTES = 1024;
+
+/**
+ * Resolves a receiver's host name, refusing link-local addresses: a name
+ * can point there even though the endpoint's URL, checked when it was set,
+ * does not name such an address itself.
+ */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, options, (err, address, family) => {
+    if (err) {
+      callback(err, address, family);
+      return;
+    }
+    const addresses = typeof address === "string" ? [{ address }] : address;
+    const refused = addresses.find((a) => isForbiddenAddress(a.address));
+    if (refused === undefined) {
+      callback(null, address, family);
+      return;
+    }
+    const error = Object.assign(
+      new Error(`${hostname} resolves to ${refused.address}, a link-local address`),
+      { code: "EADDRNOTALLOWED" },
+    );
+    callback(error, address, family);
+  });
+};
 
 export class WebhookPoster {
   private readonly agents = {
@@ -35,7 +63,7 @@ export class WebhookPoster {
    * POSTs `body`; the answer is the response's status. A redirect is the
    * receiver's answer, not a place to send the event (it is not followed);
    * the response body is read, so the connection can be reused, and dropped
-   * unless `keepBody` (then its first 4 KiB are answered).
+   * unless `keepBody` (then its first KiB is answered).
    */
   post(
     url: string,
@@ -60,6 +88,7 @@ export class WebhookPoster {
       const request = client.request(target, {
         method: "POST",
         agent: this.agents[target.protocol === "https:" ? "https:" : "http:"],
+        lookup: guardedLookup,
         headers: { ...headers, "Content-Length": Buffer.byteLength(body) },
       });
       // Until the whole response is in: a receiver that answers and then
@@ -87,12 +116,17 @@ export class WebhookPoster {
           response.resume();
           return;
         }
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          if (text.length < MAX_BODY_LENGTH) text += chunk.slice(0, MAX_BODY_LENGTH - text.length);
+        const kept: Buffer[] = [];
+        let keptBytes = 0;
+        response.on("data", (chunk: Buffer) => {
+          if (keptBytes >= MAX_BODY_BYTES) return;
+          const part = chunk.subarray(0, MAX_BODY_BYTES - keptBytes);
+          kept.push(part);
+          keptBytes += part.length;
         });
-        response.on("end", () => settle({ kind: "response", httpStatus, body: text }));
+        response.on("end", () =>
+          settle({ kind: "response", httpStatus, body: startOfText(Buffer.concat(kept)) }),
+        );
       });
       request.on("error", (err) => settle({ kind: "error", error: describeError(err) }));
       request.end(body);
@@ -109,6 +143,12 @@ export class WebhookPoster {
   close(): void {
     for (const agent of Object.values(this.agents)) agent.destroy();
   }
+}
+
+/** UTF-8 text of `bytes`, without a character the cut at MAX_BODY_BYTES split. */
+function startOfText(bytes: Buffer): string {
+  const text = bytes.toString("utf8");
+  return bytes.length === MAX_BODY_BYTES ? text.replace(/\ufffd$/u, "") : text;
 }
 
 function describeError(err: unknown): string {

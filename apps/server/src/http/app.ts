@@ -16,6 +16,7 @@ import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
 import { inTurn } from "./in-turn.js";
 import { jsonBody } from "./json-body.js";
+import { withMultipartBodies } from "./multipart-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
 import {
   operationRouter,
@@ -100,13 +101,15 @@ export function createApp(options: AppOptions): Express {
       log,
       publicOperationMatcher(doc),
     ),
-    operationRouter({
-      doc,
-      // Servers of one process with the same document and options share
-      // their compiled validators (the security handlers are module-level).
-      shareKey: `${sha256Hex(apiText)}:${options.validateResponses}`,
-      validator: apiValidatorOptions(options.validateResponses),
-    }),
+    withMultipartBodies(
+      operationRouter({
+        doc,
+        // Servers of one process with the same document and options share
+        // their compiled validators (the security handlers are module-level).
+        shareKey: `${sha256Hex(apiText)}:${options.validateResponses}`,
+        validator: apiValidatorOptions(options.validateResponses),
+      }),
+    ),
     operationDispatcher(options.operations),
   ]);
 

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Express } from "express";
+import { answerClientErrors } from "./client-error.js";
 
 /**
  * An HTTP server for an Express app whose requests and responses are made
@@ -19,13 +20,15 @@ import type { Express } from "express";
  * (bench/RESULTS.md).
  */
 export function expressServer(app: Express): Server {
-  return createServer(
+  const server = createServer(
     {
       IncomingMessage: withPrototype(IncomingMessage, app.request),
       ServerResponse: withPrototype(ServerResponse, app.response),
     },
     app,
   );
+  answerClientErrors(server);
+  return server;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { findUnstorableString, unstorableStringError } from "./storable-strings.js";
 
@@ -11,7 +12,9 @@ import { findUnstorableString, unstorableStringError } from "./storable-strings.
 // `type`, so the error handler turns both into the same Error objects.
 //
 // Both paths also refuse strings that a database cannot store (NUL, unpaired
-// surrogates; see storable-strings.ts) with 400 INVALID_INPUT naming the field.
+// surrogates; see storable-strings.ts) with 400 INVALID_INPUT naming the field,
+// and bytes that are not text in the body's charset (invalid UTF-8), which a
+// decoder would otherwise replace with U+FFFD without a word.
 
 const PLAIN_JSON = /^application\/json(?:\s*;\s*charset="?utf-8"?)?\s*$/i;
 
@@ -36,8 +39,22 @@ function typed(err: unknown, req: Request): unknown {
   );
 }
 
+/**
+ * express.json's `verify` hook, given the raw (decompressed) body before it
+ * is decoded: refuses a UTF-8 body that is not UTF-8. (In UTF-16, the one
+ * thing that is not text, an unpaired surrogate, is refused naming its field.)
+ */
+function verifyEncoding(_req: Request, res: Response, buf: Buffer, encoding: string): void {
+  if (buf.length === 0) res.locals.emptyBody = true;
+  if (encoding.toLowerCase() === "utf-8" && !isUtf8(buf)) throw notText(encoding);
+}
+
+function notText(encoding: string): Error {
+  return bodyError(`Request body is not valid ${encoding.toUpperCase()} text`, "charset.invalid");
+}
+
 export function jsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes });
+  const parse = express.json({ limit: limitBytes, verify: verifyEncoding });
   // Not the hot path: the body may come in another charset, so every string is checked.
   const general = (req: Request, res: Response, next: NextFunction): void => {
     parse(req, res, (err?: unknown) => {
@@ -45,6 +62,8 @@ export function jsonBody(limitBytes: number) {
         next(typed(err, req));
         return;
       }
+      // express.json reads an empty body as {}; here it is no body, as above.
+      if (res.locals.emptyBody === true) req.body = undefined;
       const found = findUnstorableString(req.body);
       next(found ? unstorableStringError(found) : undefined);
     });
@@ -86,11 +105,16 @@ export function jsonBody(limitBytes: number) {
         next(bodyError("request size did not match content length", "request.size.invalid"));
         return;
       }
-      let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      if (!isUtf8(bytes)) {
+        next(notText("utf-8"));
+        return;
+      }
+      let text = bytes.toString("utf8");
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      // Like express.json: an empty body is {}, and only objects and arrays are accepted.
+      // An empty body is no body: an operation that needs one says so
+      // (operation-router.ts). Only objects and arrays are accepted, like express.json.
       if (text.length === 0) {
-        req.body = {};
         next();
         return;
       }

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
-import { ApiError } from "../errors.js";
+import { ApiError, fieldError } from "../errors.js";
 import { inTurn } from "./in-turn.js";
 import { checkPermission, permissionRules } from "./permissions.js";
 
@@ -282,6 +282,7 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
   );
   // Compiled with the routes: a missing or ill-fitting x-permission stops the server here.
   const permissions = permissionRules(doc, served);
+  const needsJson = requiredJsonBodies(doc);
   // Shared with every router of the same key, else this router's own.
   const validators =
     options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
@@ -319,6 +320,34 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
       );
     }
     checkPermission(permissions.get(path)!.get(req.method), res);
+    // The validator reads a body that is not there as one to check against
+    // a discriminator, and fails.
+    if (req.body === undefined && needsJson.has(`${req.method} ${path}`) && isJson(req)) {
+      throw new ApiError(400, "INVALID_INPUT", "Invalid request: body: a JSON body is required", {
+        details: { errors: [fieldError("body", "a JSON body is required; this one is empty")] },
+      });
+    }
     validatorOf(path)(req, res, next);
   };
+}
+
+function isJson(req: Request): boolean {
+  return /^\s*application\/json\s*(?:;|$)/i.test(req.headers["content-type"] ?? "");
+}
+
+/** `METHOD path` of the operations whose request body is required and may be JSON. */
+function requiredJsonBodies(doc: ApiDocument): Set<string> {
+  const found = new Set<string>();
+  for (const path of Object.keys(doc.paths)) {
+    for (const method of METHODS) {
+      const operation = doc.paths[path]![method];
+      let body = isObject(operation) ? operation.requestBody : undefined;
+      if (isObject(body) && typeof body.$ref === "string") body = componentOf(doc, body.$ref);
+      if (!isObject(body) || body.required !== true || !isObject(body.content)) continue;
+      if (body.content["application/json"] !== undefined) {
+        found.add(`${method.toUpperCase()} ${path}`);
+      }
+    }
+  }
+  return found;
 }

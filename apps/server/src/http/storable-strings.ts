@@ -62,12 +62,31 @@ export function unstorableStringError(found: UnstorableString): ApiError {
 }
 
 /**
- * The same refusal for query and path values. A URL carries NUL only as
- * `%00`, and never an unpaired surrogate (invalid UTF-8 in a URL decodes to
- * U+FFFD), so only a URL with `%00` is looked at: one `includes` per request.
+ * The same refusal for query and path values, and for a URL whose
+ * percent-encoding is not UTF-8 (`%ff`, `%c3%28`, a lone `%`): decoders would
+ * turn those bytes into U+FFFD, or keep the escape as it is, and the request
+ * would go on with a value the caller never sent. A URL carries NUL only as
+ * `%00`, and other bytes beyond ASCII only escaped (Node refuses them raw), so
+ * only a URL with `%` is looked at: one `includes` for most requests.
  */
 export function refuseUnstorableUrl(req: Request, _res: Response, next: NextFunction): void {
-  if (!req.url.includes("%00")) {
+  const url = req.url;
+  if (!url.includes("%")) {
+    next();
+    return;
+  }
+  const queryAt = url.indexOf("?");
+  const parts: [string, string][] = [
+    ["path", queryAt === -1 ? url : url.slice(0, queryAt)],
+    ["query", queryAt === -1 ? "" : url.slice(queryAt + 1)],
+  ];
+  for (const [where, text] of parts) {
+    if (!decodes(text)) {
+      next(unstorableStringError({ path: where, message: "must be percent-encoded UTF-8" }));
+      return;
+    }
+  }
+  if (!url.includes("%00")) {
     next();
     return;
   }
@@ -77,4 +96,14 @@ export function refuseUnstorableUrl(req: Request, _res: Response, next: NextFunc
       found ?? { path: "path", message: "must not contain the NUL character (U+0000)" },
     ),
   );
+}
+
+function decodes(text: string): boolean {
+  if (!text.includes("%")) return true;
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

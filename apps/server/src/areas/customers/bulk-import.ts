@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { fileBytes } from "../../http/operations.js";
 import type { Schemas } from "@payments-sandbox/client";
 import { parse } from "csv-parse/sync";
@@ -179,7 +180,19 @@ export class BulkCustomerImport {
         errors: [fieldError("body.file", "too large")],
       });
     }
+    // Decoding would turn bytes that are not UTF-8 into U+FFFD in silence.
+    if (!isUtf8(bytes)) {
+      throw invalidInput("The file is not UTF-8 text", {
+        errors: [fieldError("body.file", "not valid UTF-8")],
+      });
+    }
     const csv = bytes.toString("utf8");
+    // Its values become customers' fields, which no database stores with NUL.
+    if (csv.includes("\0")) {
+      throw invalidInput("The file contains the NUL character (U+0000)", {
+        errors: [fieldError("body.file", "must not contain the NUL character (U+0000)")],
+      });
+    }
     if (csv.trim() === "") {
       throw invalidInput("The file part is empty", { errors: [fieldError("body.file", "empty")] });
     }

@@ -4,6 +4,7 @@ import { isHostName } from "@payments-sandbox/sandbox-rules";
 import { publicKeyFromPrivateKey } from "../../crypto/p256-keys.js";
 import { one, prepared, q, type Row } from "../../db/query.js";
 import { invalidInput, fieldError } from "../../errors.js";
+import { checkWebhookEndpoint } from "../webhooks/endpoint-url.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { openMissingAccounts } from "../internal-accounts/opening.js";
 import { MAX_AMOUNT_NUMBER } from "../ledger/amount-range.js";
@@ -54,23 +55,6 @@ function toPlatformConfig(row: PlatformRow): PlatformConfig {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
-}
-
-/** Only http(s) endpoints can receive a POST. */
-export function checkWebhookEndpoint(url: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidInput("webhookEndpoint is not a URL", {
-      errors: [fieldError("body.webhookEndpoint", "not a URL")],
-    });
-  }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-    throw invalidInput("webhookEndpoint must be an http or https URL", {
-      errors: [fieldError("body.webhookEndpoint", "scheme must be http or https")],
-    });
-  }
 }
 
 function checkCurrencies(currencies: readonly CurrencyConfig[]): void {

@@ -9,7 +9,7 @@ import type { RequestContext, Services } from "../../http/context.js";
 import { generateCredentials, hashSecret, storeApiToken } from "../../platform/api-tokens.js";
 import { createPlatform, firstPlatform } from "../../platform/bootstrap.js";
 import { deletePlatformAndData } from "../../platform/teardown.js";
-import { checkWebhookEndpoint } from "../platform/service.js";
+import { checkWebhookEndpoint } from "../webhooks/endpoint-url.js";
 
 type CreateRequest = Schemas["SandboxPlatformCreateRequest"];
 type Created = Schemas["SandboxPlatformCreated"];
