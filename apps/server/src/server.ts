@@ -179,7 +179,8 @@ export async function startServer(
   const clock = options.clock ?? systemClock;
   const target = parseDatabaseUrl(config.databaseUrl);
   const applied = await migrate(target);
-  if (applied.length > 0) log.info({ applied, provider: target.provider }, "database migrated");
+  // Debug: the person starting the sandbox wants the banner, not migration names.
+  if (applied.length > 0) log.debug({ applied, provider: target.provider }, "database migrated");
 
   const sql = openSqlDriver(target);
   const writer =
