@@ -24,4 +24,7 @@ HTMLImageElement.prototype.setAttribute = function (name, value) {
 };
 
 const { init } = await import("/docs/redoc.standalone.js");
-init("/openapi.yaml", { disableTelemetry: true }, document.getElementById("redoc"));
+// The same page shows the API (/docs) and the magic-value tables (/docs/magic-values).
+const magicValues = location.pathname.replace(/\/$/, "") === "/docs/magic-values";
+const spec = magicValues ? "/docs/magic-values.json" : "/openapi.yaml";
+init(spec, { disableTelemetry: true }, document.getElementById("redoc"));

@@ -67,6 +67,7 @@ import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
 import { ApiTokenService } from "./areas/api-tokens/service.js";
 import { createApp } from "./http/app.js";
+import { RequestLog } from "./areas/sandbox-logs/request-log.js";
 import { expressServer } from "./http/express-server.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
@@ -284,8 +285,10 @@ export async function startServer(
   );
   stablecoinOperations.registerJobs(jobHandlers);
 
+  const requestLog = new RequestLog();
   const app = createApp({
     log,
+    requestLog,
     tokens: new ApiTokenVerifier(data),
     agentTokens: agents,
     clocks,
@@ -315,6 +318,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
+      requestLog,
       sandboxPlatforms: new SandboxPlatformService(services, jobs),
       sca,
       sessions,
