@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // Install scripts that compile C/C++ and take most of the install's time.
-const NATIVE_MODULES = new Map([["better-sqlite3", "SQLite, C; a minute or two"]]);
+const NATIVE_MODULES = new Map([["better-sqlite3", "SQLite, written in C: the longest step"]]);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const stampPath = join(root, "node_modules", ".sandbox-install-stamp");
