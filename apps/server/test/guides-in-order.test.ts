@@ -93,5 +93,6 @@ describe("the guides, one after another on one sandbox", () => {
     for (const page of order.filter((p) => stepsOf(p).every((s) => s.kind === "ts"))) {
       await runPage(page);
     }
-  });
+    // Five guide runs, each a process of its own.
+  }, 600_000);
 });

@@ -127,8 +127,11 @@ describe("a first run from a fresh clone", () => {
     try {
       const s = await start({}, { cwd });
       expect(existsSync(join(cwd, "data", "sandbox.db"))).toBe(true);
+      // The banner's lines, pasted into a shell as printed.
+      const exportLines = s.output().match(/^\s*export SANDBOX_\S+=.*$/gm) ?? [];
       const curlLine = /^\s*(curl .*)$/m.exec(s.output())?.[1];
-      const { stdout } = await run("sh", ["-c", `${curlLine} -s -w '\\n%{http_code}'`]);
+      const script = `${exportLines.join("\n")}\n${curlLine} -s -w '\\n%{http_code}'`;
+      const { stdout } = await run("sh", ["-c", script]);
       expect(stdout.trim().split("\n").at(-1)).toBe("200");
       expect(await s.stop()).toBe(0);
     } finally {

@@ -152,6 +152,9 @@ function recordRequests(requestLog: RequestLog, logPath: (path: string) => strin
     if (req.path === REQUEST_LOG_PATH) return next();
     const arrived = new Date();
     const started = performance.now();
+    // Read now: Express puts the mount path back into req.url by the time an
+    // error handler outside the mount answers.
+    const path = logPath(req.originalUrl.split("?")[0] ?? "");
     res.once("finish", () => {
       const caller = res.locals.caller as { platformId: string } | undefined;
       if (caller === undefined) return;
@@ -159,7 +162,7 @@ function recordRequests(requestLog: RequestLog, logPath: (path: string) => strin
       requestLog.record(caller.platformId, {
         time: arrived.toISOString(),
         method: req.method,
-        path: logPath(`${API_BASE_PATH}${req.path}`),
+        path,
         status: res.statusCode,
         latencyMs: Math.round((performance.now() - started) * 10) / 10,
         requestId: res.locals.traceId as string,
