@@ -90,7 +90,7 @@ describe("the API reference in a browser", () => {
 
   it("shows the magic-value tables at /docs/magic-values, linked from the reference", async () => {
     const docs = await openDocs();
-    await docs.page.getByRole("link", { name: "Magic values" }).click();
+    await docs.page.locator("#pages").getByRole("link", { name: "Magic values" }).click();
     await docs.page.waitForURL(`${sandbox.server.origin}/docs/magic-values`);
     await docs.page.close();
     const tables = await openDocs("/docs/magic-values");
