@@ -26,8 +26,11 @@ HTMLImageElement.prototype.setAttribute = function (name, value) {
 // Each operation's `x-permission` (the API token permission it needs) is shown
 // under its heading; Redoc shows only the extensions it is told to.
 const { init } = await import("/docs/redoc.standalone.js");
+// The same page shows the API (/docs) and the magic-value tables (/docs/magic-values).
+const magicValues = location.pathname.replace(/\/$/, "") === "/docs/magic-values";
+const spec = magicValues ? "/docs/magic-values.json" : "/openapi.yaml";
 init(
-  "/openapi.yaml",
+  spec,
   { disableTelemetry: true, showExtensions: ["x-permission"] },
   document.getElementById("redoc"),
 );

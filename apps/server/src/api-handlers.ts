@@ -56,6 +56,8 @@ import type { SandboxClockService } from "./areas/sandbox-clock/service.js";
 import { sandboxPlatformRoutes } from "./areas/sandbox-platforms/routes.js";
 import type { SandboxPlatformService } from "./areas/sandbox-platforms/service.js";
 import { sandboxRoutes } from "./areas/sandbox/routes.js";
+import type { RequestLog } from "./areas/sandbox-logs/request-log.js";
+import { sandboxLogRoutes } from "./areas/sandbox-logs/routes.js";
 import type { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { transactionRoutes } from "./areas/transactions/routes.js";
 import type { TransactionService } from "./areas/transactions/service.js";
@@ -88,6 +90,7 @@ export interface ApiServices {
   quotes: QuoteService;
   receivers: ReceiverService;
   sandboxClock: SandboxClockService;
+  requestLog: RequestLog;
   sandboxPlatforms: SandboxPlatformService;
   sca: ScaService;
   sessions: SessionService;
@@ -172,6 +175,7 @@ export function apiHandlers(s: ApiServices): ApiHandlers {
     authRoutes(s.credentials, s.login, s.sessions, s.delegatedKeys),
     sandboxRoutes(s.internalAccounts, s.quotes, s.umaReceive),
     sandboxClockRoutes(s.sandboxClock),
+    sandboxLogRoutes(s.requestLog),
     sandboxPlatformRoutes(s.sandboxPlatforms),
     webhookRoutes(s.webhooks),
     platformRoutes(s.platform),

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { constants } from "node:os";
+import { dirname, isAbsolute, relative } from "node:path";
 import { ConfigError, loadConfig, type Config } from "./config.js";
+import { parseDatabaseUrl } from "./db/client.js";
 import { writeLine } from "./logger.js";
 import { startServer, type RunningServer } from "./server.js";
 
@@ -38,18 +40,36 @@ if (bootstrap.newCredentials) {
     `  Secret:        ${bootstrap.newCredentials.secret}`,
     "  (shown once: the database keeps only a hash of the secret)",
     "",
+    "  Put them in your shell (every guide, snippet and the CLI read these):",
+    `  export SANDBOX_BASE_URL=${running.baseUrl}`,
+    `  export SANDBOX_TOKEN_ID=${bootstrap.newCredentials.tokenId} SANDBOX_TOKEN_SECRET=${bootstrap.newCredentials.secret}`,
+    "",
     "  Try it:",
-    `  curl -u '${bootstrap.newCredentials.tokenId}:${bootstrap.newCredentials.secret}' ${running.baseUrl}/customers`,
+    `  curl -u "$SANDBOX_TOKEN_ID:$SANDBOX_TOKEN_SECRET" ${running.baseUrl}/customers`,
   );
 } else if (bootstrap.credentialsFromEnvironment) {
   lines.push("  Credentials:   SANDBOX_TOKEN_ID / SANDBOX_TOKEN_SECRET from the environment");
 } else {
   lines.push(
     "  Credentials:   printed when this database was created; to get new ones, set",
-    "                 SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET, or delete ./data",
+    `                 SANDBOX_TOKEN_ID and SANDBOX_TOKEN_SECRET${dataHint(config.databaseUrl)}`,
   );
 }
 writeLine(process.stdout, `${lines.join("\n")}\n\n`);
+
+/**
+ * ", or delete <folder>" for a SQLite database: its folder as seen from where
+ * the person typed the command (npm's INIT_CWD: the repository root for
+ * `npm run sandbox`), not from the server package npm runs it in.
+ */
+function dataHint(databaseUrl: string): string {
+  const target = parseDatabaseUrl(databaseUrl);
+  if (target.provider !== "sqlite") return "";
+  const folder = dirname(target.location);
+  const from = process.env.INIT_CWD ?? process.cwd();
+  const shown = relative(from, folder);
+  return `, or delete ${shown === "" || isAbsolute(shown) ? folder : shown}`;
+}
 
 // A stop is bounded: CI jobs and process supervisors wait for this exit.
 // Past the deadline the process says what the stop was still waiting for

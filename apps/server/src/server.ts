@@ -67,6 +67,7 @@ import { OutboxStore } from "./events/outbox-store.js";
 import { apiHandlers } from "./api-handlers.js";
 import { ApiTokenService } from "./areas/api-tokens/service.js";
 import { createApp } from "./http/app.js";
+import { RequestLog } from "./areas/sandbox-logs/request-log.js";
 import { expressServer } from "./http/express-server.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
@@ -179,7 +180,8 @@ export async function startServer(
   const clock = options.clock ?? systemClock;
   const target = parseDatabaseUrl(config.databaseUrl);
   const applied = await migrate(target);
-  if (applied.length > 0) log.info({ applied, provider: target.provider }, "database migrated");
+  // Debug: the person starting the sandbox wants the banner, not migration names.
+  if (applied.length > 0) log.debug({ applied, provider: target.provider }, "database migrated");
 
   const sql = openSqlDriver(target);
   const writer =
@@ -283,8 +285,10 @@ export async function startServer(
   );
   stablecoinOperations.registerJobs(jobHandlers);
 
+  const requestLog = new RequestLog();
   const app = createApp({
     log,
+    requestLog,
     tokens: new ApiTokenVerifier(data),
     agentTokens: agents,
     clocks,
@@ -314,6 +318,7 @@ export async function startServer(
       quotes,
       receivers,
       sandboxClock,
+      requestLog,
       sandboxPlatforms: new SandboxPlatformService(services, jobs),
       sca,
       sessions,

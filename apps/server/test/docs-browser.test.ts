@@ -29,6 +29,8 @@ interface DocsPage {
   problems: string[];
   /** Every document the tab loaded, as "status URL". */
   documents: string[];
+  /** The page's path: /docs or /docs/magic-values. */
+  path: string;
 }
 
 describe("the API reference in a browser", () => {
@@ -55,7 +57,7 @@ describe("the API reference in a browser", () => {
     await sandbox?.stop();
   });
 
-  async function openDocs(): Promise<DocsPage> {
+  async function openDocs(path = "/docs"): Promise<DocsPage> {
     offSite.length = 0;
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -74,10 +76,14 @@ describe("the API reference in a browser", () => {
         documents.push(`${res.status()} ${res.url()}`);
       }
     });
-    await page.goto(`${sandbox.server.origin}/docs`);
-    // Rendered once the sidebar links to the spec's tags within the page.
+    await page.goto(`${sandbox.server.origin}${path}`);
+    // Rendered once the sidebar links to the spec's tags (or the tables' sections) within the page.
     try {
-      await page.locator('a[href="#/customers"]').waitFor();
+      await (
+        path === "/docs"
+          ? page.locator('a[href="#/customers"]')
+          : page.getByRole("heading", { name: "How values are read" }).first()
+      ).waitFor();
     } catch (err) {
       throw new Error(
         `The reference did not render. Requests to other hosts: ${JSON.stringify(offSite)}; ` +
@@ -85,16 +91,28 @@ describe("the API reference in a browser", () => {
         { cause: err },
       );
     }
-    return { page, problems, documents };
+    return { page, problems, documents, path };
   }
 
   /** Nothing went elsewhere or wrong, and the tab never left the reference. */
-  async function expectClean({ page, problems, documents }: DocsPage): Promise<void> {
+  async function expectClean({ page, problems, documents, path }: DocsPage): Promise<void> {
     await page.close();
     expect(offSite, "requests to hosts other than the sandbox").toEqual([]);
     expect(problems).toEqual([]);
-    expect(documents).toEqual([`200 ${sandbox.server.origin}/docs`]);
+    expect(documents).toEqual([`200 ${sandbox.server.origin}${path}`]);
   }
+
+  it("shows the magic-value tables at /docs/magic-values, linked from the reference", async () => {
+    const docs = await openDocs();
+    await docs.page.locator("#pages").getByRole("link", { name: "Magic values" }).click();
+    await docs.page.waitForURL(`${sandbox.server.origin}/docs/magic-values`);
+    await docs.page.close();
+    const tables = await openDocs("/docs/magic-values");
+    const row = tables.page.getByRole("row").filter({ hasText: "verification is rejected" });
+    await row.first().waitFor({ state: "visible" });
+    expect(await row.first().innerText()).toContain("002");
+    await expectClean(tables);
+  });
 
   it("shows the sandbox's own base URL as the server", async () => {
     const docs = await openDocs();

@@ -2,7 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -27,13 +27,24 @@ describe("starting the sandbox from the command line", () => {
       expect(tokenId).toBeTruthy();
       expect(secret).toBeTruthy();
 
-      // The printed curl line works as printed.
+      // At the default level nothing but the banner comes before it: no log line.
+      expect(first.output().trimStart()).toMatch(/^Payments platform sandbox is running/);
+      // The printed export lines and curl line work as printed, in one shell.
+      const exportLines = first.output().match(/^\s*export SANDBOX_\S+=.*$/gm) ?? [];
+      expect(exportLines.join("\n")).toContain(
+        `SANDBOX_TOKEN_ID=${tokenId} SANDBOX_TOKEN_SECRET=${secret}`,
+      );
       const curlLine = /^\s*(curl .*)$/m.exec(first.output())?.[1];
       expect(curlLine).toBeTruthy();
-      const { stdout } = await run("sh", ["-c", `${curlLine} -s -w '\\n%{http_code}'`]);
+      const script = `${exportLines.join("\n")}\n${curlLine} -s -w '\\n%{http_code}'`;
+      const { stdout } = await run("sh", ["-c", script]);
       expect(stdout.trim().split("\n").at(-1)).toBe("200");
       expect(JSON.parse(stdout.trim().split("\n")[0]!)).toMatchObject({ data: [] });
-      // The secret appears in the banner only, never in a log line.
+      // The secret appears in the banner only, never in a log line (the
+      // curl's access-log line is written as its answer goes out).
+      for (let i = 0; i < 200 && !first.output().includes('"request completed"'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       const logLines = first
         .output()
         .split("\n")
@@ -42,8 +53,10 @@ describe("starting the sandbox from the command line", () => {
       expect(logLines.join("\n")).not.toContain(secret!);
       expect(await first.stop()).toBe(0);
 
-      const second = await start(env);
+      // The second start names the folder to delete as seen from where it was started.
+      const second = await start({ ...env, INIT_CWD: tmpdir() });
       expect(second.output()).not.toContain(secret!);
+      expect(second.output()).toContain(`or delete ${relative(tmpdir(), dir)}`);
       const res = await fetch(`${second.baseUrl}/customers`, {
         headers: {
           Authorization: `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}`,
@@ -118,8 +131,11 @@ describe("a first run from a fresh clone", () => {
     try {
       const s = await start({}, { cwd });
       expect(existsSync(join(cwd, "data", "sandbox.db"))).toBe(true);
+      // The banner's lines, pasted into a shell as printed.
+      const exportLines = s.output().match(/^\s*export SANDBOX_\S+=.*$/gm) ?? [];
       const curlLine = /^\s*(curl .*)$/m.exec(s.output())?.[1];
-      const { stdout } = await run("sh", ["-c", `${curlLine} -s -w '\\n%{http_code}'`]);
+      const script = `${exportLines.join("\n")}\n${curlLine} -s -w '\\n%{http_code}'`;
+      const { stdout } = await run("sh", ["-c", script]);
       expect(stdout.trim().split("\n").at(-1)).toBe("200");
       expect(await s.stop()).toBe(0);
     } finally {

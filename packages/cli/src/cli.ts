@@ -3,6 +3,7 @@ import { advanceClock, showClock } from "./commands/clock.js";
 import { listEvents, replayEvent } from "./commands/events.js";
 import { listen } from "./commands/listen.js";
 import { loginOtp } from "./commands/login.js";
+import { tailLogs } from "./commands/logs.js";
 import { createPlatform, deletePlatform } from "./commands/platforms.js";
 import { FLOWS, quoteOutcomes, trigger } from "./commands/trigger.js";
 import {
@@ -10,6 +11,8 @@ import {
   DEFAULT_BASE_URL,
   ENV,
   connect,
+  httpUrl,
+  networkError,
   usageError,
   type CommandContext,
 } from "./context.js";
@@ -37,6 +40,11 @@ const OPTIONS = {
   // platforms create
   name: { type: "string" },
   "webhook-endpoint": { type: "string" },
+  // logs tail
+  status: { type: "string" },
+  method: { type: "string" },
+  path: { type: "string" },
+  "error-code": { type: "string" },
   // login otp
   code: { type: "string" },
   "key-file": { type: "string" },
@@ -44,6 +52,20 @@ const OPTIONS = {
 
 type OptionName = keyof typeof OPTIONS;
 const GLOBAL: readonly OptionName[] = ["base-url", "token-id", "token-secret", "json", "help"];
+/** The words each command takes after its name (more is a usage error). */
+const COMMAND_ARGUMENTS: Record<string, number> = {
+  listen: 0,
+  trigger: 1,
+  "events list": 0,
+  "events replay": 1,
+  "clock show": 0,
+  "clock advance": 1,
+  "platforms create": 0,
+  "platforms delete": 1,
+  "login otp": 1,
+  "logs tail": 0,
+};
+
 /** The options each command takes besides the global ones. */
 const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   listen: ["forward-to", "host", "port", "public-url"],
@@ -55,6 +77,7 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   "platforms create": ["name", "webhook-endpoint"],
   "platforms delete": [],
   "login otp": ["code", "key-file"],
+  "logs tail": ["status", "method", "path", "error-code"],
 };
 
 export function usage(): string {
@@ -78,6 +101,9 @@ Commands:
   platforms create [--name N] [--webhook-endpoint URL]
                                    A fresh isolated platform (needs the sandbox's own credentials)
   platforms delete <platformId>    Delete an isolated platform and everything it owns
+  logs tail [--status 4xx,500] [--method POST] [--path /customers] [--error-code C]
+                                   The platform's API requests as they happen: method, path,
+                                   status, error, latency, request id (filters: any of a list)
   login otp <credentialId> [--code C] [--key-file PATH]
                                    Log a wallet in with its EMAIL_OTP or SMS_OTP credential
                                    (code: the sandbox's accepting one; the session key is
@@ -107,6 +133,14 @@ function integer(name: string, value: string | undefined, min: number): number |
     throw usageError(`--${name} must be a whole number of at least ${min}`);
   }
   return Number(value);
+}
+
+/** "a,b, c" → ["a", "b", "c"]. */
+function list(value: string): string[] {
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
 }
 
 function positional(positionals: string[], index: number, what: string): string {
@@ -146,6 +180,14 @@ export async function run(
         throw usageError(`--${name} is not an option of ${key}`);
       }
     }
+    // "clock advance 6 minutes" must not quietly become 6 seconds.
+    const words = positionals.slice(key.split(" ").length);
+    const extra = words.slice(COMMAND_ARGUMENTS[key] ?? 0);
+    if (extra.length > 0) {
+      throw usageError(
+        `unexpected ${extra.length === 1 ? "argument" : "arguments"} "${extra.join(" ")}" after ${key}${words.length > extra.length ? ` ${words.slice(0, words.length - extra.length).join(" ")}` : ""}; see --help`,
+      );
+    }
 
     const env = streams.env;
     const tokenId = values["token-id"] ?? env[ENV.tokenId];
@@ -165,7 +207,9 @@ export async function run(
     switch (key) {
       case "listen":
         await listen(ctx, {
-          ...(values["forward-to"] !== undefined ? { forwardTo: values["forward-to"] } : {}),
+          ...(values["forward-to"] !== undefined
+            ? { forwardTo: httpUrl("forward-to", values["forward-to"]) }
+            : {}),
           host: values.host ?? "127.0.0.1",
           port: integer("port", values.port, 0) ?? 0,
           ...(values["public-url"] !== undefined ? { publicUrl: values["public-url"] } : {}),
@@ -207,6 +251,14 @@ export async function run(
       case "platforms delete":
         await deletePlatform(ctx, positional(positionals, 2, "the platform id"));
         break;
+      case "logs tail":
+        await tailLogs(ctx, {
+          ...(values.status !== undefined ? { status: list(values.status) } : {}),
+          ...(values.method !== undefined ? { method: list(values.method) } : {}),
+          ...(values.path !== undefined ? { path: values.path } : {}),
+          ...(values["error-code"] !== undefined ? { errorCode: list(values["error-code"]) } : {}),
+        });
+        break;
       case "login otp":
         await loginOtp(ctx, positional(positionals, 2, "the credential id"), {
           ...(values.code !== undefined ? { code: values.code } : {}),
@@ -231,8 +283,7 @@ export async function run(
     }
     // fetch failing to connect: the sandbox is not where the CLI looked.
     if (error instanceof TypeError && error.message === "fetch failed") {
-      const cause = (error as { cause?: { message?: string } }).cause?.message ?? "";
-      out.warn(`${out.bad("error:")} cannot reach the sandbox: ${cause}`);
+      out.warn(`${out.bad("error:")} cannot reach the sandbox: ${networkError(error)}`);
       return 1;
     }
     throw error;

@@ -73,3 +73,40 @@ function apiFailure(what: string, result: ApiResult<unknown>): CliError {
         : "";
   return new CliError(`${what} failed with ${result.response.status} ${detail}${hint}`);
 }
+
+/**
+ * What really went wrong with a fetch: undici reports every network failure
+ * as "fetch failed" and keeps the reason (connection refused, DNS, reset)
+ * in `cause`, an AggregateError when several addresses were tried.
+ */
+export function networkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === "TimeoutError") return `no answer in time (${error.message})`;
+  const cause = (error as { cause?: unknown }).cause;
+  if (!(cause instanceof Error)) return error.message;
+  if (cause instanceof AggregateError && cause.message === "") {
+    const first = cause.errors.find((e): e is Error => e instanceof Error);
+    if (first) return first.message;
+  }
+  const code = (cause as { code?: string }).code;
+  return cause.message !== "" ? cause.message : (code ?? error.message);
+}
+
+/**
+ * A URL as people type it: "localhost:8080/webhooks" means
+ * http://localhost:8080/webhooks. Anything that is then not an http(s) URL
+ * is a usage error naming the option.
+ */
+export function httpUrl(option: string, text: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw usageError(`--${option} "${text}" is not a URL (e.g. http://localhost:8080/webhooks)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw usageError(`--${option} must be an http:// or https:// URL, not ${url.protocol}//`);
+  }
+  return url.href;
+}

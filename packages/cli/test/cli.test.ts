@@ -1,4 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -7,6 +16,7 @@ import { QUOTE_DESTINATION_TABLE } from "@payments-sandbox/sandbox-rules";
 import { quoteOutcomes } from "../src/commands/trigger.js";
 import {
   cli,
+  cliBin,
   createTestPlatform,
   startCli,
   startForwardTarget,
@@ -179,6 +189,13 @@ describe("clock", () => {
 
     const bad = await cli(["clock", "advance", "soon"], platform.env);
     expect(bad.code).toBe(2);
+    // Extra words and unknown units are errors, not a quiet 6 seconds.
+    const words = await cli(["clock", "advance", "6", "minutes"], platform.env);
+    expect(words.code).toBe(2);
+    expect(words.stderr).toContain('unexpected argument "minutes"');
+    const unit = await cli(["clock", "advance", "6min"], platform.env);
+    expect(unit.code).toBe(2);
+    expect(unit.stderr).toContain('"6min" is not a duration');
     expect((await json<{ offsetSeconds: number }>(["clock", "show"])).offsetSeconds).toBe(5490);
   });
 
@@ -302,6 +319,40 @@ describe("listen and events", () => {
     }
   });
 
+  it("forwards to a URL typed without http://, and prints the network error of a failed forward", async () => {
+    const target = await startForwardTarget();
+    const withoutScheme = target.url.replace(/^http:\/\//, "");
+    // A port nothing listens on: the target's, once it is closed.
+    const closed = await startForwardTarget();
+    await closed.close();
+    const refusedUrl = closed.url.replace(/^http:\/\//, "");
+    const good = startCli(["listen", "--forward-to", withoutScheme], platform.env);
+    try {
+      await waitFor("listen to be ready", () => good.stdout().includes("Ready."));
+      expect(good.stdout()).toContain(`forwarded to ${target.url}`);
+      await json(["trigger", "kyc"]);
+      await waitFor("both KYC events forwarded", () => target.received.length >= 2);
+    } finally {
+      good.child.kill("SIGINT");
+      await good.exited;
+      await target.close();
+    }
+    const bad = startCli(["listen", "--forward-to", refusedUrl], platform.env);
+    try {
+      await waitFor("listen to be ready", () => bad.stdout().includes("Ready."));
+      await json(["trigger", "kyc"]);
+      await waitFor("a failed forward printed", () => bad.stdout().includes("failed:"));
+      expect(bad.stdout()).toMatch(/failed: connect ECONNREFUSED 127\.0\.0\.1:\d+/);
+      expect(bad.stdout()).not.toContain("fetch failed");
+    } finally {
+      bad.child.kill("SIGINT");
+      await bad.exited;
+    }
+    const nonsense = await cli(["listen", "--forward-to", "ftp://example.com/x"], platform.env);
+    expect(nonsense.code).toBe(2);
+    expect(nonsense.stderr).toContain("--forward-to must be an http:// or https:// URL");
+  });
+
   it("replay needs an endpoint, and lists filter by type", async () => {
     const done = await json<{ customerId: string }>(["trigger", "kyc"]);
     const pending = await json<{ data: EventRecord[] }>([
@@ -314,6 +365,84 @@ describe("listen and events", () => {
     const replay = await cli(["events", "replay", pending.data[0]!.id], platform.env);
     expect(replay.code).toBe(1);
     expect(replay.stderr).toContain("WEBHOOK_ENDPOINT_NOT_SET");
+  });
+});
+
+describe("logs tail", () => {
+  it("shows each API request as it happens, filtered, with --json one line per request", async () => {
+    const all = startCli(["logs", "tail"], platform.env);
+    const refused = startCli(
+      ["logs", "tail", "--status", "4xx", "--method", "post", "--path", "/customers", "--json"],
+      platform.env,
+    );
+    const byCode = startCli(
+      ["logs", "tail", "--error-code", "INVALID_INPUT", "--json"],
+      platform.env,
+    );
+    try {
+      for (const tail of [all, refused, byCode]) {
+        await waitFor(
+          "the tail to start",
+          () => tail.stdout().includes("Tailing") || tail.stderr().includes("Tailing"),
+        );
+      }
+      const api = platform.client;
+      const listed = await api.GET("/customers");
+      expect(listed.response.status).toBe(200);
+      const secret = "4111111111111111";
+      const bad = await api.POST("/customers", {
+        // A value the contract refuses, carrying something that must never be logged.
+        body: { customerType: "NOBODY", fullName: secret } as never,
+      });
+      expect(bad.response.status).toBe(400);
+      const requestId = bad.response.headers.get("X-Trace-Id")!;
+      await waitFor("both requests tailed", () => all.stdout().includes(requestId));
+      await waitFor("the refusal tailed as JSON", () => refused.stdout().includes(requestId));
+      await waitFor("the refusal tailed by code", () => byCode.stdout().includes(requestId));
+
+      const lines = all.stdout().trim().split("\n").slice(-2);
+      expect(lines[0]).toMatch(/GET +\/2025-10-13\/customers +200 +[\d.]+ ms +\S+/);
+      expect(lines[1]).toContain(`POST   /2025-10-13/customers  400 INVALID_INPUT`);
+      expect(lines[1]).toContain(requestId);
+
+      const json = refused
+        .stdout()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Schemas["SandboxRequestLogEntry"]);
+      expect(json).toHaveLength(1);
+      expect(json[0]).toMatchObject({
+        method: "POST",
+        path: "/2025-10-13/customers",
+        status: 400,
+        requestId,
+        error: { code: "INVALID_INPUT" },
+      });
+      expect(json[0]!.latencyMs).toBeGreaterThanOrEqual(0);
+      for (const tail of [all, refused, byCode]) {
+        expect(tail.stdout()).not.toContain(secret);
+        expect(tail.stdout()).not.toContain(platform.env.SANDBOX_TOKEN_SECRET!);
+      }
+    } finally {
+      for (const tail of [all, refused, byCode]) tail.child.kill("SIGINT");
+      for (const tail of [all, refused, byCode]) expect((await tail.exited).code).toBe(0);
+    }
+    const badStatus = await cli(["logs", "tail", "--status", "4x"], platform.env);
+    expect(badStatus.code).toBe(2);
+    expect(badStatus.stderr).toContain('--status "4x" is not a status');
+  });
+
+  it("shows only the platform's own requests", async () => {
+    const other = await createTestPlatform(sandbox, "other platform");
+    try {
+      await other.client.GET("/customers");
+      const page = await platform.client.GET("/sandbox/logs/requests");
+      expect(page.data!.data.filter((e) => e.path === "/2025-10-13/customers")).toEqual([]);
+      const theirs = await other.client.GET("/sandbox/logs/requests");
+      expect(theirs.data!.data.map((e) => e.path)).toEqual(["/2025-10-13/customers"]);
+    } finally {
+      await cli(["platforms", "delete", other.created.id], sandbox.rootEnv);
+    }
   });
 });
 
@@ -359,6 +488,25 @@ describe("login", () => {
 });
 
 describe("usage", () => {
+  it("says how to build the CLI when it is run before being built", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-unbuilt-"));
+    try {
+      // The package as a fresh clone has it: the bin, no dist.
+      mkdirSync(join(dir, "bin"));
+      copyFileSync(cliBin, join(dir, "bin", "payments-sandbox.js"));
+      writeFileSync(join(dir, "package.json"), '{"type":"module"}');
+      const run = spawnSync(process.execPath, [join(dir, "bin", "payments-sandbox.js"), "--help"], {
+        encoding: "utf8",
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain("payments-sandbox is not built yet");
+      expect(run.stderr).toContain("npm run sandbox");
+      expect(run.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|\n\s+at /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("prints help, and refuses missing credentials and unknown commands with exit code 2", async () => {
     const help = await cli(["--help"], {});
     expect(help.code).toBe(0);

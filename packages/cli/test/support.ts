@@ -14,7 +14,7 @@ import { createClient, type SandboxClient, type Schemas } from "@payments-sandbo
 // turbo before the tests (the server is a dev dependency for that reason).
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cliMain = join(here, "..", "bin", "payments-sandbox.js");
+export const cliBin = join(here, "..", "bin", "payments-sandbox.js");
 const serverMain = join(here, "..", "..", "..", "apps", "server", "dist", "main.js");
 
 export interface LiveSandbox {
@@ -93,7 +93,9 @@ export interface RunningCli {
 
 /** The CLI running in the background (for `listen`). */
 export function startCli(args: readonly string[], env: Record<string, string>): RunningCli {
-  const child = spawn(process.execPath, [cliMain, ...args], {
+  // From a folder outside the repository, as a partner runs it.
+  const child = spawn(process.execPath, [cliBin, ...args], {
+    cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

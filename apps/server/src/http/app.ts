@@ -10,6 +10,7 @@ import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
+import type { RequestLog } from "../areas/sandbox-logs/request-log.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { docsRoutes } from "./docs.js";
@@ -44,6 +45,8 @@ export interface AppOptions {
   checkHealth: () => Promise<void>;
   /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
   logPath?: (path: string) => string;
+  /** Sandbox only: each platform's recent requests, for GET /sandbox/logs/requests. */
+  requestLog?: RequestLog;
 }
 
 export function createApp(options: AppOptions): Express {
@@ -86,6 +89,8 @@ export function createApp(options: AppOptions): Express {
       }),
     );
   }
+
+  if (options.requestLog) app.use(API_BASE_PATH, recordRequests(options.requestLog, logPath));
 
   const apiText = readFileSync(openApiPath, "utf8");
   const doc = parse(apiText) as ApiDocument;
@@ -135,6 +140,48 @@ export function createApp(options: AppOptions): Express {
   app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
   app.use(errorHandler(log, logPath));
   return app;
+}
+
+/** The path of the request log's own operation, whose polls it does not list. */
+const REQUEST_LOG_PATH = "/sandbox/logs/requests";
+
+/**
+ * Adds each API request of a known platform to the sandbox's request log
+ * once its answer is sent: what identifies it and its outcome, nothing it
+ * carried (see RequestLog).
+ */
+function recordRequests(requestLog: RequestLog, logPath: (path: string) => string) {
+  return (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (req.path === REQUEST_LOG_PATH) return next();
+    const arrived = new Date();
+    const started = performance.now();
+    // Read now: Express puts the mount path back into req.url by the time an
+    // error handler outside the mount answers.
+    const path = logPath(req.originalUrl.split("?")[0] ?? "");
+    res.once("finish", () => {
+      const caller = res.locals.caller as { platformId: string } | undefined;
+      if (caller === undefined) return;
+      const apiError = res.locals.apiError as ApiError | undefined;
+      requestLog.record(caller.platformId, {
+        time: arrived.toISOString(),
+        method: req.method,
+        path,
+        status: res.statusCode,
+        latencyMs: Math.round((performance.now() - started) * 10) / 10,
+        requestId: res.locals.traceId as string,
+        ...(apiError
+          ? {
+              error: {
+                code: apiError.code,
+                message: apiError.message,
+                ...(apiError.reason !== undefined ? { reason: apiError.reason } : {}),
+              },
+            }
+          : {}),
+      });
+    });
+    next();
+  };
 }
 
 /** express-openapi-validator's options for the API (all but the document). */

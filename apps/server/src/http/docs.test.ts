@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openApiPath } from "../paths.js";
-import { withServer } from "./docs.js";
+import { renderMagicValuesMarkdown } from "@payments-sandbox/sandbox-rules";
+import { magicValuesDocument, withServer } from "./docs.js";
 
 describe("withServer", () => {
   it("replaces the top-level servers and keeps the rest of the spec as written", () => {
@@ -54,5 +55,19 @@ describe("withServer", () => {
     expect(servers).toBe(
       'servers:\n  - url: "http://127.0.0.1:4321/2025-10-13"\n    description: This sandbox\n',
     );
+  });
+});
+
+describe("magicValuesDocument", () => {
+  it("carries every magic-value table the sandbox evaluates, without the generated-file header", () => {
+    const document = magicValuesDocument();
+    const description = (document.info as { description: string }).description;
+    const markdown = renderMagicValuesMarkdown();
+    const headings = markdown.match(/^## .*$/gm) ?? [];
+    expect(headings.length).toBeGreaterThan(10);
+    for (const heading of headings) expect(description).toContain(heading);
+    expect(description).toContain("| `002`     | `kybStatus` `REJECTED`");
+    expect(description).not.toContain("Do not edit by hand");
+    expect(document.paths).toEqual({});
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import express, { type Router } from "express";
+import { GENERATED_HEADER, renderMagicValuesMarkdown } from "@payments-sandbox/sandbox-rules";
 import { docsDistPath, docsReferencePath, openApiPath } from "../paths.js";
 
 // The API reference at /docs and the spec it renders, at /openapi.yaml. The
@@ -8,6 +9,10 @@ import { docsDistPath, docsReferencePath, openApiPath } from "../paths.js";
 // names this sandbox's own base URL as its server, known only once the server
 // listens: the reference then shows, and code generated from the spec calls,
 // the sandbox that served it rather than the file's default.
+//
+// The magic-value tables are served beside it, at /docs/magic-values, by the
+// same page and Redoc: as a document without operations whose description is
+// the tables' markdown, rendered from the tables the sandbox evaluates.
 
 const SERVER_DESCRIPTION = "This sandbox";
 
@@ -24,6 +29,21 @@ export function withServer(spec: string, baseUrl: string): string {
   return `${spec.endsWith("\n") ? spec : `${spec}\n`}${block}`;
 }
 
+/** The magic-value tables as a document Redoc renders (its headings make the sidebar). */
+export function magicValuesDocument(): Record<string, unknown> {
+  const markdown = renderMagicValuesMarkdown();
+  const body = markdown.startsWith(GENERATED_HEADER)
+    ? markdown.slice(GENERATED_HEADER.length)
+    : markdown;
+  // The page's title is the document's; its first heading would repeat it.
+  const description = body.replace(/^\s*# [^\n]*\n/, "").trimStart();
+  return {
+    openapi: "3.1.0",
+    info: { title: "Sandbox magic values", version: "sandbox", description },
+    paths: {},
+  };
+}
+
 export function docsRoutes(apiBaseUrl: () => string): Router {
   const router = express.Router();
   let served: { baseUrl: string; text: string } | undefined;
@@ -34,7 +54,12 @@ export function docsRoutes(apiBaseUrl: () => string): Router {
     }
     res.type("application/yaml").send(served.text);
   });
-  router.get(["/docs", "/docs/"], (_req, res) => {
+  let magicValues: string | undefined;
+  router.get("/docs/magic-values.json", (_req, res) => {
+    magicValues ??= JSON.stringify(magicValuesDocument());
+    res.type("application/json").send(magicValues);
+  });
+  router.get(["/docs", "/docs/", "/docs/magic-values"], (_req, res) => {
     if (!existsSync(docsReferencePath)) {
       res.status(503).type("text/plain").send("API reference not built yet: run `npm run build`.");
       return;

@@ -87,8 +87,10 @@ export function errorHandler(log: Logger, logPath: (path: string) => string) {
     } else if (apiError.status >= 500) {
       log.error({ err, traceId: res.locals.traceId }, "server error");
     }
-    // The access log shows why a request was refused (http/app.ts).
+    // The access log shows why a request was refused (http/app.ts), and the
+    // sandbox's request log (`logs tail`) says it in words too.
     res.locals.errorCode = apiError.code;
+    res.locals.apiError = apiError;
     if (res.headersSent) {
       res.end();
       return;

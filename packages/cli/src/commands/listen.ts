@@ -8,7 +8,7 @@ import {
   type Schemas,
   type WebhookEnvelope,
 } from "@payments-sandbox/client";
-import { CliError, ok, type CommandContext } from "../context.js";
+import { CliError, networkError, ok, type CommandContext } from "../context.js";
 import { describeEvent } from "./events.js";
 
 export interface ListenOptions {
@@ -107,7 +107,7 @@ export async function listen(ctx: CommandContext, options: ListenOptions): Promi
         delivery.forwardStatus = forwarded.status;
         delivery.answered = forwarded.status;
       } catch (error) {
-        delivery.forwardError = error instanceof Error ? error.message : String(error);
+        delivery.forwardError = networkError(error);
         delivery.answered = 502;
       }
     }

@@ -3186,6 +3186,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/logs/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the platform's recent API requests
+         * @description Sandbox only. The most recent API requests made with your platform's credentials (up to 1,000, kept in the memory of the sandbox process that answered them), oldest first: method, path, status, the error's code, message and reason when refused, latency and the request id (the `X-Trace-Id` header of its response). Requests to this operation are not listed. Nothing the request carried is kept: no headers, query string or body, and paths without the tokens some carry. Pass `after` with the `lastSequence` of the previous page to follow new requests as they happen, as `payments-sandbox logs tail` does; without it, the newest `limit` requests. Requests refused before their credentials were recognised belong to no platform and are not listed.
+         */
+        get: operations["listSandboxRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/platforms": {
         parameters: {
             query?: never;
@@ -6915,6 +6935,38 @@ export interface components {
             offsetSeconds: number;
             /** @description Number of delayed outcomes that became due and were applied. */
             jobsRun: number;
+        };
+        /** @description Sandbox only: one API request of the platform, as `GET /sandbox/logs/requests` lists it. */
+        SandboxRequestLogEntry: {
+            /** @description Position in the platform's log; the next request has a higher one. */
+            sequence: number;
+            /**
+             * Format: date-time
+             * @description When the request arrived (real time, not the sandbox clock).
+             */
+            time: string;
+            /** @description HTTP method. */
+            method: string;
+            /** @description The path without its query string, tokens carried in it removed. */
+            path: string;
+            /** @description HTTP status of the answer. */
+            status: number;
+            /** @description Milliseconds from the request's arrival to the end of its answer. */
+            latencyMs: number;
+            /** @description The `X-Trace-Id` of the answer, which the server's log lines name too. */
+            requestId: string;
+            /** @description The Error object's code, message and reason, for an answer that was refused. */
+            error?: {
+                code: string;
+                message: string;
+                reason?: string;
+            };
+        };
+        /** @description Sandbox only: recent API requests of the platform. */
+        SandboxRequestLogPage: {
+            data: components["schemas"]["SandboxRequestLogEntry"][];
+            /** @description The sequence of the platform's newest request (0 when none); pass it as `after` to get only later ones. */
+            lastSequence: number;
         };
         /** @description Sandbox only: the new platform's name and, optionally, its webhook endpoint. */
         SandboxPlatformCreateRequest: {
@@ -18394,6 +18446,60 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SandboxClockAdvanceResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSandboxRequestLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests with a higher `sequence` than this.
+                 * @example 42
+                 */
+                after?: number;
+                /**
+                 * @description The most requests to return (default 100).
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requests, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sequence": 43,
+                     *           "time": "2025-10-13T09:30:00.125Z",
+                     *           "method": "POST",
+                     *           "path": "/2025-10-13/customers",
+                     *           "status": 400,
+                     *           "latencyMs": 4,
+                     *           "requestId": "6f1d6c1e-2b5e-4c1a-9d3f-8a7b6c5d4e3f",
+                     *           "error": {
+                     *             "code": "INVALID_INPUT",
+                     *             "message": "Invalid request: customerType: must be equal to one of the allowed values"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "lastSequence": 43
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxRequestLogPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
