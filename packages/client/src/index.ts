@@ -82,6 +82,7 @@ export {
   SandboxApiError,
   WalletFlowError,
   completeOtpLogin,
+  executeWalletQuote,
   isSignedRequestChallenge,
   logout,
   oauthLogin,
@@ -93,11 +94,13 @@ export {
   passkeyAttestation,
   passkeyCreationOptions,
   passkeyLogin,
+  payFromWallet,
   refreshSession,
   registerPasskey,
   signed,
   signedRetryHeaders,
   startOtpLogin,
+  walletPayloadToSign,
 } from "./wallet.js";
 export type {
   ApiErrorBody,
@@ -110,9 +113,12 @@ export type {
   PasskeyAttestationCredential,
   PasskeyCreationOptions,
   PasskeyRequestOptions,
+  Quote,
+  QuoteRequest,
   SignedRequestChallenge,
   SignedRetryHeaders,
   Signer,
+  WalletPaymentOptions,
   WalletSession,
 } from "./wallet.js";
 // The key helpers a wallet app needs, so one package is enough to log in and sign.
