@@ -27,7 +27,6 @@ import { OwnershipVerification } from "./areas/external-accounts/ownership.js";
 import { BulkCustomerImport } from "./areas/customers/bulk-import.js";
 import { QuotePayments } from "./areas/quotes/payment.js";
 import { QuoteService } from "./areas/quotes/service.js";
-import type { SignedRequestGuard } from "./areas/quotes/signed-request-guard.js";
 import { TransactionService } from "./areas/transactions/service.js";
 import { TransferService } from "./areas/transfers/service.js";
 import { UmaDirectory } from "./areas/uma/directory.js";
@@ -47,7 +46,6 @@ import { SessionService } from "./areas/auth/sessions.js";
 import { DelegatedKeyService } from "./areas/auth/delegated-keys.js";
 import { WalletService } from "./areas/internal-accounts/wallet-service.js";
 import { SignedRequests } from "./signing/signed-requests.js";
-import { walletSignatureGuard } from "./signing/wallet-signature-guard.js";
 import { WebhookService } from "./areas/webhooks/service.js";
 import { systemClock, type Clock } from "./clock.js";
 import {
@@ -163,11 +161,6 @@ export interface StartOptions {
   log?: Logger;
   /** Extra job handlers (tests use this to exercise the worker itself). */
   registerJobs?: (handlers: JobHandlers) => void;
-  /**
-   * Checks the signed retry of embedded-wallet quote execution. Absent: quotes
-   * from EMBEDDED_WALLET accounts execute without a wallet signature.
-   */
-  signedRequestGuard?: SignedRequestGuard;
   /** Test seam: runs after an Idempotency-Key is claimed, before its operation. */
   afterIdempotencyClaim?: (key: string) => Promise<void>;
 }
@@ -256,7 +249,7 @@ export async function startServer(
     umaDirectory,
     quotePayments,
     transactions,
-    { signedRequestGuard: options.signedRequestGuard ?? walletSignatureGuard(signing, data) },
+    signing,
   );
   const umaReceive = new UmaReceiveService(services, umaDirectory, customers, transactions);
   const receivers = new ReceiverService(services, customers, externalAccounts, umaDirectory);

@@ -86,7 +86,6 @@ export interface SandboxOptions {
   /** Extra environment for loadConfig (e.g. JOB_POLL_MS). */
   env?: Record<string, string>;
   registerJobs?: StartOptions["registerJobs"];
-  signedRequestGuard?: StartOptions["signedRequestGuard"];
   afterIdempotencyClaim?: StartOptions["afterIdempotencyClaim"];
   /** The server's logger (silent unless TEST_LOG_LEVEL says otherwise). */
   log?: StartOptions["log"];
@@ -119,7 +118,6 @@ export async function startSandbox(
   const server = await startServer(config, {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.registerJobs ? { registerJobs: options.registerJobs } : {}),
-    ...(options.signedRequestGuard ? { signedRequestGuard: options.signedRequestGuard } : {}),
     ...(options.afterIdempotencyClaim
       ? { afterIdempotencyClaim: options.afterIdempotencyClaim }
       : {}),

@@ -295,25 +295,15 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000)
   throw new Error("condition not met in time");
 }
 
-/**
- * POST /quotes/{quoteId}/execute. Its 200 is the Quote and its 202 (an
- * embedded wallet's signed-retry challenge) the challenge: split them.
- */
+/** POST /quotes/{quoteId}/execute, with the headers given (a wallet's stamp, an Idempotency-Key). */
 export async function executeQuote(
   client: SandboxClient,
   quoteId: string,
   headers: Record<string, string> = {},
 ) {
-  const res = await client.POST("/quotes/{quoteId}/execute", {
+  return client.POST("/quotes/{quoteId}/execute", {
     params: { path: { quoteId }, header: headers },
   });
-  return {
-    response: res.response,
-    error: res.error,
-    data: res.response.status === 200 ? (res.data as Schemas["Quote"]) : undefined,
-    challenge:
-      res.response.status === 202 ? (res.data as Schemas["SignedRequestChallenge"]) : undefined,
-  };
 }
 
 /**

@@ -170,9 +170,10 @@ describe("the packed client, installed outside the repository", () => {
       expect(network).toContain("return reversed: SETTLED; balance 4500");
     }, 120_000);
 
-    it("runs the wallet guide: logins, signed actions, refresh and logout", async () => {
+    it("runs the wallet guide: logins, signed actions, a payment, refresh and logout", async () => {
       const stdout = await runScript("wallet-guide.mts");
       expect(stdout).toMatch(/^logged in by EMAIL_OTP, session Session:\S+$/m);
+      expect(stdout).toContain("paid 5000 USDB, signed by the session key");
       expect(stdout).toContain("logged in by OAUTH, session key opened");
       expect(stdout).toContain("refreshed: the new key signs, the old one is refused");
     }, 90_000);

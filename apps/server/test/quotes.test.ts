@@ -6,8 +6,6 @@ import {
   SANDBOX_SCA_CODE,
   SCA_SESSION_SECONDS,
 } from "@payments-sandbox/sandbox-rules";
-import { ApiError } from "../src/errors.js";
-import type { SignedRequestGuard } from "../src/areas/quotes/signed-request-guard.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import {
   advanceClock,
@@ -750,85 +748,5 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     const replay = await execute(sandbox.client, quote.id, held);
     expect(replay.data).toEqual(other.data);
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
-  });
-});
-
-describe.each(databases)("the signed-retry hook of quote execution on %s", (kind) => {
-  let sandbox: TestSandbox;
-  const checked: { accountId: string; action: string; parameters: Record<string, unknown> }[] = [];
-  // A stand-in for the wallet-signature check that lives elsewhere: it only
-  // shows where execution consults it and what it does with the answers.
-  const guard: SignedRequestGuard = {
-    async check(request) {
-      checked.push({
-        accountId: request.accountId,
-        action: request.action,
-        parameters: request.parameters,
-      });
-      if (request.headers.signature === undefined) {
-        return {
-          kind: "CHALLENGE",
-          challenge: {
-            payloadToSign: JSON.stringify(request.parameters),
-            requestId: `Request:${randomUUID()}`,
-            expiresAt: new Date(Date.now() + 300_000).toISOString(),
-          },
-        };
-      }
-      if (request.headers.signature !== "stand-in-stamp" || !request.headers.requestId) {
-        throw new ApiError(401, "WALLET_SIGNATURE_INVALID", "stand-in guard rejected the stamp");
-      }
-      return { kind: "AUTHORIZED" };
-    },
-  };
-  beforeAll(async () => {
-    sandbox = await startSandbox(kind, { signedRequestGuard: guard });
-  });
-  afterAll(async () => {
-    await sandbox?.stop();
-  });
-
-  it("asks the guard for an EMBEDDED_WALLET source only, and keeps the key free across the 202 and a 401", async () => {
-    const customer = await createCustomer(sandbox.client);
-    // USDB is the embedded wallet's currency: adding it opens the wallet.
-    const wallet = await createAccount(sandbox.client, customer.id, "USDB", FUNDED);
-    expect(wallet.type).toBe("EMBEDDED_WALLET");
-    const iban = await createIban(sandbox.client, customer.id, "000");
-    const quote = await quoteToIban(sandbox.client, wallet.id, iban.id);
-    const key = randomUUID();
-
-    const firstLeg = await execute(sandbox.client, quote.id, key);
-    expect(firstLeg.response.status).toBe(202);
-    expect(checked.at(-1)).toEqual({
-      accountId: wallet.id,
-      action: "ACTIVITY_TYPE_EXECUTE_QUOTE",
-      parameters: { quoteId: quote.id },
-    });
-    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
-    const challenge = firstLeg.challenge!;
-
-    // A rejected stamp does not use up the key either.
-    const bad = await executeQuote(sandbox.client, quote.id, {
-      "Idempotency-Key": key,
-      "Service-Wallet-Signature": "forged",
-      "Request-Id": challenge.requestId,
-    });
-    expect(bad.error).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
-    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED);
-
-    const retry = await executeQuote(sandbox.client, quote.id, {
-      "Idempotency-Key": key,
-      "Service-Wallet-Signature": "stand-in-stamp",
-      "Request-Id": challenge.requestId,
-    });
-    expect(retry.response.status).toBe(200);
-    expect(retry.data).toMatchObject({ status: "COMPLETED" });
-    expect(await balanceOf(sandbox.client, wallet.id)).toBe(FUNDED - quote.totalSendingAmount);
-
-    const calls = checked.length;
-    const standard = await createAccount(sandbox.client, customer.id, "USD", FUNDED);
-    const plain = await quoteToIban(sandbox.client, standard.id, iban.id);
-    expect((await execute(sandbox.client, plain.id)).data?.status).toBe("COMPLETED");
-    expect(checked).toHaveLength(calls);
   });
 });

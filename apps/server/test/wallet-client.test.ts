@@ -2,23 +2,30 @@ import {
   SandboxApiError,
   WalletFlowError,
   completeOtpLogin,
+  executeWalletQuote,
   generateP256KeyPair,
   otpLogin,
   passkeyCreationOptions,
   passkeyLogin,
+  payFromWallet,
   registerPasskey,
   signed,
   startOtpLogin,
+  walletPayloadToSign,
   type PasskeyRequestOptions,
+  type QuoteRequest,
 } from "@payments-sandbox/client";
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { balanceOf, createAccount, createBankAccount, fund } from "./money-helpers.js";
 import { SoftwareAuthenticator } from "./support/authenticator.js";
 import { createWallet, type Wallet } from "./support/wallet.js";
 
 // The client's wallet flows where the guides do not go: a passkey registered
 // and used from Node (the credentials in their JSON form, as a server relays
-// them), the OTP login in two steps, and the typed errors of each flow.
+// them), the OTP login in two steps, paying from the wallet, and the typed
+// errors of each flow.
 
 const APP_ORIGIN = "http://localhost:3000";
 
@@ -100,6 +107,55 @@ describe.each(databases)("the client's wallet flows on %s", (kind) => {
     );
     expect(account.privateEnabled).toBe(true);
   });
+
+  it("pays from the wallet in one call: the quote made, its payload stamped, executed once", async () => {
+    // A wallet of its own: its logins count against no other test's OTP limits.
+    const payer = await createWallet(sandbox);
+    const session = await otpLogin(sandbox.client, payer.emailMethodId, { code: "000000" });
+    await fund(sandbox.client, payer.accountId, 50_000);
+    const iban = await createBankAccount(sandbox.client, payer.customerId, "000", "EUR");
+    const request: QuoteRequest = {
+      source: { sourceType: "ACCOUNT", accountId: payer.accountId },
+      destination: { destinationType: "ACCOUNT", accountId: iban.id },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 5_000,
+    };
+    const before = await balanceOf(sandbox.client, payer.accountId);
+
+    const paid = await payFromWallet(sandbox.client, request, session);
+    expect(paid).toMatchObject({ status: "COMPLETED", totalSendingAmount: 5_000 });
+    expect(JSON.parse(walletPayloadToSign(paid))).toMatchObject({
+      type: "ACTIVITY_TYPE_EXECUTE_QUOTE",
+      parameters: { quoteId: paid.id, sourceAccountId: payer.accountId },
+    });
+    expect(await balanceOf(sandbox.client, payer.accountId)).toBe(before - 5_000);
+
+    // Made first, executed with a key: a retry with the key replays the execution.
+    const { data: quote } = await sandbox.client.POST("/quotes", { body: request });
+    const idempotencyKey = randomUUID();
+    const executed = await executeWalletQuote(sandbox.client, quote!, session, { idempotencyKey });
+    const replayed = await executeWalletQuote(sandbox.client, quote!, session, { idempotencyKey });
+    expect(replayed).toEqual(executed);
+    expect(await balanceOf(sandbox.client, payer.accountId)).toBe(before - 10_000);
+
+    // A key of no session of this wallet is refused, and nothing moves.
+    const refused = await payFromWallet(sandbox.client, request, generateP256KeyPair()).catch(
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(SandboxApiError);
+    expect(refused).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+    expect(await balanceOf(sandbox.client, payer.accountId)).toBe(before - 10_000);
+
+    // A quote from another kind of account has nothing for the wallet to sign.
+    const usd = await createAccount(sandbox.client, payer.customerId, "USD", 10_000);
+    const notFromWallet = await payFromWallet(
+      sandbox.client,
+      { ...request, source: { sourceType: "ACCOUNT", accountId: usd.id } },
+      session,
+    ).catch((err: unknown) => err);
+    expect(notFromWallet).toBeInstanceOf(WalletFlowError);
+    expect(notFromWallet).toMatchObject({ step: "wallet-quote" });
+  }, 90_000);
 
   it("throws SandboxApiError with the API's code and reason", async () => {
     const refused = await otpLogin(sandbox.client, wallet.emailMethodId, { code: "123456" }).catch(

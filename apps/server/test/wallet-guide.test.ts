@@ -37,12 +37,13 @@ describe.each(databases)("the wallet guide on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  it("runs as printed: OTP, SMS and OAuth logins, signed actions, refresh, logout", async () => {
+  it("runs as printed: OTP, SMS and OAuth logins, signed actions, a payment, refresh, logout", async () => {
     const stdout = await runGuideScript(sandbox, scriptFile);
     const lines = stdout.trim().split("\n");
     expect(lines.slice(0, -1)).toEqual([
       expect.stringMatching(/^logged in by EMAIL_OTP, session Session:\S+$/),
       "privacy on, signed by the session key",
+      "paid 5000 USDB, signed by the session key",
       "logged in by SMS_OTP too",
       "logged in by OAUTH, session key opened",
       "refreshed: the new key signs, the old one is refused",
@@ -53,13 +54,17 @@ describe.each(databases)("the wallet guide on %s", (kind) => {
       sessionId: string;
     };
 
-    // As the API sees it afterwards: privacy off again, the session gone,
-    // the SMS and OAuth sessions still there.
+    // As the API sees it afterwards: privacy off again, the payment taken
+    // from the wallet, the session gone, the SMS and OAuth sessions still there.
     const accounts = await sandbox.client.GET("/customers/internal-accounts", {
       params: { query: { customerId, type: "EMBEDDED_WALLET" } },
     });
     expect(accounts.data?.data).toEqual([
-      expect.objectContaining({ id: accountId, privateEnabled: false }),
+      expect.objectContaining({
+        id: accountId,
+        privateEnabled: false,
+        balance: expect.objectContaining({ amount: 5_000 }),
+      }),
     ]);
     const sessions = await sandbox.client.GET("/auth/sessions", {
       params: { query: { accountId } },

@@ -95,6 +95,7 @@ export {
   SandboxApiError,
   WalletFlowError,
   completeOtpLogin,
+  executeWalletQuote,
   isSignedRequestChallenge,
   logout,
   oauthLogin,
@@ -106,11 +107,13 @@ export {
   passkeyAttestation,
   passkeyCreationOptions,
   passkeyLogin,
+  payFromWallet,
   refreshSession,
   registerPasskey,
   signed,
   signedRetryHeaders,
   startOtpLogin,
+  walletPayloadToSign,
 } from "./wallet.js";
 export type {
   ApiErrorBody,
@@ -123,9 +126,12 @@ export type {
   PasskeyAttestationCredential,
   PasskeyCreationOptions,
   PasskeyRequestOptions,
+  Quote,
+  QuoteRequest,
   SignedRequestChallenge,
   SignedRetryHeaders,
   Signer,
+  WalletPaymentOptions,
   WalletSession,
 } from "./wallet.js";
 // The key helpers a wallet app needs, so one package is enough to log in and sign.

@@ -276,6 +276,7 @@ export interface Quote {
   scaFactor: string | null;
   scaExpiresAt: Date | null;
   scaAttempts: Generated<number>;
+  payloadToSign: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

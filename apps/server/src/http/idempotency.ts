@@ -16,12 +16,6 @@ import type { RequestContext } from "./context.js";
 export interface IdempotentResult {
   status: number;
   body: unknown;
-  /**
-   * False for a response that is not the operation's result, such as the 202
-   * challenge of a signed retry: the key is released instead of stored, so
-   * the signed retry can reuse it.
-   */
-  final?: boolean;
 }
 
 export interface IdempotencyOptions {
@@ -95,10 +89,6 @@ export class IdempotencyStore {
         throw err;
       }
       result = { status: err.status, body: err.toBody() };
-    }
-    if (result.final === false) {
-      await this.release(platformId, key);
-      return { ...result, replayed: false };
     }
     await this.db.execute(
       q

@@ -9,7 +9,6 @@ import {
   type PublicOperationId,
   type Reply,
   type RequestHeaderName,
-  type SuccessStatus,
 } from "./operation-types.js";
 
 // Operations are the unit: each area exports a handler per operationId, typed
@@ -35,8 +34,6 @@ export type Handler<Op extends OperationId> = (
 /** A handler that honours `Idempotency-Key` (see idempotency.ts). */
 export interface IdempotentOperation<Op extends OperationId> {
   readonly idempotency: IdempotencyStore;
-  /** Replies that are not the operation's result: the key is released for a retry. */
-  readonly notFinal: readonly SuccessStatus<Op>[];
   readonly handler: Handler<Op>;
 }
 
@@ -48,17 +45,12 @@ export type Handlers<Ids extends OperationId> = { [Op in Ids]: OperationEntry<Op
 /** A handler for every operation the API serves. */
 export type ApiHandlers = Handlers<OperationId>;
 
-/**
- * Runs the handler once per Idempotency-Key (the header the operation
- * declares); `notFinal` names replies that are not its result, such as the
- * 202 challenge of a signed retry.
- */
+/** Runs the handler once per Idempotency-Key (the header the operation declares). */
 export function idempotent<Op extends IdempotentOperationId>(
   store: IdempotencyStore,
   handler: Handler<Op>,
-  options: { notFinal?: readonly SuccessStatus<Op>[] } = {},
 ): IdempotentOperation<Op> {
-  return { idempotency: store, notFinal: options.notFinal ?? [], handler };
+  return { idempotency: store, handler };
 }
 
 /** Request headers that operations declare, read for their handlers. */
@@ -96,12 +88,10 @@ interface Entry {
   handler: ErasedHandler;
   /** An operation without security: its handler gets a PublicContext. */
   public: boolean;
-  idempotency?: { store: IdempotencyStore; notFinal: readonly number[] };
+  idempotency?: IdempotencyStore;
 }
 
-type ErasedEntry =
-  | ErasedHandler
-  | { idempotency: IdempotencyStore; notFinal: readonly number[]; handler: ErasedHandler };
+type ErasedEntry = ErasedHandler | { idempotency: IdempotencyStore; handler: ErasedHandler };
 
 const PUBLIC: ReadonlySet<string> = new Set(PUBLIC_OPERATIONS);
 
@@ -117,7 +107,7 @@ function entryOf(operationId: string, operation: ApiHandlers[OperationId]): Entr
   return {
     handler: erased.handler,
     public: isPublic,
-    idempotency: { store: erased.idempotency, notFinal: erased.notFinal },
+    idempotency: erased.idempotency,
   };
 }
 
@@ -210,10 +200,9 @@ export function operationDispatcher(handlers: ApiHandlers) {
       return;
     }
     const request = { operationId, key, params: input.params, body: input.body, ctx };
-    const reply = await runIdempotent(idempotency.store, request, async () => {
+    const reply = await runIdempotent(idempotency, request, async () => {
       const result = await entry.handler(input, ctx);
-      const final = !idempotency.notFinal.includes(result.status);
-      return { status: result.status, body: result.body, final };
+      return { status: result.status, body: result.body };
     });
     send(res, reply);
   };

@@ -267,21 +267,63 @@ export class SignedRequests {
 
     // SESSION: the stamp's key must be an active session key of this account
     // (CUSTOMER_SESSION: of any embedded wallet of this customer).
+    approval.sessionId = await this.sessionOf(ctx, signer, {
+      kind: challenge.signerKind === "CUSTOMER_SESSION" ? "CUSTOMER_SESSION" : "SESSION",
+      accountId: challenge.accountId,
+      now,
+    });
+    return approval;
+  }
+
+  /**
+   * A stamp sent with the request itself, over a payload the caller already
+   * holds (a quote's `payloadToSign`): no challenge, no Request-Id. The
+   * signer must be a key of an active, unexpired session of `accountId`.
+   * Returns that session's id; 401 WALLET_SIGNATURE_MISSING, _MALFORMED or
+   * _INVALID otherwise, each with a reason.
+   */
+  async verifySessionStamp(
+    ctx: RequestContext,
+    header: string | undefined,
+    payload: string,
+    accountId: string,
+  ): Promise<string> {
+    if (header === undefined) {
+      throw walletError(
+        "WALLET_SIGNATURE_MISSING",
+        "Service-Wallet-Signature is required for this request.",
+        "Stamp the payloadToSign of this request with a session key of the wallet and send it in Service-Wallet-Signature",
+      );
+    }
+    const signer = await signerOf(requireWellFormed(header), payload);
+    return this.sessionOf(ctx, signer, { kind: "SESSION", accountId, now: ctx.clock.now() });
+  }
+
+  /**
+   * The active, unexpired session whose key is `signer`: of the account
+   * (SESSION), or of any embedded wallet of the customer `accountId` names
+   * (CUSTOMER_SESSION). 401 WALLET_SIGNATURE_INVALID when there is none.
+   */
+  private async sessionOf(
+    ctx: RequestContext,
+    signer: string,
+    scope: { kind: "SESSION" | "CUSTOMER_SESSION"; accountId: string; now: Date },
+  ): Promise<string> {
     const sessions = q
       .selectFrom("AuthSession")
       .select("AuthSession.id")
       .where("AuthSession.platformId", "=", ctx.platformId)
       .where("AuthSession.publicKey", "=", signer)
       .where("AuthSession.revokedAt", "is", null)
-      .where("AuthSession.expiresAt", ">", now);
+      .where("AuthSession.expiresAt", ">", scope.now);
     const session = await this.services.data.one(
-      challenge.signerKind === "CUSTOMER_SESSION"
+      scope.kind === "CUSTOMER_SESSION"
         ? sessions
             .innerJoin("InternalAccount", "InternalAccount.id", "AuthSession.accountId")
-            .where("InternalAccount.customerId", "=", challenge.accountId)
+            .where("InternalAccount.customerId", "=", scope.accountId)
             .where("InternalAccount.platformId", "=", ctx.platformId)
             .where("InternalAccount.type", "=", "EMBEDDED_WALLET")
-        : sessions.where("AuthSession.accountId", "=", challenge.accountId),
+        : sessions.where("AuthSession.accountId", "=", scope.accountId),
     );
     if (!session) {
       // A delegated key is found, and refused: it signs only what its scope
@@ -301,8 +343,7 @@ export class SignedRequests {
           : "Signer is not an active session key of this wallet",
       );
     }
-    approval.sessionId = session.id;
-    return approval;
+    return session.id;
   }
 
   /**

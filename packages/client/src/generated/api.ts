@@ -1493,7 +1493,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents use `POST /agents/me/quotes/{quoteId}/execute`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an `EMBEDDED_WALLET` account, the quote carries `paymentInstructions[].accountOrWalletInfo.payloadToSign`: stamp it, byte for byte, with the key of an active session of that wallet and send the stamp in `Service-Wallet-Signature`; the quote executes at once, in this one call. A missing stamp is 401 `WALLET_SIGNATURE_MISSING`, one that is not a well-formed stamp 401 `WALLET_SIGNATURE_MALFORMED`, and one that does not verify over this quote's payload or whose key is not an active, unexpired session key of the source wallet 401 `WALLET_SIGNATURE_INVALID`, each with a `reason`; nothing moves. The stamp is good as long as the quote (`expiresAt`), and only once, since an executed quote is not PENDING any more. Other sources need no stamp. The sending amount is debited, guarded so that the balance never goes negative (400 `INSUFFICIENT_BALANCE` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 401 is not stored: the key stays free for the corrected request). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents use `POST /agents/me/quotes/{quoteId}/execute`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -2017,7 +2017,7 @@ export interface paths {
         put?: never;
         /**
          * Execute one of the agent's quotes
-         * @description Submits the execution of a quote this agent made, as an `EXECUTE_QUOTE` action. Needs `EXECUTE_QUOTES`, and the sending amount must be within the policy (403 `FORBIDDEN`, 400 `AMOUNT_OUT_OF_RANGE`, 403 `VELOCITY_LIMIT_EXCEEDED`). Within the policy's automatic range the quote is paid at once and the action is APPROVED with its `transaction`; above `approvalThresholds.amount`, or from an account whose execution mode is APPROVAL_REQUIRED, the action waits in PENDING_APPROVAL (an `AGENT_ACTION.PENDING_APPROVAL` webhook tells the platform) and nothing moves until the platform approves it. A quote that is not PENDING any more is 409 `INVALID_STATE_TRANSITION`; an expired one 400. A quote funded from an EMBEDDED_WALLET account needs the wallet's signature (`Service-Wallet-Signature`); without a valid one the answer is 401.
+         * @description Submits the execution of a quote this agent made, as an `EXECUTE_QUOTE` action. Needs `EXECUTE_QUOTES`, and the sending amount must be within the policy (403 `FORBIDDEN`, 400 `AMOUNT_OUT_OF_RANGE`, 403 `VELOCITY_LIMIT_EXCEEDED`). Within the policy's automatic range the quote is paid at once and the action is APPROVED with its `transaction`; above `approvalThresholds.amount`, or from an account whose execution mode is APPROVAL_REQUIRED, the action waits in PENDING_APPROVAL (an `AGENT_ACTION.PENDING_APPROVAL` webhook tells the platform) and nothing moves until the platform approves it. A quote that is not PENDING any more is 409 `INVALID_STATE_TRANSITION`; an expired one 400. A quote funded from an EMBEDDED_WALLET account needs the wallet's stamp over the quote's `paymentInstructions[].accountOrWalletInfo.payloadToSign` in `Service-Wallet-Signature`, as on `POST /quotes/{quoteId}/execute`; without a valid one the answer is 401 and nothing is submitted.
          */
         post: operations["agentExecuteQuote"];
         delete?: never;
@@ -7338,9 +7338,14 @@ export interface components {
              */
             accountType: "EGP_ACCOUNT";
         };
+        /** @description How a quote from an `EMBEDDED_WALLET` account is paid. The wallet authorizes the payment by signing `payloadToSign`. */
         PaymentEmbeddedWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & {
             /** @enum {string} */
             accountType: "EMBEDDED_WALLET";
+            /**
+             * @description Canonical JSON (keys sorted, no whitespace) that the source wallet signs to execute this quote: `type` is `ACTIVITY_TYPE_EXECUTE_QUOTE`; `parameters` binds the quote id, the source account, the destination, both amounts (minor units, as strings) with their currencies, and the quote's `expiresAt`; `timestampMs` is when the quote was made. Stamp it as is, byte for byte, with the key of an active session of the wallet and send the stamp in `Service-Wallet-Signature` on `POST /quotes/{quoteId}/execute`. It is good until the quote expires.
+             * @example {"organizationId":"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1","parameters":{"destination":{"accountId":"ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859","destinationType":"ACCOUNT"},"expiresAt":"2025-10-13T09:35:00.000Z","quoteId":"Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d","receivingAmount":"8600","receivingCurrency":"EUR","sendingAmount":"10077","sendingCurrency":"USDB","sourceAccountId":"InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"},"timestampMs":"1760347800000","type":"ACTIVITY_TYPE_EXECUTE_QUOTE"}
+             */
             payloadToSign: string;
         } & {
             /**
@@ -10152,7 +10157,7 @@ export interface components {
          */
         Cursor: string;
         /**
-         * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+         * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
          * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
          */
         ServiceWalletSignature: string;
@@ -10747,7 +10752,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -11629,7 +11634,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -11733,7 +11738,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -13846,15 +13851,10 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
-                /**
-                 * @description The `requestId` of the challenge being answered, echoed exactly.
-                 * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
-                 */
-                "Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /**
@@ -13914,22 +13914,6 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            /** @description Embedded wallet source: stamp `payloadToSign` and retry. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"quoteId\":\"Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_EXECUTE_QUOTE\"}",
-                     *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
-                     *       "expiresAt": "2025-10-13T09:35:00Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SignedRequestChallenge"];
-                };
-            };
             /** @description The quote cannot be executed as requested. */
             400: {
                 headers: {
@@ -13939,7 +13923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description API credentials are invalid, or the wallet signature or `Request-Id` of the retry was rejected. */
+            /** @description API credentials are invalid, or the quote's source is an `EMBEDDED_WALLET` and `Service-Wallet-Signature` is missing, malformed, or not a stamp over this quote's `payloadToSign` by an active session key of that wallet. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14982,7 +14966,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15670,7 +15654,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15742,7 +15726,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15841,7 +15825,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15972,7 +15956,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -16058,7 +16042,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -16164,7 +16148,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];

@@ -2,6 +2,7 @@ import { ApiError, invalidInput } from "../../errors.js";
 import type { AgentPrincipal, RequestContext } from "../../http/context.js";
 import { idempotent, type Handler, type Handlers } from "../../http/operations.js";
 import type { IdempotencyStore } from "../../http/idempotency.js";
+import { walletHeaders } from "../../signing/headers.js";
 import type { ExternalAccountService } from "../external-accounts/service.js";
 import type { InternalAccountService } from "../internal-accounts/service.js";
 import type { QuoteService } from "../quotes/service.js";
@@ -120,21 +121,13 @@ export function agentMeRoutes(s: AgentSurface): Handlers<MeOperation> {
     agentExecuteQuote: idempotent(
       s.idempotency,
       admitted("agentExecuteQuote", async ({ params, headers }, ctx) => {
-        const result = await s.quotes.execute(
+        const quote = await s.quotes.execute(
           ctx,
           params.quoteId,
-          { signature: headers["Service-Wallet-Signature"], requestId: undefined },
+          walletHeaders(headers).signature,
           undefined,
         );
-        if (result.kind === "CHALLENGE") {
-          // The agent operation has no signed retry: the signature comes with the first call.
-          throw new ApiError(
-            401,
-            "UNAUTHORIZED",
-            "This quote is paid from an EMBEDDED_WALLET account: send the wallet's signature in Service-Wallet-Signature",
-          );
-        }
-        const transactionId = result.quote.transactionId;
+        const transactionId = quote.transactionId;
         if (transactionId === undefined) throw new Error("an executed quote has no transaction");
         return { status: 200, body: await s.agents.actionOf(ctx, transactionId) };
       }),

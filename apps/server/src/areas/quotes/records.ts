@@ -22,8 +22,24 @@ function majorUnits(amount: bigint): string {
   return `${amount / 100n}.${cents.toString().padStart(2, "0")}`;
 }
 
-/** Where the sender of a real-time-funded quote pays, once nothing withholds it. */
+/**
+ * How the quote is paid: from an embedded wallet, the payload its session
+ * key stamps for `POST /quotes/{quoteId}/execute`; for real-time funding,
+ * where the sender pays, once nothing withholds it.
+ */
 function instructionsOf(row: QuoteRow): Pick<Quote, "paymentInstructions"> {
+  if (row.payloadToSign !== null) {
+    return {
+      paymentInstructions: [
+        {
+          instructionsNotes:
+            "Stamp payloadToSign, byte for byte, with a session key of the source wallet and send the stamp in Service-Wallet-Signature on POST /quotes/{quoteId}/execute.",
+          isPlatformAccount: false,
+          accountOrWalletInfo: { accountType: "EMBEDDED_WALLET", payloadToSign: row.payloadToSign },
+        },
+      ],
+    };
+  }
   if (row.paymentReference === null || row.status === "PENDING_AUTHORIZATION") return {};
   return {
     paymentInstructions: payToInstructions({

@@ -1,5 +1,6 @@
 import { idempotent, type Handlers } from "../../http/operations.js";
 import type { IdempotencyStore } from "../../http/idempotency.js";
+import { walletHeaders } from "../../signing/headers.js";
 import { railsOfCurrency } from "../external-accounts/account-info.js";
 import type { PlatformService } from "../platform/service.js";
 import { exchangeRates } from "./exchange-rates.js";
@@ -30,22 +31,10 @@ export function quoteRoutes(
       status: 200,
       body: await quotes.get(ctx, params.quoteId),
     }),
-    executeQuote: idempotent(
-      idempotency,
-      async ({ params, headers, body }, ctx) => {
-        const result = await quotes.execute(
-          ctx,
-          params.quoteId,
-          { signature: headers["Service-Wallet-Signature"], requestId: headers["Request-Id"] },
-          body,
-        );
-        return result.kind === "CHALLENGE"
-          ? { status: 202, body: result.challenge }
-          : { status: 200, body: result.quote };
-      },
-      // A signed-retry challenge is not the operation's result: the key stays free for the retry.
-      { notFinal: [202] },
-    ),
+    executeQuote: idempotent(idempotency, async ({ params, headers, body }, ctx) => ({
+      status: 200,
+      body: await quotes.execute(ctx, params.quoteId, walletHeaders(headers).signature, body),
+    })),
     authorizeQuote: async ({ params, body }, ctx) => ({
       status: 200,
       body: await quotes.authorize(ctx, params.quoteId, body),

@@ -30,28 +30,14 @@ import {
   type QuoteRow,
   type ScaChange,
 } from "./records.js";
-import {
-  EXECUTE_QUOTE_ACTION,
-  type SignedRequestGuard,
-  type SignedRequestHeaders,
-} from "./signed-request-guard.js";
+import { executeQuotePayload } from "./wallet-payload.js";
+import type { SignedRequests } from "../../signing/signed-requests.js";
 
 export type QuoteRequest = Schemas["QuoteRequest"];
 export type SandboxSendRequest = Schemas["SandboxSendRequest"];
-export type ExecuteResult =
-  | { kind: "EXECUTED"; quote: Quote }
-  | { kind: "CHALLENGE"; challenge: Schemas["SignedRequestChallenge"] };
 
 /** How long a quote's price holds. */
 export const QUOTE_LOCK_SECONDS = 300;
-
-export interface QuoteServiceOptions {
-  /**
-   * The signed-retry check for quotes funded from an EMBEDDED_WALLET account.
-   * Absent: such quotes execute without a wallet signature.
-   */
-  signedRequestGuard?: SignedRequestGuard;
-}
 
 const REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 function paymentReference(): string {
@@ -70,7 +56,7 @@ interface ResolvedDestination {
 interface ResolvedSource {
   sendingCurrency: string;
   sourceAccountId: string | null;
-  /** The internal account's type (EMBEDDED_WALLET sources need a signed execution). */
+  /** The internal account's type (an EMBEDDED_WALLET source signs the execution). */
   accountType: string | null;
   customerId: string | null;
 }
@@ -84,7 +70,8 @@ export class QuoteService {
     private readonly uma: UmaDirectory,
     private readonly payments: QuotePayments,
     private readonly transactions: TransactionService,
-    private readonly options: QuoteServiceOptions = {},
+    /** Checks the wallet's stamp on the execution of a quote from an EMBEDDED_WALLET. */
+    private readonly signing: SignedRequests,
   ) {
     transactions.onDecisions("QUOTE_PAYMENT", {
       approve: {
@@ -123,7 +110,7 @@ export class QuoteService {
       (source.sourceAccountId === null || source.accountType === "EMBEDDED_WALLET")
     ) {
       throw invalidInput(
-        "immediatelyExecute needs an internal account source that is not an EMBEDDED_WALLET (whose execution is a signed retry: create the quote, then execute it)",
+        "immediatelyExecute needs an internal account source that is not an EMBEDDED_WALLET (whose execution the wallet signs: create the quote, stamp its payloadToSign, then execute it)",
         { field: "immediatelyExecute" },
       );
     }
@@ -178,7 +165,7 @@ export class QuoteService {
         : null;
     const now = ctx.clock.now();
     const realNow = this.services.clock.now();
-    const row: QuoteRow = {
+    const fields: Omit<QuoteRow, "payloadToSign"> = {
       id: newId("Quote"),
       platformId: ctx.platformId,
       customerId,
@@ -205,6 +192,10 @@ export class QuoteService {
       createdAt: now,
       updatedAt: now,
     };
+    const row: QuoteRow = {
+      ...fields,
+      payloadToSign: source.accountType === "EMBEDDED_WALLET" ? executeQuotePayload(fields) : null,
+    };
     const payments = this.payments;
     await this.services.data.transaction(function* () {
       yield* insert("Quote", row);
@@ -225,9 +216,8 @@ export class QuoteService {
       });
     });
     if (input.immediatelyExecute === true) {
-      const executed = await this.execute(ctx, row.id, {}, {});
-      // Wallet sources, whose execution is a signed retry, are refused above.
-      if (executed.kind === "EXECUTED") return { quote: executed.quote, challenged: false };
+      // Wallet sources, whose execution the wallet signs, are refused above.
+      return { quote: await this.execute(ctx, row.id, undefined, {}), challenged: false };
     }
     return { quote: toQuote(row), challenged: challenge !== null };
   }
@@ -394,16 +384,17 @@ export class QuoteService {
   /**
    * Executes a quote funded from an internal account: debits the sending
    * amount (never more than the balance) and starts the payment. From an
-   * EMBEDDED_WALLET account the request must be a signed retry when a
-   * SignedRequestGuard is configured. For an SCA customer the first call
-   * issues a challenge instead, and authorizing it executes.
+   * EMBEDDED_WALLET account `walletSignature` must be a stamp over the
+   * quote's payloadToSign by an active session of that wallet (401
+   * otherwise). For an SCA customer the call issues a challenge instead, and
+   * authorizing it executes.
    */
   async execute(
     ctx: RequestContext,
     id: string,
-    walletHeaders: SignedRequestHeaders,
+    walletSignature: string | undefined,
     input: Schemas["ExecuteQuoteRequest"] | undefined,
-  ): Promise<ExecuteResult> {
+  ): Promise<Quote> {
     requirePermission(ctx, "EXECUTE_QUOTES");
     const quote = await this.getRow(ctx, id);
     if (quote.sourceAccountId === null) {
@@ -413,17 +404,16 @@ export class QuoteService {
     }
     await this.assertPayable(ctx, quote);
     const source = await this.accounts.getRow(ctx, quote.sourceAccountId);
-    const guard = this.options.signedRequestGuard;
-    if (source.type === "EMBEDDED_WALLET" && guard) {
-      const decision = await guard.check({
-        ctx,
-        accountId: source.id,
-        action: EXECUTE_QUOTE_ACTION,
-        parameters: { quoteId: quote.id },
-        headers: walletHeaders,
-      });
-      if (decision.kind === "CHALLENGE")
-        return { kind: "CHALLENGE", challenge: decision.challenge };
+    if (source.type === "EMBEDDED_WALLET") {
+      if (quote.payloadToSign === null) {
+        // Only a quote made before wallet quotes carried their payload.
+        throw new ApiError(
+          409,
+          "INVALID_STATE_TRANSITION",
+          `Quote ${id} carries no payloadToSign for its EMBEDDED_WALLET source; create a new quote`,
+        );
+      }
+      await this.signing.verifySessionStamp(ctx, walletSignature, quote.payloadToSign, source.id);
     }
     const agent = checkMovement(ctx, {
       accountId: source.id,
@@ -431,11 +421,9 @@ export class QuoteService {
       currency: quote.sendingCurrency,
     });
     if (await this.needsSca(ctx, quote)) {
-      const challenged = await this.challenge(ctx, quote, input?.scaFactor, agent);
-      return { kind: "EXECUTED", quote: toQuote(challenged) };
+      return toQuote(await this.challenge(ctx, quote, input?.scaFactor, agent));
     }
-    const updated = await this.pay(ctx, quote, agent?.awaitingApproval ?? false, agent);
-    return { kind: "EXECUTED", quote: toQuote(updated) };
+    return toQuote(await this.pay(ctx, quote, agent?.awaitingApproval ?? false, agent));
   }
 
   /**

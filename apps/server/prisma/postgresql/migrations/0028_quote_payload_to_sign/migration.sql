@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Quote" ADD COLUMN     "payloadToSign" TEXT;
+
