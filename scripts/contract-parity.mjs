@@ -294,6 +294,33 @@ function factsOf(doc) {
   };
 }
 
+/**
+ * Production's document as a validator reads it: paths, operations,
+ * parameters, bodies and schemas, with every word of prose left out. Request
+ * examples stay, for the test that replays them through the sandbox.
+ */
+const PROSE = new Set(["description", "summary", "title", "externalDocs", "tags", "info"]);
+function validationDocument(doc) {
+  const strip = (node, keepExamples) => {
+    if (Array.isArray(node)) return node.map((item) => strip(item, false));
+    if (node === null || typeof node !== "object") return node;
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (PROSE.has(key) && typeof value !== "object") continue;
+      if ((key === "externalDocs" || key === "tags" || key === "info") && node !== doc) continue;
+      if ((key === "example" || key === "examples") && !keepExamples) continue;
+      // Examples of a request body's media type and of a parameter.
+      const keep =
+        key === "requestBody" || key === "parameters" || (keepExamples && key === "content");
+      out[key] = strip(value, keep || (keepExamples && key !== "schema"));
+    }
+    return out;
+  };
+  const { openapi, paths, components, webhooks, servers } = doc;
+  return strip({ openapi, servers, paths, components, webhooks }, false);
+}
+const SCHEMAS = join(root, "contract", "live-contract.json");
+
 const load = (file) => YAML.parse(readFileSync(file, "utf8"), { maxAliasCount: -1 });
 
 if (args.refresh) {
@@ -304,6 +331,7 @@ if (args.refresh) {
   const live = factsOf(load(args.reference));
   for (const op of Object.values(live.operations)) delete op.sandboxOnly;
   writeFileSync(FACTS, `${JSON.stringify(live, null, 1)}\n`);
+  writeFileSync(SCHEMAS, `${JSON.stringify(validationDocument(load(args.reference)))}\n`);
   console.log(`Wrote ${Object.keys(live.operations).length} operations' facts to ${FACTS}`);
   process.exit(0);
 }
@@ -312,9 +340,14 @@ const live = JSON.parse(readFileSync(FACTS, "utf8"));
 if (existsSync(args.reference)) {
   const fresh = factsOf(load(args.reference));
   for (const op of Object.values(fresh.operations)) delete op.sandboxOnly;
-  if (JSON.stringify(fresh) !== JSON.stringify(live)) {
+  const schemas = `${JSON.stringify(validationDocument(load(args.reference)))}\n`;
+  if (
+    JSON.stringify(fresh) !== JSON.stringify(live) ||
+    !existsSync(SCHEMAS) ||
+    readFileSync(SCHEMAS, "utf8") !== schemas
+  ) {
     console.error(
-      "contract/live-facts.json does not match the reference: run node scripts/contract-parity.mjs --refresh",
+      "contract/live-facts.json or contract/live-contract.json does not match the reference: run node scripts/contract-parity.mjs --refresh",
     );
     process.exit(1);
   }

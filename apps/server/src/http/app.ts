@@ -11,6 +11,7 @@ import type { Logger } from "../logger.js";
 import { openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
+import { answerObserver, type ApiAnswer } from "./answer-observer.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
@@ -43,6 +44,8 @@ export interface AppOptions {
   checkHealth: () => Promise<void>;
   /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
   logPath?: (path: string) => string;
+  /** Test seam: sees every answer of the versioned API once it is sent. */
+  observeAnswers?: (answer: ApiAnswer) => void;
 }
 
 export function createApp(options: AppOptions): Express {
@@ -91,6 +94,7 @@ export function createApp(options: AppOptions): Express {
   assertPublicOperations(doc);
   // Every API request takes each of these steps, in this order.
   const api = inTurn([
+    ...(options.observeAnswers ? [answerObserver(options.observeAnswers)] : []),
     jsonBody(1024 * 1024),
     refuseUnstorableUrl,
     authenticator(
