@@ -301,23 +301,26 @@ function factsOf(doc) {
  */
 const PROSE = new Set(["description", "summary", "title", "externalDocs", "tags", "info"]);
 function validationDocument(doc) {
-  const strip = (node, keepExamples) => {
-    if (Array.isArray(node)) return node.map((item) => strip(item, false));
+  // keep: "none"; "media" (a request body: its media types' examples, not
+  // its schema's); "all" (a parameter: its examples and its schema's).
+  const strip = (node, keep) => {
+    if (Array.isArray(node)) return node.map((item) => strip(item, keep === "all" ? keep : "none"));
     if (node === null || typeof node !== "object") return node;
     const out = {};
     for (const [key, value] of Object.entries(node)) {
-      if (PROSE.has(key) && typeof value !== "object") continue;
-      if ((key === "externalDocs" || key === "tags" || key === "info") && node !== doc) continue;
-      if ((key === "example" || key === "examples") && !keepExamples) continue;
-      // Examples of a request body's media type and of a parameter.
-      const keep =
-        key === "requestBody" || key === "parameters" || (keepExamples && key === "content");
-      out[key] = strip(value, keep || (keepExamples && key !== "schema"));
+      if (PROSE.has(key) && (typeof value !== "object" || node === doc)) continue;
+      const isExample = key === "example" || key === "examples";
+      if (isExample && keep === "none") continue;
+      let inner = keep === "all" ? "all" : "none";
+      if (key === "parameters") inner = "all";
+      else if (key === "requestBody" || key === "requestBodies") inner = "media";
+      else if (keep === "media" && key !== "schema") inner = "media";
+      out[key] = isExample ? value : strip(value, inner);
     }
     return out;
   };
   const { openapi, paths, components, webhooks, servers } = doc;
-  return strip({ openapi, servers, paths, components, webhooks }, false);
+  return strip({ openapi, servers, paths, components, webhooks }, "none");
 }
 const SCHEMAS = join(root, "contract", "live-contract.json");
 
