@@ -182,6 +182,8 @@ export class ProductionContractCheck {
         },
       ];
     }
+    // A body the allow-list lets differ for this status (the spec's reading wins).
+    if (allowed(answer.method, found.path, `ours: response ${status} application/json`)) return [];
     await this.start();
     const id = String(++this.next);
     this.pending.set(id, answer);
