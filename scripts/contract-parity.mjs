@@ -13,11 +13,14 @@
 //   node scripts/contract-parity.mjs                 # check (CI)
 //   node scripts/contract-parity.mjs --refresh       # rewrite the facts from the reference
 //   node scripts/contract-parity.mjs --list          # print every difference, allowed or not
+//   node scripts/contract-parity.mjs --shared DIR    # where spec/, FACTS.md and reference/ are
 //
 // Every difference must be listed in contract/parity-allowlist.yaml with its
-// reason (sandbox-only additions, the seed's own names, operations still to
-// come); an unlisted difference fails, and so does an entry that no longer
-// matches anything, so the list only ever shrinks to what is meant.
+// reason and the line of the spec or FACTS.md it rests on, quoted; an unlisted
+// difference fails, and so do an entry that rests on nothing and one that no
+// longer matches anything, so the list only ever shrinks to what is meant.
+// The one name the seed changes (the wallet-signature header) is compared
+// under production's name; every other name must be production's.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,19 +32,32 @@ const { values: args } = parseArgs({
   options: {
     refresh: { type: "boolean", default: false },
     list: { type: "boolean", default: false },
-    reference: {
-      type: "string",
-      default: join(root, "..", "shared", "reference", "live-api", "openapi.yaml"),
-    },
+    // Where the spec, FACTS.md and the reference document are kept.
+    shared: { type: "string", default: join(root, "..", "shared") },
+    reference: { type: "string" },
   },
 });
+args.reference ??= join(args.shared, "reference", "live-api", "openapi.yaml");
+/** The documents an allowed difference may rest on, by the name an entry gives them. */
+const GROUNDS = {
+  "service-spec.md": join(args.shared, "spec", "service-spec.md"),
+  "FACTS.md": join(args.shared, "FACTS.md"),
+};
 const FACTS = join(root, "contract", "live-facts.json");
 const ALLOWLIST = join(root, "contract", "parity-allowlist.yaml");
 const METHODS = ["get", "put", "post", "patch", "delete"];
 const MAX_DEPTH = 10;
 
-/** The seed renames the live service's brand: "Grid" is "Service" in every name. */
-const renamed = (text) => text.replace(/Grid/g, "Service").replace(/GRID/g, "SERVICE");
+/**
+ * The seed renames exactly one name: production's wallet-signature header
+ * `Grid-Wallet-Signature` is `Service-Wallet-Signature` in the spec. Ours is
+ * read under production's name, so every other name compares as written (and
+ * a document that also accepts production's name states the same fact twice).
+ */
+const SEED_HEADER = "Service-Wallet-Signature";
+const LIVE_HEADER = "Grid-Wallet-Signature";
+const headerName = (name) =>
+  name.toLowerCase() === SEED_HEADER.toLowerCase() ? LIVE_HEADER : name;
 
 /** `/cards/{id}/x` and `/cards/{cardId}/x` are the same URL. */
 const urlShape = (path) => path.replace(/\{[^}]+\}/g, "{}");
@@ -74,6 +90,53 @@ function typeOf(schema) {
   }
   const format = schema.format ? `(${schema.format})` : "";
   return types.length > 0 ? [...new Set(types)].sort().join("|") + format : "any";
+}
+
+/** The values a branch (with its allOf bases) fixes for a property: its enum or const. */
+function fixedValues(doc, branch, property, depth = 0) {
+  const { node } = deref(doc, branch);
+  const own = deref(doc, node.properties?.[property] ?? {}).node;
+  const values = own.const !== undefined ? [own.const] : own.enum;
+  if (values) return values.map(String);
+  if (depth > MAX_DEPTH) return undefined;
+  // The last allOf part refines the bases before it.
+  for (const part of [...(node.allOf ?? [])].reverse()) {
+    const found = fixedValues(doc, part, property, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A name for each branch of a union that both documents give it alike: the
+ * discriminator's values (declared, or else the one property every branch
+ * fixes), else the fields the branch requires, else its position.
+ */
+function branchLabels(doc, schema, branches) {
+  const { propertyName, mapping } = schema.discriminator ?? {};
+  if (propertyName && mapping) {
+    const keys = branches.map((branch) =>
+      Object.keys(mapping)
+        .filter((key) => mapping[key] === branch.$ref)
+        .sort(),
+    );
+    if (keys.every((k) => k.length > 0)) return keys.map((k) => `${propertyName}=${k.join("|")}`);
+  }
+  const candidates = [];
+  if (propertyName) candidates.push(propertyName);
+  const first = branches[0] && deref(doc, branches[0]).node;
+  for (const key of Object.keys(first?.properties ?? {})) candidates.push(key);
+  for (const property of candidates) {
+    const values = branches.map((branch) => fixedValues(doc, branch, property));
+    if (values.every((v) => v !== undefined)) {
+      return values.map((v) => `${property}=${[...v].sort().join("|")}`);
+    }
+  }
+  return branches.map((branch, i) => {
+    const { node } = deref(doc, branch);
+    const onlyRequired = node.required && Object.keys(node).every((k) => k === "required");
+    return onlyRequired ? `required=${[...node.required].sort().join(",")}` : `#${i + 1}`;
+  });
 }
 
 /** The schema as lines `path: type [enum …]`, with `path: required` for required properties. */
@@ -116,18 +179,16 @@ function flatten(doc, input, path, out, stack = [], depth = 0) {
   const last = path.split(".").pop();
   if (last === "code") {
     // Error codes one per line: a code added or missing is one difference.
-    for (const code of enumValues ?? codesOf(schema) ?? [])
-      out.add(renamed(`${path}: code ${code}`));
+    for (const code of enumValues ?? codesOf(schema) ?? []) out.add(`${path}: code ${code}`);
     out.add(`${path}: ${type}`);
   } else {
-    // Renamed before sorting, so a renamed value sorts where it lands.
-    const values = enumValues ? [...enumValues].map((v) => renamed(String(v))).sort() : [];
+    const values = enumValues ? [...enumValues].map(String).sort() : [];
     const enumText = enumValues ? ` enum ${values.join("|")}` : "";
-    out.add(renamed(`${path}: ${type}${enumText}`));
+    out.add(`${path}: ${type}${enumText}`);
   }
 
   for (const [key, sub] of Object.entries(properties)) {
-    if (required.has(key)) out.add(renamed(`${path}.${key}: required`));
+    if (required.has(key)) out.add(`${path}.${key}: required`);
     flatten(doc, sub, `${path}.${key}`, out, inner, depth + 1);
   }
   for (const part of parts) {
@@ -136,12 +197,15 @@ function flatten(doc, input, path, out, stack = [], depth = 0) {
       flatten(doc, part.additionalProperties, `${path}{}`, out, inner, depth + 1);
     }
   }
-  for (const branch of branches) flatten(doc, branch, path, out, inner, depth + 1);
+  // Each branch on its own path, so one branch's required fields are never
+  // read as another's.
+  const labels = branchLabels(doc, schema, branches);
+  for (const [i, branch] of branches.entries()) {
+    flatten(doc, branch, `${path}<${labels[i]}>`, out, inner, depth + 1);
+  }
   if (schema.discriminator?.propertyName) {
     const keys = Object.keys(schema.discriminator.mapping ?? {}).sort();
-    out.add(
-      renamed(`${path}: discriminator ${schema.discriminator.propertyName} ${keys.join("|")}`),
-    );
+    out.add(`${path}: discriminator ${schema.discriminator.propertyName} ${keys.join("|")}`);
   }
 }
 
@@ -164,7 +228,7 @@ function operationFacts(doc, path, pathItem, method) {
     (p) => deref(doc, p).node,
   );
   for (const param of params) {
-    const where = `param ${param.in} ${renamed(param.name)}`;
+    const where = `param ${param.in} ${param.in === "header" ? headerName(param.name) : param.name}`;
     if (param.required) out.add(`${where}: required`);
     flatten(doc, param.schema ?? {}, where, out);
   }
@@ -179,7 +243,7 @@ function operationFacts(doc, path, pathItem, method) {
     const res = deref(doc, response).node;
     out.add(`response ${status}`);
     for (const header of Object.keys(res.headers ?? {})) {
-      out.add(renamed(`response ${status} header ${header}`));
+      out.add(`response ${status} header ${header}`);
     }
     for (const [type, media] of Object.entries(res.content ?? {})) {
       flatten(doc, media.schema ?? {}, `response ${status} ${type}`, out);
@@ -225,10 +289,40 @@ function factsOf(doc) {
   );
   return {
     operations,
-    webhookTypes: webhookTypes(doc).map(renamed),
-    webhookSignatureHeader: signature ? renamed(signature.name) : null,
+    webhookTypes: webhookTypes(doc),
+    webhookSignatureHeader: signature ? signature.name : null,
   };
 }
+
+/**
+ * Production's document as a validator reads it: paths, operations,
+ * parameters, bodies and schemas, with every word of prose left out. Request
+ * examples stay, for the test that replays them through the sandbox.
+ */
+const PROSE = new Set(["description", "summary", "title", "externalDocs", "tags", "info"]);
+function validationDocument(doc) {
+  // keep: "none"; "media" (a request body: its media types' examples, not
+  // its schema's); "all" (a parameter: its examples and its schema's).
+  const strip = (node, keep) => {
+    if (Array.isArray(node)) return node.map((item) => strip(item, keep === "all" ? keep : "none"));
+    if (node === null || typeof node !== "object") return node;
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (PROSE.has(key) && (typeof value !== "object" || node === doc)) continue;
+      const isExample = key === "example" || key === "examples";
+      if (isExample && keep === "none") continue;
+      let inner = keep === "all" ? "all" : "none";
+      if (key === "parameters") inner = "all";
+      else if (key === "requestBody" || key === "requestBodies") inner = "media";
+      else if (keep === "media" && key !== "schema") inner = "media";
+      out[key] = isExample ? value : strip(value, inner);
+    }
+    return out;
+  };
+  const { openapi, paths, components, webhooks, servers } = doc;
+  return strip({ openapi, servers, paths, components, webhooks }, "none");
+}
+const SCHEMAS = join(root, "contract", "live-contract.json");
 
 const load = (file) => YAML.parse(readFileSync(file, "utf8"), { maxAliasCount: -1 });
 
@@ -240,6 +334,7 @@ if (args.refresh) {
   const live = factsOf(load(args.reference));
   for (const op of Object.values(live.operations)) delete op.sandboxOnly;
   writeFileSync(FACTS, `${JSON.stringify(live, null, 1)}\n`);
+  writeFileSync(SCHEMAS, `${JSON.stringify(validationDocument(load(args.reference)))}\n`);
   console.log(`Wrote ${Object.keys(live.operations).length} operations' facts to ${FACTS}`);
   process.exit(0);
 }
@@ -248,9 +343,14 @@ const live = JSON.parse(readFileSync(FACTS, "utf8"));
 if (existsSync(args.reference)) {
   const fresh = factsOf(load(args.reference));
   for (const op of Object.values(fresh.operations)) delete op.sandboxOnly;
-  if (JSON.stringify(fresh) !== JSON.stringify(live)) {
+  const schemas = `${JSON.stringify(validationDocument(load(args.reference)))}\n`;
+  if (
+    JSON.stringify(fresh) !== JSON.stringify(live) ||
+    !existsSync(SCHEMAS) ||
+    readFileSync(SCHEMAS, "utf8") !== schemas
+  ) {
     console.error(
-      "contract/live-facts.json does not match the reference: run node scripts/contract-parity.mjs --refresh",
+      "contract/live-facts.json or contract/live-contract.json does not match the reference: run node scripts/contract-parity.mjs --refresh",
     );
     process.exit(1);
   }
@@ -297,9 +397,32 @@ const allows = (entry, diff) =>
   (entry.detail === undefined || diff.detail.startsWith(entry.detail)) &&
   (entry.pattern === undefined || new RegExp(entry.pattern).test(diff.detail));
 const problems = [];
+/** Whitespace-insensitive, so a quote may be wrapped in the YAML. */
+const squeeze = (text) => text.replace(/\s+/g, " ").trim();
+const grounds = Object.fromEntries(
+  Object.entries(GROUNDS)
+    .filter(([, file]) => existsSync(file))
+    .map(([name, file]) => [name, squeeze(readFileSync(file, "utf8"))]),
+);
 for (const [i, entry] of allowlist.entries()) {
+  const name = `allow-list entry ${i + 1} (${entry?.operation}${entry?.detail ? ` :: ${entry.detail}` : ""}${entry?.pattern ? ` :: /${entry.pattern}/` : ""})`;
   if (typeof entry?.operation !== "string" || typeof entry?.reason !== "string" || !entry.reason) {
-    problems.push(`allow-list entry ${i + 1} needs an operation and a reason`);
+    problems.push(`${name} needs an operation and a reason`);
+  }
+  // The line of the spec or FACTS.md the difference rests on, quoted; the
+  // quote is checked wherever those documents are at hand.
+  const quotes = Object.entries(entry?.rests_on ?? {});
+  if (quotes.length === 0) {
+    problems.push(`${name} rests on no line of the spec or FACTS.md (rests_on)`);
+  }
+  for (const [source, quote] of quotes) {
+    if (!(source in GROUNDS)) {
+      problems.push(`${name} rests on ${source}: only ${Object.keys(GROUNDS).join(" or ")} count`);
+    } else if (typeof quote !== "string" || squeeze(quote).length < 12) {
+      problems.push(`${name} quotes too little of ${source}`);
+    } else if (grounds[source] !== undefined && !grounds[source].includes(squeeze(quote))) {
+      problems.push(`${name} quotes what ${source} does not say: ${quote}`);
+    }
   }
 }
 const used = new Set();

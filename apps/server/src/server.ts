@@ -66,6 +66,7 @@ import { apiHandlers } from "./api-handlers.js";
 import { ApiTokenService } from "./areas/api-tokens/service.js";
 import { createApp } from "./http/app.js";
 import { RequestLog } from "./areas/sandbox-logs/request-log.js";
+import type { ApiAnswer } from "./http/answer-observer.js";
 import { expressServer } from "./http/express-server.js";
 import type { Services } from "./http/context.js";
 import { defaultIdempotencyOptions, IdempotencyStore } from "./http/idempotency.js";
@@ -163,6 +164,8 @@ export interface StartOptions {
   registerJobs?: (handlers: JobHandlers) => void;
   /** Test seam: runs after an Idempotency-Key is claimed, before its operation. */
   afterIdempotencyClaim?: (key: string) => Promise<void>;
+  /** Test seam: sees every answer of the versioned API once it is sent. */
+  observeAnswers?: (answer: ApiAnswer) => void;
 }
 
 export async function startServer(
@@ -282,6 +285,7 @@ export async function startServer(
   const app = createApp({
     log,
     requestLog,
+    ...(options.observeAnswers ? { observeAnswers: options.observeAnswers } : {}),
     tokens: new ApiTokenVerifier(data),
     agentTokens: agents,
     clocks,

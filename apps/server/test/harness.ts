@@ -12,6 +12,7 @@ import { createApiToken, generateCredentials } from "../src/platform/api-tokens.
 import { createPlatform } from "../src/platform/bootstrap.js";
 import { parseDatabaseUrl, type DatabaseTarget } from "../src/db/client.js";
 import { migrate } from "../src/db/migrate.js";
+import type { ApiAnswer } from "../src/http/answer-observer.js";
 
 export type DatabaseKind = "sqlite" | "postgresql";
 
@@ -91,6 +92,20 @@ export interface SandboxOptions {
   log?: StartOptions["log"];
 }
 
+/**
+ * Whether every answer is checked against production's contract too
+ * (test/production-answers.ts): on unless PRODUCTION_CONTRACT_CHECK=off.
+ */
+export const checkingProductionContract = process.env.PRODUCTION_CONTRACT_CHECK !== "off";
+
+/** Answers given since the last check, by every sandbox this file started. */
+const answers: ApiAnswer[] = [];
+
+/** The answers given since the last call, to check. */
+export function takeAnswers(): ApiAnswer[] {
+  return answers.splice(0);
+}
+
 /** The sandboxes started and not yet stopped, in this test file. */
 const running = new Set<TestSandbox>();
 
@@ -122,6 +137,7 @@ export async function startSandbox(
       ? { afterIdempotencyClaim: options.afterIdempotencyClaim }
       : {}),
     log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    ...(checkingProductionContract ? { observeAnswers: (answer) => answers.push(answer) } : {}),
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });
   const basic = `Basic ${Buffer.from(`${credentials.tokenId}:${credentials.secret}`).toString("base64")}`;

@@ -12,6 +12,7 @@ import { openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { RequestLog } from "../areas/sandbox-logs/request-log.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
+import { answerObserver, type ApiAnswer } from "./answer-observer.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
 import { docsRoutes } from "./docs.js";
 import { errorHandler } from "./error-handler.js";
@@ -47,6 +48,8 @@ export interface AppOptions {
   logPath?: (path: string) => string;
   /** Sandbox only: each platform's recent requests, for GET /sandbox/logs/requests. */
   requestLog?: RequestLog;
+  /** Test seam: sees every answer of the versioned API once it is sent. */
+  observeAnswers?: (answer: ApiAnswer) => void;
 }
 
 export function createApp(options: AppOptions): Express {
@@ -97,6 +100,7 @@ export function createApp(options: AppOptions): Express {
   assertPublicOperations(doc);
   // Every API request takes each of these steps, in this order.
   const api = inTurn([
+    ...(options.observeAnswers ? [answerObserver(options.observeAnswers)] : []),
     jsonBody(1024 * 1024),
     refuseUnstorableUrl,
     authenticator(

@@ -9337,7 +9337,7 @@ export interface components {
         };
         /** @enum {string} */
         PaymentRail: "ACH" | "ACH_COLOMBIA" | "BANK_TRANSFER" | "BRE_B" | "CIPS" | "FAST" | "FASTER_PAYMENTS" | "FEDNOW" | "INSTAPAY" | "MOBILE_MONEY" | "NEFT" | "PAYNOW" | "PESONET" | "PIX" | "RTGS" | "RTP" | "SEPA" | "SEPA_INSTANT" | "SPEI" | "SWIFT" | "UNIONPAY" | "UPI" | "WIRE";
-        BulkCustomerImportErrorEntry: components["schemas"]["ServiceError"] & {
+        BulkCustomerImportErrorEntry: components["schemas"]["GridError"] & {
             correlationId: string;
         };
         BulkCustomerImportJob: {
@@ -9359,7 +9359,7 @@ export interface components {
             /** @enum {string} */
             status: "PENDING" | "PROCESSING";
         };
-        ServiceError: {
+        GridError: {
             code?: string;
             message?: string;
             details?: {
