@@ -125,6 +125,33 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(pair.data?.data.every((r) => r.sendingAmount === 50_000)).toBe(true);
   });
 
+  it("reads an array query parameter repeated or comma-joined, as production's SDK sends it", async () => {
+    const codes = (rates: { destinationCurrency: { code: string } }[] | undefined) =>
+      [...new Set(rates?.map((r) => r.destinationCurrency.code))].sort();
+    // The typed client, set to join arrays with commas (`?destinationCurrency=MXN,GBP`).
+    const joined = await sandbox.client.GET("/exchange-rates", {
+      params: { query: { sourceCurrency: "EUR", destinationCurrency: ["MXN", "GBP"] } },
+      querySerializer: { array: { style: "form", explode: false } },
+    });
+    expect(codes(joined.data?.data)).toEqual(["GBP", "MXN"]);
+    for (const query of [
+      "destinationCurrency=MXN%2CGBP",
+      "destinationCurrency=MXN,GBP",
+      "destinationCurrency=MXN&destinationCurrency=GBP",
+      "destinationCurrency=MXN,GBP&destinationCurrency=GBP",
+    ]) {
+      const res = await sandbox.rawFetch(`/exchange-rates?sourceCurrency=EUR&${query}`);
+      expect(res.status, query).toBe(200);
+      const body = (await res.json()) as { data: { destinationCurrency: { code: string } }[] };
+      expect(codes(body.data), query).toEqual(["GBP", "MXN"]);
+    }
+    const one = await sandbox.rawFetch(
+      "/exchange-rates?sourceCurrency=EUR&destinationCurrency=MXN",
+    );
+    const oneBody = (await one.json()) as { data: { destinationCurrency: { code: string } }[] };
+    expect(codes(oneBody.data)).toEqual(["MXN"]);
+  });
+
   it("estimates a crypto withdrawal's fee from a crypto account only", async () => {
     const usdc = (
       await sandbox.client.POST("/customers", {

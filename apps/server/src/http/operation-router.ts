@@ -1,6 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { ApiError } from "../errors.js";
+import {
+  arrayQueryParameters,
+  splitCommaJoinedQuery,
+  withCommaJoinedArrays,
+} from "./array-query.js";
 import { inTurn } from "./in-turn.js";
 
 // The API's router, compiled once from openapi.yaml: it finds a request's path
@@ -277,6 +282,7 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
       METHODS.filter((m) => doc.paths[path]![m] !== undefined).map((m) => m.toUpperCase()),
     ]),
   );
+  const arrayQueries = new Map(served.map((path) => [path, arrayQueryParameters(doc, path)]));
   // Shared with every router of the same key, else this router's own.
   const validators =
     options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
@@ -288,8 +294,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         OpenApiValidator.middleware({
           ...options.validator,
           // Read from openapi.yaml, which the validator checks as it loads it.
-          apiSpec: withTopLevelDiscriminatorsOnly(
-            onePathDocument(doc, path),
+          apiSpec: withCommaJoinedArrays(
+            withTopLevelDiscriminatorsOnly(onePathDocument(doc, path)),
           ) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
@@ -313,6 +319,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         { headers: { Allow: allow } },
       );
     }
+    const arrays = arrayQueries.get(path)!.get(req.method);
+    if (arrays) splitCommaJoinedQuery(req, arrays);
     validatorOf(path)(req, res, next);
   };
 }
