@@ -6,6 +6,7 @@ import {
   generateP256KeyPair,
   openSessionKeyBundle,
   publicKeyFromPrivateKey,
+  sealOtpBundle,
 } from "@payments-sandbox/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { q } from "../src/db/query.js";
@@ -17,7 +18,9 @@ import {
   errorOf,
   openSessionKey,
   otpLogin,
+  requestOtp,
   signedHeaders,
+  verifyOtp,
   type AuthMethodCreated,
   type AuthSession,
   type SignedChallenge,
@@ -36,7 +39,11 @@ describe.each(databases)("signed retries on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  type Headers = { "Service-Wallet-Signature"?: string; "Request-Id"?: string };
+  type Headers = {
+    "Service-Wallet-Signature"?: string;
+    "Grid-Wallet-Signature"?: string;
+    "Request-Id"?: string;
+  };
 
   function setPrivacy(wallet: Wallet, privateEnabled: boolean, header: Headers = {}) {
     return sandbox.client.PATCH("/internal-accounts/{id}", {
@@ -143,6 +150,52 @@ describe.each(databases)("signed retries on %s", (kind) => {
       "Request-Id": challenge.requestId,
     });
     expect(ok.response.status).toBe(200);
+  });
+
+  it("takes the stamp under production's header name, Grid-Wallet-Signature, too", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    const stamp = createStamp(challenge.payloadToSign, key.privateKeyHex);
+    const other = createStamp(challenge.payloadToSign, generateP256KeyPair().privateKeyHex);
+    // Two different stamps: which one was meant cannot be told.
+    const both = await setPrivacy(wallet, true, {
+      "Service-Wallet-Signature": stamp,
+      "Grid-Wallet-Signature": other,
+      "Request-Id": challenge.requestId,
+    });
+    expect(both.response.status).toBe(401);
+    expect(errorOf(both)).toMatchObject({ code: "WALLET_SIGNATURE_MALFORMED" });
+    expect(errorOf(both).reason).toMatch(/Grid-Wallet-Signature.*differ|different/);
+    // The same stamp under both names is one stamp.
+    const same = await pendingPrivacy();
+    const sameStamp = createStamp(same.challenge.payloadToSign, same.key.privateKeyHex);
+    const twice = await setPrivacy(same.wallet, true, {
+      "Service-Wallet-Signature": sameStamp,
+      "Grid-Wallet-Signature": sameStamp,
+      "Request-Id": same.challenge.requestId,
+    });
+    expect(twice.response.status).toBe(200);
+    // Production's name alone, on a wallet action and on an OTP login's retry.
+    const done = await setPrivacy(wallet, true, {
+      "Grid-Wallet-Signature": stamp,
+      "Request-Id": challenge.requestId,
+    });
+    expect(done.response.status).toBe(200);
+    expect(done.data).toMatchObject({ id: wallet.accountId, privateEnabled: true });
+    const { targetPublic } = await requestOtp(sandbox, wallet.emailMethodId);
+    const tek = generateP256KeyPair();
+    const encrypted = await sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: targetPublic,
+    });
+    const first = await verifyOtp(sandbox, wallet.emailMethodId, encrypted);
+    const login = first.data as SignedChallenge;
+    const retry = await verifyOtp(sandbox, wallet.emailMethodId, encrypted, {
+      "Grid-Wallet-Signature": createStamp(login.payloadToSign, tek.privateKeyHex),
+      "Request-Id": login.requestId,
+    });
+    expect(retry.response.status).toBe(200);
+    expect((retry.data as AuthSession).accountId).toBe(wallet.accountId);
   });
 
   it("refuses unknown, expired, replayed and foreign Request-Ids", async () => {

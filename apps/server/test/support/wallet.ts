@@ -103,7 +103,11 @@ export function verifyOtp(
   sandbox: TestSandbox,
   methodId: string,
   encryptedOtpBundle: string,
-  headers: { "Service-Wallet-Signature"?: string; "Request-Id"?: string } = {},
+  headers: {
+    "Service-Wallet-Signature"?: string;
+    "Grid-Wallet-Signature"?: string;
+    "Request-Id"?: string;
+  } = {},
   type: "EMAIL_OTP" | "SMS_OTP" = "EMAIL_OTP",
 ) {
   return sandbox.client.POST("/auth/credentials/{id}/verify", {
