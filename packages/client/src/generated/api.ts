@@ -2275,7 +2275,7 @@ export interface paths {
         put?: never;
         /**
          * Register a credential
-         * @description Adds a login credential to an embedded wallet. An account holds at most one EMAIL_OTP and one SMS_OTP credential, and a WebAuthn credential id can be registered once per account. Because the wallet's first credential is created with the account, every credential added here needs a signed retry: the first call returns 202 with an `AuthSignedRequestChallenge`; repeat it with `Service-Wallet-Signature` (stamped by an active session of the same wallet) and `Request-Id`. (Only a wallet that holds no credential at all registers one without a signature.) The request is validated on both calls, so a duplicate or an invalid token or attestation fails before anything is signed. OTP credentials answer with `otpEncryptionTargetBundle` for the code just sent (sandbox code: `000000`). An OAUTH registration checks the token by the same rules as verify, without the nonce, and stores its `iss`, `aud` and `sub`; the nickname is the token's `email` claim (its `sub` when there is none). A PASSKEY registration takes the browser's attestation, verified against the configured relying party (`PASSKEY_RP_ID`, `PASSKEY_ORIGIN`); `challenge` must be the one in its client data.
+         * @description Adds a login credential to an embedded wallet. An account holds at most one EMAIL_OTP and one SMS_OTP credential, and a WebAuthn credential id can be registered once per account. A wallet opens with its first credential, EMAIL_OTP on its customer's email (list it with `GET /auth/credentials`), so every credential added here needs a signed retry: the first call returns 202 with an `AuthSignedRequestChallenge`; repeat it with `Service-Wallet-Signature` (stamped by an active session of the same wallet) and `Request-Id`. (Only a wallet that holds no credential at all, because its customer had no email when it was opened, registers one without a signature.) An EMAIL_OTP or SMS_OTP credential takes no nickname: its codes go to the customer's `email` or `phoneNumber`, which is its `nickname`. The request is validated on both calls, so a duplicate or an invalid token or attestation fails before anything is signed. OTP credentials answer with `otpEncryptionTargetBundle` for the code just sent (sandbox code: `000000`). An OAUTH registration checks the token by the same rules as verify, without the nonce, and stores its `iss`, `aud` and `sub`; the nickname is the token's `email` claim (its `sub` when there is none). A PASSKEY registration takes the browser's attestation, verified against the configured relying party (`PASSKEY_RP_ID`, `PASSKEY_ORIGIN`); `challenge` must be the one in its client data.
          */
         post: operations["createAuthCredential"];
         delete?: never;
@@ -5049,7 +5049,7 @@ export interface components {
              */
             updatedAt?: string;
         };
-        /** @description Changes to the configuration; only the fields sent change. */
+        /** @description Changes to the configuration; only the fields sent change (an empty object changes nothing). */
         PlatformConfigUpdateRequest: {
             /** @description Domain of the UMA addresses given to customers created afterwards. */
             umaDomain?: string;
@@ -6315,7 +6315,7 @@ export interface components {
             type: components["schemas"]["AuthMethodType"];
             /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
             credentialId?: string;
-            /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
+            /** @description The customer's email address (EMAIL_OTP) or E.164 phone number (SMS_OTP), where the codes go; usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
             nickname: string;
             /**
              * Format: date-time
@@ -6342,7 +6342,7 @@ export interface components {
             type: components["schemas"]["AuthMethodType"];
             /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
             credentialId?: string;
-            /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
+            /** @description The customer's email address (EMAIL_OTP) or E.164 phone number (SMS_OTP), where the codes go; usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
             nickname: string;
             /**
              * Format: date-time
@@ -6372,7 +6372,7 @@ export interface components {
             type: "EMAIL_OTP" | "SMS_OTP";
             /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
             credentialId?: string;
-            /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
+            /** @description The customer's email address (EMAIL_OTP) or E.164 phone number (SMS_OTP), where the codes go; usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
             nickname: string;
             /**
              * Format: date-time
@@ -6400,7 +6400,7 @@ export interface components {
             type: "PASSKEY";
             /** @description Base64url WebAuthn credential id (the raw id of the public-key credential). Present only for PASSKEY; pass it as the allowed credential when requesting an assertion. */
             credentialId: string;
-            /** @description Email address (EMAIL_OTP), E.164 phone number (SMS_OTP), usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
+            /** @description The customer's email address (EMAIL_OTP) or E.164 phone number (SMS_OTP), where the codes go; usually the email claim of the token (OAUTH), or the nickname given at registration (PASSKEY). */
             nickname: string;
             /**
              * Format: date-time
@@ -6538,29 +6538,25 @@ export interface components {
         AuthSignedRequestChallenge: {
             type: components["schemas"]["AuthMethodType"];
         } & components["schemas"]["SignedRequestChallenge"];
-        /** @description Registers an email OTP credential (at most one per account). */
+        /** @description Registers an email OTP credential (at most one per account) on the customer's email. */
         EmailOtpCredentialCreateRequest: {
             /**
              * @description Always `EMAIL_OTP`. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "EMAIL_OTP";
-            /** @description Embedded wallet to add the credential to. */
+            /** @description Embedded wallet to add the credential to. Codes go to its customer's `email`, which becomes the credential's `nickname` (400 `INVALID_INPUT` when the customer has none). */
             accountId: components["schemas"]["InternalAccountId"];
-            /** @description Email address the codes are sent to (400 `INVALID_INPUT` when it is not one). */
-            nickname: string;
         };
-        /** @description Registers an SMS OTP credential (at most one per account). */
+        /** @description Registers an SMS OTP credential (at most one per account) on the customer's phone number. */
         SmsOtpCredentialCreateRequest: {
             /**
              * @description Always `SMS_OTP`. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "SMS_OTP";
-            /** @description Embedded wallet to add the credential to. */
+            /** @description Embedded wallet to add the credential to. Codes go to its customer's `phoneNumber`, which becomes the credential's `nickname` (400 `INVALID_INPUT` when the customer has none). */
             accountId: components["schemas"]["InternalAccountId"];
-            /** @description E.164 phone number the codes are sent to. */
-            nickname: components["schemas"]["PhoneNumber"];
         };
         /** @description Registers an OpenID Connect credential. */
         OauthCredentialCreateRequest: {
@@ -10154,6 +10150,8 @@ export interface components {
          * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
          */
         ServiceWalletSignature: string;
+        /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+        GridWalletSignature: string;
         /**
          * @description The `requestId` of the challenge being answered, echoed exactly.
          * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -10749,6 +10747,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -11631,6 +11631,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -11735,6 +11737,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -13405,7 +13409,7 @@ export interface operations {
                  */
                 sourceCurrency?: string;
                 /**
-                 * @description Only pairs receiving these currencies (repeat the parameter for several).
+                 * @description Only pairs receiving these currencies: repeat the parameter for several (`destinationCurrency=EUR&destinationCurrency=MXN`) or join them with commas (`destinationCurrency=EUR,MXN`).
                  * @example [
                  *       "MXN"
                  *     ]
@@ -13848,6 +13852,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -14984,6 +14990,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
             };
             path: {
                 /** @description Identifier of the quote. */
@@ -15672,6 +15680,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -15704,7 +15714,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"accountId\":\"InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d\",\"nickname\":\"+14155550123\",\"type\":\"SMS_OTP\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_CREATE_AUTH_CREDENTIAL\"}",
+                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"accountId\":\"InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d\",\"type\":\"SMS_OTP\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_CREATE_AUTH_CREDENTIAL\"}",
                      *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
                      *       "expiresAt": "2025-10-13T09:35:00Z",
                      *       "type": "SMS_OTP"
@@ -15744,6 +15754,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -15843,6 +15855,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -15974,6 +15988,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -16060,6 +16076,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
@@ -16166,6 +16184,8 @@ export interface operations {
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
+                /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
+                "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
                 /**
                  * @description The `requestId` of the challenge being answered, echoed exactly.
                  * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
