@@ -383,12 +383,16 @@ describe.each(databases)("quotes on %s", (kind) => {
     ]);
   });
 
-  it("refuses to execute beyond the balance with 400 INSUFFICIENT_BALANCE; the quote stays PENDING", async () => {
+  it("refuses to execute beyond the balance with 400 (reason Insufficient balance); the quote stays PENDING", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 5_000);
     const iban = await createIban(sandbox.client, customerId, "000");
     const quote = await quoteToIban(sandbox.client, account.id, iban.id, 6_000);
     const res = await execute(sandbox.client, quote.id);
-    expect(res.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
+    expect(res.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      reason: "Insufficient balance",
+    });
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("PENDING");
     expect(await balanceOf(sandbox.client, account.id)).toBe(5_000);
   });
@@ -425,7 +429,11 @@ describe.each(databases)("quotes on %s", (kind) => {
     // The same key for another quote is a different request.
     const { quote: otherQuote } = await quoteWithSuffix("000");
     const reused = await execute(sandbox.client, otherQuote.id, key);
-    expect(reused.error).toMatchObject({ status: 400, code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(reused.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      reason: "Idempotency-Key reused with different parameters",
+    });
     expect((await quoteOf(sandbox.client, otherQuote.id)).status).toBe("PENDING");
 
     const tooLong = await execute(sandbox.client, otherQuote.id, "k".repeat(256));
@@ -748,7 +756,7 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  it("gives one execution and one 409 IDEMPOTENCY_REQUEST_IN_PROGRESS", async () => {
+  it("gives one execution and one 409 CONFLICT (reason: the key's request is in progress)", async () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     // Holds the request that claims the key until the other one has answered,
     // so "at the same moment" is certain rather than likely.
@@ -768,7 +776,10 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     ];
     const first = await Promise.race(requests.map((p, index) => p.then((r) => ({ index, r }))));
     expect(first.r.response.status).toBe(409);
-    expect(first.r.error).toMatchObject({ code: "IDEMPOTENCY_REQUEST_IN_PROGRESS" });
+    expect(first.r.error).toMatchObject({
+      code: "CONFLICT",
+      reason: "Idempotency-Key request still in progress",
+    });
     release();
     const other = await requests[1 - first.index]!;
     expect(other.response.status).toBe(200);
