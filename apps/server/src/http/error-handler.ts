@@ -48,6 +48,7 @@ export function toApiError(err: unknown): ApiError | undefined {
         401,
         "UNAUTHORIZED",
         "These credentials are not accepted here: agent tokens (AgentAuth) work only on agent-scoped operations",
+        { reason: "Credentials of a scheme this operation does not accept" },
       );
     }
     const errors = e.errors.map((issue) =>
