@@ -7,6 +7,7 @@ import {
   withCommaJoinedArrays,
 } from "./array-query.js";
 import { inTurn } from "./in-turn.js";
+import { requestFields, type RequestFields } from "./request-fields.js";
 
 // The API's router, compiled once from openapi.yaml: it finds a request's path
 // in a tree of path segments (one step per segment, whatever the number of
@@ -283,6 +284,14 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
     ]),
   );
   const arrayQueries = new Map(served.map((path) => [path, arrayQueryParameters(doc, path)]));
+  // Read by the error handler to name the field a caller probably meant.
+  const fields = new Map<string, RequestFields>();
+  const fieldsOf = (path: string, method: string): RequestFields => {
+    const key = `${method} ${path}`;
+    let known = fields.get(key);
+    if (!known) fields.set(key, (known = requestFields(doc, path, method)));
+    return known;
+  };
   // Shared with every router of the same key, else this router's own.
   const validators =
     options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
@@ -321,6 +330,7 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
     }
     const arrays = arrayQueries.get(path)!.get(req.method);
     if (arrays) splitCommaJoinedQuery(req, arrays);
+    res.locals.requestFields = fieldsOf(path, req.method);
     validatorOf(path)(req, res, next);
   };
 }
