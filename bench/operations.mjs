@@ -210,7 +210,8 @@ function batchTarget(label, base, pid, headers, list, onAnswer) {
 
 /**
  * Wallets with an EMAIL_OTP credential each: a customer holding USDB is
- * opened with its embedded wallet, whose first credential needs no signature.
+ * opened with its embedded wallet, and the wallet with an EMAIL_OTP
+ * credential on the customer's email.
  */
 function otpCredentials(count) {
   return inLanes(
@@ -227,12 +228,11 @@ function otpCredentials(count) {
         "GET",
         `/customers/internal-accounts?customerId=${customer.id}`,
       );
-      const method = await sandbox.call("POST", "/auth/credentials", {
-        type: "EMAIL_OTP",
-        accountId: wallets.data[0].id,
-        nickname: email,
-      });
-      return method.id;
+      const methods = await sandbox.call(
+        "GET",
+        `/auth/credentials?accountId=${wallets.data[0].id}`,
+      );
+      return methods.data[0].id;
     },
   );
 }

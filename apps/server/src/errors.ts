@@ -55,6 +55,17 @@ export function fieldError(location: string, message: string): FieldError {
   return { field: field === "" ? location : field, message };
 }
 
+/**
+ * Causes the sandbox names in `reason` where production's code for the
+ * status is more general (codes are production's; openapi.yaml documents
+ * these strings).
+ */
+export const Reason = {
+  insufficientBalance: "Insufficient balance",
+  idempotencyKeyReused: "Idempotency-Key reused with different parameters",
+  idempotencyInProgress: "Idempotency-Key request still in progress",
+} as const;
+
 export const invalidInput = (message: string, details?: Record<string, unknown>) =>
   new ApiError(400, "INVALID_INPUT", message, details ? { details } : {});
 

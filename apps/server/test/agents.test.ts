@@ -885,7 +885,11 @@ describe.each(databases)("agents on %s", (kind) => {
         },
       });
       const refused = await approveAction(held.data!);
-      expect(refused.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
+      expect(refused.error).toMatchObject({
+        status: 400,
+        code: "INVALID_INPUT",
+        reason: "Insufficient balance",
+      });
       const { data: action } = await agent.GET("/agents/me/actions/{actionId}", {
         params: { path: { actionId: held.data!.id } },
       });

@@ -402,11 +402,8 @@ describe.each(databases)("OTP login on %s", (kind) => {
   it("registers an SMS_OTP credential with a signed retry and logs in with it", async () => {
     const wallet = await createWallet(sandbox);
     const { key } = await otpLogin(sandbox, wallet.emailMethodId);
-    const body = {
-      type: "SMS_OTP" as const,
-      accountId: wallet.accountId,
-      nickname: "+14155550123",
-    };
+    // Production's own request: no nickname, the codes go to the customer's phone.
+    const body = { type: "SMS_OTP" as const, accountId: wallet.accountId };
     const first = await sandbox.client.POST("/auth/credentials", { body });
     expect(first.response.status).toBe(202);
     const challenge = first.data as SignedChallenge;
@@ -425,11 +422,11 @@ describe.each(databases)("OTP login on %s", (kind) => {
     });
     expect(created.response.status).toBe(201);
     const sms = created.data as AuthMethodCreated;
-    expect(sms).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
+    expect(sms).toMatchObject({ type: "SMS_OTP", nickname: wallet.phoneNumber });
     expect(sms.otpEncryptionTargetBundle).toBeDefined();
 
     const smsLogin = await otpLogin(sandbox, sms.id, "SMS_OTP");
-    expect(smsLogin.session).toMatchObject({ type: "SMS_OTP", nickname: "+14155550123" });
+    expect(smsLogin.session).toMatchObject({ type: "SMS_OTP", nickname: wallet.phoneNumber });
 
     const list = await sandbox.client.GET("/auth/credentials", {
       params: { query: { accountId: wallet.accountId } },

@@ -6,9 +6,9 @@ import {
   generateP256KeyPair,
   openSessionKeyBundle,
   publicKeyFromPrivateKey,
+  sealOtpBundle,
 } from "@payments-sandbox/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { q } from "../src/db/query.js";
 import { ManualClock } from "../src/clock.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
 import { createAccount } from "./money-helpers.js";
@@ -17,7 +17,9 @@ import {
   errorOf,
   openSessionKey,
   otpLogin,
+  requestOtp,
   signedHeaders,
+  verifyOtp,
   type AuthMethodCreated,
   type AuthSession,
   type SignedChallenge,
@@ -36,7 +38,11 @@ describe.each(databases)("signed retries on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  type Headers = { "Service-Wallet-Signature"?: string; "Request-Id"?: string };
+  type Headers = {
+    "Service-Wallet-Signature"?: string;
+    "Grid-Wallet-Signature"?: string;
+    "Request-Id"?: string;
+  };
 
   function setPrivacy(wallet: Wallet, privateEnabled: boolean, header: Headers = {}) {
     return sandbox.client.PATCH("/internal-accounts/{id}", {
@@ -143,6 +149,52 @@ describe.each(databases)("signed retries on %s", (kind) => {
       "Request-Id": challenge.requestId,
     });
     expect(ok.response.status).toBe(200);
+  });
+
+  it("takes the stamp under production's header name, Grid-Wallet-Signature, too", async () => {
+    const { wallet, key, challenge } = await pendingPrivacy();
+    const stamp = createStamp(challenge.payloadToSign, key.privateKeyHex);
+    const other = createStamp(challenge.payloadToSign, generateP256KeyPair().privateKeyHex);
+    // Two different stamps: which one was meant cannot be told.
+    const both = await setPrivacy(wallet, true, {
+      "Service-Wallet-Signature": stamp,
+      "Grid-Wallet-Signature": other,
+      "Request-Id": challenge.requestId,
+    });
+    expect(both.response.status).toBe(401);
+    expect(errorOf(both)).toMatchObject({ code: "WALLET_SIGNATURE_MALFORMED" });
+    expect(errorOf(both).reason).toMatch(/Grid-Wallet-Signature.*differ|different/);
+    // The same stamp under both names is one stamp.
+    const same = await pendingPrivacy();
+    const sameStamp = createStamp(same.challenge.payloadToSign, same.key.privateKeyHex);
+    const twice = await setPrivacy(same.wallet, true, {
+      "Service-Wallet-Signature": sameStamp,
+      "Grid-Wallet-Signature": sameStamp,
+      "Request-Id": same.challenge.requestId,
+    });
+    expect(twice.response.status).toBe(200);
+    // Production's name alone, on a wallet action and on an OTP login's retry.
+    const done = await setPrivacy(wallet, true, {
+      "Grid-Wallet-Signature": stamp,
+      "Request-Id": challenge.requestId,
+    });
+    expect(done.response.status).toBe(200);
+    expect(done.data).toMatchObject({ id: wallet.accountId, privateEnabled: true });
+    const { targetPublic } = await requestOtp(sandbox, wallet.emailMethodId);
+    const tek = generateP256KeyPair();
+    const encrypted = await sealOtpBundle({
+      otpCode: "000000",
+      tekPublicKeyHex: tek.publicKeyHex,
+      targetPublicKeyHex: targetPublic,
+    });
+    const first = await verifyOtp(sandbox, wallet.emailMethodId, encrypted);
+    const login = first.data as SignedChallenge;
+    const retry = await verifyOtp(sandbox, wallet.emailMethodId, encrypted, {
+      "Grid-Wallet-Signature": createStamp(login.payloadToSign, tek.privateKeyHex),
+      "Request-Id": login.requestId,
+    });
+    expect(retry.response.status).toBe(200);
+    expect((retry.data as AuthSession).accountId).toBe(wallet.accountId);
   });
 
   it("refuses unknown, expired, replayed and foreign Request-Ids", async () => {
@@ -352,31 +404,63 @@ describe.each(databases)("signed retries on %s", (kind) => {
     });
     expect(res.response.status).toBe(400);
     const cred = await sandbox.client.POST("/auth/credentials", {
-      body: { type: "SMS_OTP", accountId: standard.id, nickname: "+14155550100" },
+      body: { type: "SMS_OTP", accountId: standard.id },
     });
     expect(cred.response.status).toBe(400);
   });
 
-  it("refuses an EMAIL_OTP credential whose nickname is not an email address, naming the field", async () => {
+  it("opens a wallet with an EMAIL_OTP credential on its customer's email, which logs in at once", async () => {
     const wallet = await createWallet(sandbox);
-    const refused = await sandbox.client.POST("/auth/credentials", {
-      body: { type: "EMAIL_OTP", accountId: wallet.accountId, nickname: "not-an-email" },
+    const listed = await sandbox.client.GET("/auth/credentials", {
+      params: { query: { accountId: wallet.accountId } },
     });
-    expect(refused.response.status).toBe(400);
-    expect(errorOf(refused)).toMatchObject({
-      code: "INVALID_INPUT",
-      details: { errors: [{ field: "nickname" }] },
+    expect(listed.data?.data).toEqual([
+      expect.objectContaining({
+        id: wallet.emailMethodId,
+        type: "EMAIL_OTP",
+        nickname: wallet.email,
+        accountId: wallet.accountId,
+      }),
+    ]);
+    const { session } = await otpLogin(sandbox, wallet.emailMethodId);
+    expect(session).toMatchObject({ type: "EMAIL_OTP", nickname: wallet.email });
+  });
+
+  it("takes an OTP credential without a nickname: its codes go to the customer's email or phone", async () => {
+    const bare = await sandbox.client.POST("/customers", {
+      body: { customerType: "INDIVIDUAL", fullName: "No Contact", currencies: ["USDB"] },
     });
+    const customerId = bare.data!.id!;
+    const accountId = (
+      await sandbox.client.GET("/customers/internal-accounts", {
+        params: { query: { customerId, type: "EMBEDDED_WALLET" } },
+      })
+    ).data!.data[0]!.id;
+    // No email, no first credential.
+    const none = await sandbox.client.GET("/auth/credentials", {
+      params: { query: { accountId } },
+    });
+    expect(none.data?.data).toEqual([]);
+    // Nowhere to send codes: the error names what to set.
+    for (const type of ["EMAIL_OTP", "SMS_OTP"] as const) {
+      const refused = await sandbox.client.POST("/auth/credentials", {
+        body: { type, accountId },
+      });
+      expect(refused.response.status, type).toBe(400);
+      expect(errorOf(refused).code).toBe("INVALID_INPUT");
+      expect(errorOf(refused).message).toContain(type === "EMAIL_OTP" ? "email" : "phoneNumber");
+    }
+    // A nickname is no field of an OTP credential.
+    const named = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "EMAIL_OTP", accountId, nickname: "x@example.com" } as never,
+    });
+    expect(named.response.status).toBe(400);
   });
 
   it("deletes a credential (202 → 204), revoking its sessions, but never the last one", async () => {
     const wallet = await createWallet(sandbox);
     const { key } = await otpLogin(sandbox, wallet.emailMethodId);
-    const body = {
-      type: "SMS_OTP" as const,
-      accountId: wallet.accountId,
-      nickname: "+14155550199",
-    };
+    const body = { type: "SMS_OTP" as const, accountId: wallet.accountId };
     const pending = (await sandbox.client.POST("/auth/credentials", { body }))
       .data as SignedChallenge;
     const created = await sandbox.client.POST("/auth/credentials", {
@@ -416,16 +500,12 @@ describe.each(databases)("signed retries on %s", (kind) => {
     const wallet = await createWallet(sandbox);
     const { key } = await otpLogin(sandbox, wallet.emailMethodId);
     const email = await sandbox.client.POST("/auth/credentials", {
-      body: { type: "EMAIL_OTP", accountId: wallet.accountId, nickname: "other@example.com" },
+      body: { type: "EMAIL_OTP", accountId: wallet.accountId },
     });
     expect(email.response.status).toBe(400);
     expect(errorOf(email).code).toBe("EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS");
 
-    const body = {
-      type: "SMS_OTP" as const,
-      accountId: wallet.accountId,
-      nickname: "+14155550111",
-    };
+    const body = { type: "SMS_OTP" as const, accountId: wallet.accountId };
     const pending = (await sandbox.client.POST("/auth/credentials", { body }))
       .data as SignedChallenge;
     const created = await sandbox.client.POST("/auth/credentials", {
@@ -434,23 +514,43 @@ describe.each(databases)("signed retries on %s", (kind) => {
     });
     expect(created.response.status).toBe(201);
     const second = await sandbox.client.POST("/auth/credentials", {
-      body: { ...body, nickname: "+14155550112" },
+      body,
     });
     expect(second.response.status).toBe(400);
     expect(errorOf(second).code).toBe("SMS_OTP_CREDENTIAL_ALREADY_EXISTS");
   });
 
-  it("registers a wallet's first credential without a signature", async () => {
-    const wallet = await createWallet(sandbox);
-    // A wallet left with no credential (only possible from stored data).
-    await sandbox.server.data.execute(
-      q.deleteFrom("AuthMethod").where("accountId", "=", wallet.accountId),
-    );
+  it("registers the first credential of a wallet opened without one, without a signature", async () => {
+    // A customer without an email: its wallet opens with no credential.
+    const customer = await sandbox.client.POST("/customers", {
+      body: {
+        customerType: "INDIVIDUAL",
+        fullName: "Phone Only",
+        phoneNumber: "+14155550177",
+        currencies: ["USDB"],
+      },
+    });
+    const accountId = (
+      await sandbox.client.GET("/customers/internal-accounts", {
+        params: { query: { customerId: customer.data!.id!, type: "EMBEDDED_WALLET" } },
+      })
+    ).data!.data[0]!.id;
     const res = await sandbox.client.POST("/auth/credentials", {
-      body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550177" },
+      body: { type: "SMS_OTP", accountId },
     });
     expect(res.response.status).toBe(201);
+    expect(res.data).toMatchObject({ type: "SMS_OTP", nickname: "+14155550177", accountId });
     expect((res.data as AuthMethodCreated).otpEncryptionTargetBundle).toBeDefined();
+    // Every later one is signed.
+    const email = await sandbox.client.PATCH("/customers/{customerId}", {
+      params: { path: { customerId: customer.data!.id! } },
+      body: { customerType: "INDIVIDUAL", email: "phone.only@example.com" },
+    });
+    expect(email.response.status).toBe(200);
+    const later = await sandbox.client.POST("/auth/credentials", {
+      body: { type: "EMAIL_OTP", accountId },
+    });
+    expect(later.response.status).toBe(202);
   });
 
   it("accepts the legacy signature value sandbox-valid-signature", async () => {
@@ -486,7 +586,7 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(own.data?.data.map((s) => s.id)).toContain(session.id);
     const results = await Promise.all([
       other.POST("/auth/credentials", {
-        body: { type: "SMS_OTP", accountId: wallet.accountId, nickname: "+14155550188" },
+        body: { type: "SMS_OTP", accountId: wallet.accountId },
       }),
       other.POST("/auth/credentials/{id}/challenge", {
         params: { path: { id: wallet.emailMethodId } },

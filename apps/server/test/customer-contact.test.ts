@@ -88,7 +88,7 @@ describe.each(databases)("changing a wallet customer's email on %s", (kind) => {
     const wallet = await createWallet(sandbox);
     const email = await otpLogin(sandbox, wallet.emailMethodId);
     // A second credential, SMS_OTP, gives the wallet a session that outlives the EMAIL_OTP one.
-    const sms = { type: "SMS_OTP" as const, accountId: wallet.accountId, nickname: "+14155550123" };
+    const sms = { type: "SMS_OTP" as const, accountId: wallet.accountId };
     const smsId = await addCredential(sandbox, sms, email.key.privateKeyHex);
     const phone = await otpLogin(sandbox, smsId, "SMS_OTP");
 
@@ -106,11 +106,7 @@ describe.each(databases)("changing a wallet customer's email on %s", (kind) => {
     });
     expect(revoked.response.ok).toBe(true);
     // ... and another takes its place: the set the challenge bound is gone.
-    const replacement = {
-      type: "EMAIL_OTP" as const,
-      accountId: wallet.accountId,
-      nickname: wallet.email,
-    };
+    const replacement = { type: "EMAIL_OTP" as const, accountId: wallet.accountId };
     await addCredential(sandbox, replacement, phone.key.privateKeyHex);
 
     const retry = await patchEmail(

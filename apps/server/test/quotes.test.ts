@@ -123,6 +123,33 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(pair.data?.data.every((r) => r.sendingAmount === 50_000)).toBe(true);
   });
 
+  it("reads an array query parameter repeated or comma-joined, as production's SDK sends it", async () => {
+    const codes = (rates: { destinationCurrency: { code?: string } }[] | undefined) =>
+      [...new Set(rates?.map((r) => r.destinationCurrency.code))].sort();
+    // The typed client, set to join arrays with commas (`?destinationCurrency=MXN,GBP`).
+    const joined = await sandbox.client.GET("/exchange-rates", {
+      params: { query: { sourceCurrency: "EUR", destinationCurrency: ["MXN", "GBP"] } },
+      querySerializer: { array: { style: "form", explode: false } },
+    });
+    expect(codes(joined.data?.data)).toEqual(["GBP", "MXN"]);
+    for (const query of [
+      "destinationCurrency=MXN%2CGBP",
+      "destinationCurrency=MXN,GBP",
+      "destinationCurrency=MXN&destinationCurrency=GBP",
+      "destinationCurrency=MXN,GBP&destinationCurrency=GBP",
+    ]) {
+      const res = await sandbox.rawFetch(`/exchange-rates?sourceCurrency=EUR&${query}`);
+      expect(res.status, query).toBe(200);
+      const body = (await res.json()) as { data: { destinationCurrency: { code?: string } }[] };
+      expect(codes(body.data), query).toEqual(["GBP", "MXN"]);
+    }
+    const one = await sandbox.rawFetch(
+      "/exchange-rates?sourceCurrency=EUR&destinationCurrency=MXN",
+    );
+    const oneBody = (await one.json()) as { data: { destinationCurrency: { code?: string } }[] };
+    expect(codes(oneBody.data)).toEqual(["MXN"]);
+  });
+
   it("estimates a crypto withdrawal's fee from a crypto account only", async () => {
     const usdc = (
       await sandbox.client.POST("/customers", {
@@ -354,12 +381,16 @@ describe.each(databases)("quotes on %s", (kind) => {
     ]);
   });
 
-  it("refuses to execute beyond the balance with 400 INSUFFICIENT_BALANCE; the quote stays PENDING", async () => {
+  it("refuses to execute beyond the balance with 400 (reason Insufficient balance); the quote stays PENDING", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 5_000);
     const iban = await createIban(sandbox.client, customerId, "000");
     const quote = await quoteToIban(sandbox.client, account.id, iban.id, 6_000);
     const res = await execute(sandbox.client, quote.id);
-    expect(res.error).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE" });
+    expect(res.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      reason: "Insufficient balance",
+    });
     expect((await quoteOf(sandbox.client, quote.id)).status).toBe("PENDING");
     expect(await balanceOf(sandbox.client, account.id)).toBe(5_000);
   });
@@ -396,7 +427,11 @@ describe.each(databases)("quotes on %s", (kind) => {
     // The same key for another quote is a different request.
     const { quote: otherQuote } = await quoteWithSuffix("000");
     const reused = await execute(sandbox.client, otherQuote.id, key);
-    expect(reused.error).toMatchObject({ status: 400, code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(reused.error).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+      reason: "Idempotency-Key reused with different parameters",
+    });
     expect((await quoteOf(sandbox.client, otherQuote.id)).status).toBe("PENDING");
 
     const tooLong = await execute(sandbox.client, otherQuote.id, "k".repeat(256));
@@ -719,7 +754,7 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     await sandbox?.stop();
   });
 
-  it("gives one execution and one 409 IDEMPOTENCY_REQUEST_IN_PROGRESS", async () => {
+  it("gives one execution and one 409 CONFLICT (reason: the key's request is in progress)", async () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     // Holds the request that claims the key until the other one has answered,
     // so "at the same moment" is certain rather than likely.
@@ -739,7 +774,10 @@ describe.each(databases)("quote execution at the same moment on %s", (kind) => {
     ];
     const first = await Promise.race(requests.map((p, index) => p.then((r) => ({ index, r }))));
     expect(first.r.response.status).toBe(409);
-    expect(first.r.error).toMatchObject({ code: "IDEMPOTENCY_REQUEST_IN_PROGRESS" });
+    expect(first.r.error).toMatchObject({
+      code: "CONFLICT",
+      reason: "Idempotency-Key request still in progress",
+    });
     release();
     const other = await requests[1 - first.index]!;
     expect(other.response.status).toBe(200);

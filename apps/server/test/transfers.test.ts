@@ -119,7 +119,7 @@ describe.each(databases)("transfers on %s", (kind) => {
     expect(await balanceOf(sandbox.client, account.id)).toBe(0);
     const empty = await sandbox.client.POST("/transfer-out", { body: push(account.id, bank.id) });
     expect(empty.response.status).toBe(400);
-    expect(empty.error).toMatchObject({ code: "INSUFFICIENT_BALANCE" });
+    expect(empty.error).toMatchObject({ code: "INVALID_INPUT", reason: "Insufficient balance" });
     const noAmount = await sandbox.client.POST("/transfer-in", { body: pull(account.id, bank.id) });
     expect(noAmount.response.status).toBe(400);
     expect(noAmount.error).toMatchObject({ code: "INVALID_INPUT" });
@@ -324,14 +324,14 @@ describe.each(databases)("transfers on %s", (kind) => {
     expect(await balanceOf(sandbox.client, account.id)).toBe(1_000);
   });
 
-  it("refuses a transfer out beyond the balance with 400 INSUFFICIENT_BALANCE and records nothing", async () => {
+  it("refuses a transfer out beyond the balance with 400 (reason Insufficient balance) and records nothing", async () => {
     const account = await createAccount(sandbox.client, customerId, "USD", 999);
     const bank = await createBankAccount(sandbox.client, customerId, "789");
     const res = await sandbox.client.POST("/transfer-out", {
       body: push(account.id, bank.id, 1_000),
     });
     expect(res.response.status).toBe(400);
-    expect(res.error).toMatchObject({ code: "INSUFFICIENT_BALANCE" });
+    expect(res.error).toMatchObject({ code: "INVALID_INPUT", reason: "Insufficient balance" });
     const list = await sandbox.client.GET("/transactions", {
       params: { query: { accountIdentifier: account.id, type: "OUTGOING" } },
     });
@@ -350,8 +350,8 @@ describe.each(databases)("transfers on %s", (kind) => {
     const statuses = results.map((r) => r.response.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     expect(statuses.filter((s) => s === 400)).toHaveLength(9);
-    expect(results.filter((r) => r.response.status === 400).map((r) => r.error?.code)).toEqual(
-      Array(9).fill("INSUFFICIENT_BALANCE"),
+    expect(results.filter((r) => r.response.status === 400).map((r) => r.error?.reason)).toEqual(
+      Array(9).fill("Insufficient balance"),
     );
     expect(await balanceOf(sandbox.client, account.id)).toBe(100);
   });
@@ -376,13 +376,19 @@ describe.each(databases)("transfers on %s", (kind) => {
       params: { header: headers },
     });
     expect(other.response.status).toBe(400);
-    expect(other.error).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(other.error).toMatchObject({
+      code: "INVALID_INPUT",
+      reason: "Idempotency-Key reused with different parameters",
+    });
     // The same key on the other operation is other parameters too.
     const inbound = await sandbox.client.POST("/transfer-in", {
       body: pull(account.id, bank.id, 1_200),
       params: { header: headers },
     });
-    expect(inbound.error).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(inbound.error).toMatchObject({
+      code: "INVALID_INPUT",
+      reason: "Idempotency-Key reused with different parameters",
+    });
     expect(await balanceOf(sandbox.client, account.id)).toBe(3_800);
   });
 

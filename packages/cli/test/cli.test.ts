@@ -456,10 +456,11 @@ describe("login", () => {
     const wallets = await api.GET("/customers/internal-accounts", {
       params: { query: { customerId: customer.data!.id!, type: "EMBEDDED_WALLET" } },
     });
-    const credential = await api.POST("/auth/credentials", {
-      body: { type: "EMAIL_OTP", accountId: wallets.data!.data[0]!.id, nickname: email },
+    // The wallet opens with an EMAIL_OTP credential on the customer's email.
+    const credentials = await api.GET("/auth/credentials", {
+      params: { query: { accountId: wallets.data!.data[0]!.id } },
     });
-    const credentialId = (credential.data as { id: string }).id;
+    const credentialId = credentials.data!.data.find((m) => m.type === "EMAIL_OTP")!.id;
     const dir = mkdtempSync(join(tmpdir(), "cli-login-"));
     try {
       const keyFile = join(dir, "session-key.json");

@@ -69,12 +69,11 @@ step("create-wallet", "register-passkey", async () => {
   );
   state.accountId = wallets.data[0].id;
   state.email = email;
-  // A wallet's first credential needs no signature.
-  const credential = ok(
-    await client.POST("/auth/credentials", {
-      body: { type: "EMAIL_OTP", accountId: state.accountId, nickname: email },
-    }),
+  // The wallet opens with its first credential: EMAIL_OTP on the customer's email.
+  const credentials = ok(
+    await client.GET("/auth/credentials", { params: { query: { accountId: state.accountId } } }),
   );
+  const credential = credentials.data.find((method) => method.type === "EMAIL_OTP");
   state.emailSession = await otpLogin(client, credential.id, { code: "000000" });
   $("wallet-account").textContent = state.accountId;
   log(`✓ wallet ${state.accountId}; email session ${state.emailSession.session.id}`);

@@ -21,6 +21,8 @@ import { jsonBody } from "./json-body.js";
 import { withMultipartBodies } from "./multipart-body.js";
 import { operationDispatcher, type ApiHandlers } from "./operations.js";
 import {
+  PathTree,
+  servedPaths,
   operationRouter,
   publicOperationIds,
   publicOperationMatcher,
@@ -141,7 +143,8 @@ export function createApp(options: AppOptions): Express {
     res.redirect("/docs");
   });
   for (const router of options.pages ?? []) app.use(router);
-  app.use((_req, _res, next) => next(new ApiError(404, "NOT_FOUND", "Not found")));
+  const apiPaths = new PathTree(servedPaths(doc));
+  app.use((req, _res, next) => next(notFound(req.path, apiPaths)));
   app.use(errorHandler(log, logPath));
   return app;
 }
@@ -224,6 +227,19 @@ function assertPublicOperations(doc: ApiDocument): void {
       `operations without security in openapi.yaml (${inSpec.join(", ")}) differ from PUBLIC_OPERATIONS (${typed.join(", ")})`,
     );
   }
+}
+
+/**
+ * 404 outside the API and the pages. Every API path starts with the version
+ * segment: a path that would be an API path with it says so.
+ */
+function notFound(path: string, apiPaths: PathTree): ApiError {
+  if (path.startsWith(`${API_BASE_PATH}/`)) return new ApiError(404, "NOT_FOUND", "Not found");
+  const hint =
+    apiPaths.match(path) !== undefined
+      ? `: did you mean ${API_BASE_PATH}${path}?`
+      : ` (for example ${API_BASE_PATH}/customers)`;
+  return new ApiError(404, "NOT_FOUND", `Not found. API paths start with ${API_BASE_PATH}${hint}`);
 }
 
 function messageOf(err: unknown): string {

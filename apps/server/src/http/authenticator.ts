@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
+import { AGENT_TOKEN_PREFIX } from "../areas/agents/service.js";
 import { ApiError } from "../errors.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
@@ -11,9 +12,13 @@ const challenge = {
     'Basic realm="payments-sandbox", charset="UTF-8", Bearer realm="payments-sandbox"',
 };
 
-function rejected(message: string): ApiError {
-  return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge });
+/** Every authentication failure names the check that failed in `reason`. */
+function rejected(message: string, reason: string): ApiError {
+  return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge, reason });
 }
+
+const BASIC_HOWTO =
+  "API tokens use HTTP Basic auth: send `Authorization: Basic base64(<token id>:<secret>)`";
 
 /** Resolves an agent access token (AgentAuth); undefined when unknown or expired. */
 export interface AgentTokenVerifier {
@@ -55,16 +60,31 @@ export function authenticator(
     if (!header)
       throw rejected(
         "Missing Authorization header: use HTTP Basic with your API token id and secret",
+        "Authorization header absent",
       );
     const [scheme, encoded] = header.split(" ", 2);
     const kind = scheme?.toLowerCase();
     if ((kind !== "basic" && kind !== "bearer") || !encoded) {
-      throw rejected("Unsupported authorization scheme: use HTTP Basic (or Bearer for agents)");
+      throw rejected(
+        "Unsupported authorization scheme: use HTTP Basic (or Bearer for agents)",
+        "Authorization scheme is neither Basic nor Bearer",
+      );
     }
     let caller: RequestContext;
     if (kind === "bearer") {
       const identity = await agents.verify(encoded, clocks);
-      if (!identity) throw rejected("Invalid or expired agent access token");
+      if (!identity) {
+        // An API secret sent as a bearer token is a common first mistake.
+        throw encoded.startsWith(AGENT_TOKEN_PREFIX)
+          ? rejected(
+              "Invalid or expired agent access token",
+              "Agent access token unknown or expired",
+            )
+          : rejected(
+              `This Bearer value is not an agent access token. ${BASIC_HOWTO}; Bearer is only for agent access tokens (${AGENT_TOKEN_PREFIX}…)`,
+              "Bearer credentials are not an agent access token",
+            );
+      }
       caller = {
         platformId: identity.platformId,
         tokenId: identity.agent.agentId,
@@ -79,9 +99,15 @@ export function authenticator(
     } else {
       const decoded = Buffer.from(encoded, "base64").toString("utf8");
       const colon = decoded.indexOf(":");
-      if (colon <= 0) throw rejected("Malformed Basic credentials: expected <token id>:<secret>");
+      if (colon <= 0) {
+        throw rejected(
+          "Malformed Basic credentials: expected <token id>:<secret>",
+          "Basic credentials have no <token id>:<secret>",
+        );
+      }
       const identity = await verifier.verify(decoded.slice(0, colon), decoded.slice(colon + 1));
-      if (!identity) throw rejected("Invalid API token id or secret");
+      if (!identity)
+        throw rejected("Invalid API token id or secret", "API token id or secret unknown");
       caller = {
         platformId: identity.platformId,
         tokenId: identity.tokenId,

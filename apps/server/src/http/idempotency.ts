@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { q } from "../db/query.js";
 import { isUniqueViolation } from "../db/errors.js";
-import { ApiError } from "../errors.js";
+import { ApiError, Reason } from "../errors.js";
 import type { RequestContext } from "./context.js";
 
 // Idempotency-Key support for any POST operation, as the most trusted payments
@@ -53,6 +53,15 @@ function isOperationResult(err: unknown): err is ApiError {
 }
 
 const IN_PROGRESS = "IN_PROGRESS";
+
+/** The same key while its first request runs: production's 409 code, the cause in `reason`. */
+const inProgress = () =>
+  new ApiError(
+    409,
+    "CONFLICT",
+    "A request with this Idempotency-Key is still being processed; retry later",
+    { reason: Reason.idempotencyInProgress },
+  );
 const COMPLETED = "COMPLETED";
 
 export class IdempotencyStore {
@@ -151,8 +160,9 @@ export class IdempotencyStore {
       if (existing.requestHash !== requestHash) {
         throw new ApiError(
           400,
-          "IDEMPOTENCY_KEY_REUSED",
+          "INVALID_INPUT",
           "This Idempotency-Key was already used with different parameters; use a new key for a new request",
+          { reason: Reason.idempotencyKeyReused },
         );
       }
       if (existing.status === COMPLETED && existing.responseStatus !== null) {
@@ -162,11 +172,7 @@ export class IdempotencyStore {
         };
       }
       if (existing.lockedUntil > now) {
-        throw new ApiError(
-          409,
-          "IDEMPOTENCY_REQUEST_IN_PROGRESS",
-          "A request with this Idempotency-Key is still being processed; retry later",
-        );
+        throw inProgress();
       }
       // A claim whose request never finished (its process stopped): take it over.
       const taken = await this.db.execute(
@@ -180,11 +186,7 @@ export class IdempotencyStore {
       );
       if (taken === 1) return undefined;
     }
-    throw new ApiError(
-      409,
-      "IDEMPOTENCY_REQUEST_IN_PROGRESS",
-      "A request with this Idempotency-Key is still being processed; retry later",
-    );
+    throw inProgress();
   }
 
   private async release(platformId: string, key: string): Promise<void> {

@@ -1,8 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { ApiError, fieldError } from "../errors.js";
+import {
+  arrayQueryParameters,
+  splitCommaJoinedQuery,
+  withCommaJoinedArrays,
+} from "./array-query.js";
 import { inTurn } from "./in-turn.js";
 import { checkPermission, permissionRules } from "./permissions.js";
+import { requestFields, type RequestFields } from "./request-fields.js";
 
 // The API's router, compiled once from openapi.yaml: it finds a request's path
 // in a tree of path segments (one step per segment, whatever the number of
@@ -283,6 +289,15 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
   // Compiled with the routes: a missing or ill-fitting x-permission stops the server here.
   const permissions = permissionRules(doc, served);
   const needsJson = requiredJsonBodies(doc);
+  const arrayQueries = new Map(served.map((path) => [path, arrayQueryParameters(doc, path)]));
+  // Read by the error handler to name the field a caller probably meant.
+  const fields = new Map<string, RequestFields>();
+  const fieldsOf = (path: string, method: string): RequestFields => {
+    const key = `${method} ${path}`;
+    let known = fields.get(key);
+    if (!known) fields.set(key, (known = requestFields(doc, path, method)));
+    return known;
+  };
   // Shared with every router of the same key, else this router's own.
   const validators =
     options.shareKey === undefined ? new Map<string, RequestHandler>() : sharedValidators;
@@ -294,8 +309,8 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         OpenApiValidator.middleware({
           ...options.validator,
           // Read from openapi.yaml, which the validator checks as it loads it.
-          apiSpec: withTopLevelDiscriminatorsOnly(
-            onePathDocument(doc, path),
+          apiSpec: withCommaJoinedArrays(
+            withTopLevelDiscriminatorsOnly(onePathDocument(doc, path)),
           ) as unknown as ValidatorOptions["apiSpec"],
         }),
       );
@@ -327,6 +342,9 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
         details: { errors: [fieldError("body", "a JSON body is required; this one is empty")] },
       });
     }
+    const arrays = arrayQueries.get(path)!.get(req.method);
+    if (arrays) splitCommaJoinedQuery(req, arrays);
+    res.locals.requestFields = fieldsOf(path, req.method);
     validatorOf(path)(req, res, next);
   };
 }

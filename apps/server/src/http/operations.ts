@@ -2,6 +2,11 @@ import type { NextFunction, Request, Response } from "express";
 import { callerOf, publicContextOf, type PublicContext, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
 import {
+  WALLET_SIGNATURE,
+  walletSignatureOf,
+  type WALLET_SIGNATURE_ALIAS,
+} from "../signing/headers.js";
+import {
   PUBLIC_OPERATIONS,
   type IdempotentOperationId,
   type Input,
@@ -53,15 +58,20 @@ export function idempotent<Op extends IdempotentOperationId>(
   return { idempotency: store, handler };
 }
 
-/** Request headers that operations declare, read for their handlers. */
+/** Request headers that operations declare, read for their handlers as sent. */
 const REQUEST_HEADERS = [
   "Idempotency-Key",
-  "Service-Wallet-Signature",
   "Request-Id",
 ] as const satisfies readonly RequestHeaderName[];
 
+/** The wallet signature's two names, read as one (signing/headers.ts). */
+type WalletSignatureHeader = typeof WALLET_SIGNATURE | typeof WALLET_SIGNATURE_ALIAS;
+
 // A header added to openapi.yaml but missing above does not compile.
-type UnreadHeader = Exclude<RequestHeaderName, (typeof REQUEST_HEADERS)[number]>;
+type UnreadHeader = Exclude<
+  RequestHeaderName,
+  (typeof REQUEST_HEADERS)[number] | WalletSignatureHeader
+>;
 const everyHeaderRead: [UnreadHeader] extends [never] ? true : UnreadHeader = true;
 void everyHeaderRead;
 
@@ -151,6 +161,9 @@ function requestHeaders(req: Request): Record<string, string> {
     const value = req.get(name);
     if (value !== undefined) headers[name] = value;
   }
+  // Handlers read the signature under the spec's name, whichever name it came under.
+  const signature = walletSignatureOf((name) => req.get(name));
+  if (signature !== undefined) headers[WALLET_SIGNATURE] = signature;
   return headers;
 }
 

@@ -205,12 +205,14 @@ export class SignedRequests {
       throw walletError(
         "WALLET_SIGNATURE_MISSING",
         "Service-Wallet-Signature is required on the signed retry.",
+        "Request-Id sent without Service-Wallet-Signature",
       );
     }
     if (requestId === undefined) {
       throw walletError(
         "REQUEST_ID_MISSING",
         "The Request-Id header is required on a signed retry.",
+        "Service-Wallet-Signature sent without Request-Id",
       );
     }
     const legacy =
@@ -228,21 +230,22 @@ export class SignedRequests {
     const challenge = found
       ? requirePending(found.challenge, now)
       : await pendingChallenge(this.services.data, { platformId: ctx.platformId, requestId, now });
-    if (
-      challenge.activity !== expected.activity ||
-      challenge.accountId !== expected.accountId ||
-      challenge.bindingDigest !== bindingDigest(expected.binding)
-    ) {
+    const mismatch =
+      challenge.activity !== expected.activity
+        ? "Request-Id was issued for another action"
+        : challenge.accountId !== expected.accountId
+          ? "Request-Id was issued for another account"
+          : challenge.bindingDigest !== bindingDigest(expected.binding)
+            ? "Request body differs from the one payloadToSign was issued for"
+            : // Passkey challenges are answered with a WebAuthn assertion, not a stamp.
+              challenge.signerKind === "PASSKEY"
+              ? "Request-Id names a passkey challenge, answered with an assertion"
+              : undefined;
+    if (mismatch !== undefined) {
       throw walletError(
         "WALLET_SIGNATURE_BODY_MISMATCH",
         "The request does not match the one the signed payload was issued for.",
-      );
-    }
-    if (challenge.signerKind === "PASSKEY") {
-      // Passkey challenges are answered with a WebAuthn assertion, not a stamp.
-      throw walletError(
-        "WALLET_SIGNATURE_BODY_MISMATCH",
-        "The request does not match the one the signed payload was issued for.",
+        mismatch,
       );
     }
     const approval: Approval = { challenge, issuedAt: challenge.createdAt };

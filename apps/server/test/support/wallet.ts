@@ -23,23 +23,27 @@ export type SignedChallenge = Schemas["SignedRequestChallenge"] & { type?: strin
 export interface Wallet {
   accountId: string;
   customerId: string;
-  /** The wallet's first credential, EMAIL_OTP on the customer's email. */
+  /** The wallet's first credential, EMAIL_OTP on the customer's email, made with the account. */
   emailMethodId: string;
   email: string;
+  /** The customer's phone number, where an SMS_OTP credential's codes go. */
+  phoneNumber: string;
 }
 
 /**
  * A customer holding USDB, so opened with its embedded wallet, and the
- * wallet's first credential: EMAIL_OTP on the customer's email (the first
- * credential needs no signature).
+ * wallet's first credential: EMAIL_OTP on the customer's email, which the
+ * wallet is opened with.
  */
 export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
   const email = `user-${randomUUID().slice(0, 8)}@example.com`;
+  const phoneNumber = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
   const customer = await sandbox.client.POST("/customers", {
     body: {
       customerType: "INDIVIDUAL",
       fullName: "Ada Lovelace",
       email,
+      phoneNumber,
       currencies: ["USDB"],
     },
   });
@@ -50,15 +54,20 @@ export async function createWallet(sandbox: TestSandbox): Promise<Wallet> {
   });
   expect(wallets.data?.data).toHaveLength(1);
   const accountId = wallets.data!.data[0]!.id;
-  const credential = await sandbox.client.POST("/auth/credentials", {
-    body: { type: "EMAIL_OTP", accountId, nickname: email },
+  const credentials = await sandbox.client.GET("/auth/credentials", {
+    params: { query: { accountId } },
   });
-  expect(credential.response.status).toBe(201);
-  if (credential.data === undefined || !("id" in credential.data)) {
-    throw new Error(`credential not registered: ${JSON.stringify(credential.error)}`);
-  }
+  expect(credentials.data?.data).toEqual([
+    expect.objectContaining({ type: "EMAIL_OTP", nickname: email, accountId }),
+  ]);
   rememberAccount(accountId, { customerId, currency: "USDB" });
-  return { accountId, customerId, emailMethodId: credential.data.id, email };
+  return {
+    accountId,
+    customerId,
+    emailMethodId: credentials.data!.data[0]!.id,
+    email,
+    phoneNumber,
+  };
 }
 
 /** The platform's published OTP enclave key (GET /sandbox/keys). */
@@ -103,7 +112,11 @@ export function verifyOtp(
   sandbox: TestSandbox,
   methodId: string,
   encryptedOtpBundle: string,
-  headers: { "Service-Wallet-Signature"?: string; "Request-Id"?: string } = {},
+  headers: {
+    "Service-Wallet-Signature"?: string;
+    "Grid-Wallet-Signature"?: string;
+    "Request-Id"?: string;
+  } = {},
   type: "EMAIL_OTP" | "SMS_OTP" = "EMAIL_OTP",
 ) {
   return sandbox.client.POST("/auth/credentials/{id}/verify", {

@@ -49,7 +49,8 @@ function decidedAlready(action: AgentActionRow): ApiError {
 
 /** Seconds a device code can be redeemed, in the platform's sandbox time. */
 export const DEVICE_CODE_TTL_SECONDS = 24 * 3600;
-const TOKEN_PREFIX = "agt_";
+/** How every agent access token starts (an API secret never does). */
+export const AGENT_TOKEN_PREFIX = "agt_";
 // Device codes are typed by people: no vowels (no words), no look-alikes.
 // Twelve letters of twenty (about 52 bits): the code alone is the credential
 // of an operation that anyone may call, so it must not be guessable.
@@ -654,7 +655,7 @@ export class AgentService implements AgentTokenVerifier {
       const expiresAt = agent.deviceCodeExpiresAt.toISOString();
       throw invalidInput(`This device code expired at ${expiresAt}`, { expiresAt });
     }
-    const accessToken = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+    const accessToken = `${AGENT_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
     const redeemed = await this.services.data.transaction(function* () {
       // Conditional on not yet redeemed: of two concurrent redemptions one wins.
       const count = yield* run(
@@ -689,7 +690,7 @@ export class AgentService implements AgentTokenVerifier {
     accessToken: string,
     clocks: PlatformClocks,
   ): Promise<{ platformId: string; agent: AgentPrincipal; clock: Clock } | undefined> {
-    if (!accessToken.startsWith(TOKEN_PREFIX)) return undefined;
+    if (!accessToken.startsWith(AGENT_TOKEN_PREFIX)) return undefined;
     const token = await this.services.data.one(
       q.selectFrom("AgentAccessToken").selectAll().where("tokenHash", "=", sha256Hex(accessToken)),
     );

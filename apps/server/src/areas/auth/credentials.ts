@@ -22,9 +22,6 @@ import type { PasskeyVerifier, StoredPasskey } from "./passkey.js";
 type AuthMethodRow = Row<"AuthMethod">;
 type AccountRow = Row<"InternalAccount">;
 
-/** An email address as far as the sandbox checks one: something@domain.tld, no spaces. */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 /** Read on every leg of a login. */
 const authMethodRows = batchedRead({ id: "id", platformId: "platformId" }, (where) =>
   q.selectFrom("AuthMethod").selectAll().where(where),
@@ -109,9 +106,11 @@ export class CredentialService {
   }
 
   /**
-   * Registers a credential. The wallet's first credential needs no signature
-   * (the wallet is opened with its customer, bare); every later one is a signed retry
-   * stamped by an active session of the same wallet.
+   * Registers a credential. A wallet opens with its first credential
+   * (EMAIL_OTP on its customer's email, internal-accounts/opening.ts), so
+   * every one registered here is a signed retry stamped by an active session
+   * of the same wallet; only a wallet holding none (its customer had no
+   * email) registers one without a signature, having nothing to sign with.
    */
   async create(
     ctx: RequestContext,
@@ -204,11 +203,6 @@ export class CredentialService {
     switch (input.type) {
       case "EMAIL_OTP":
       case "SMS_OTP":
-        if (input.type === "EMAIL_OTP" && !EMAIL.test(input.nickname)) {
-          throw invalidInput("nickname must be the email address the codes are sent to", {
-            errors: [fieldError("body.nickname", "not an email address")],
-          });
-        }
         if (existing.some((m) => m.type === input.type)) {
           throw new ApiError(
             400,
@@ -216,7 +210,7 @@ export class CredentialService {
             `This account already has an ${input.type} credential.`,
           );
         }
-        return { nickname: input.nickname };
+        return { nickname: await this.otpContact(account, input.type) };
       case "OAUTH": {
         const identity = await this.oidc.verify(input.oidcToken, at);
         return { nickname: identity.email ?? identity.sub, oauth: identity };
@@ -234,6 +228,35 @@ export class CredentialService {
         return { nickname: input.nickname, passkey };
       }
     }
+  }
+
+  /**
+   * Where an OTP credential's codes go: the wallet's customer's email
+   * (EMAIL_OTP) or phone number (SMS_OTP), which is also its nickname. A
+   * change of either on the customer changes the credential with it.
+   */
+  private async otpContact(account: AccountRow, type: "EMAIL_OTP" | "SMS_OTP"): Promise<string> {
+    const customer =
+      account.customerId === null
+        ? undefined
+        : await this.services.data.one(
+            q
+              .selectFrom("Customer")
+              .select(["email", "phoneNumber"])
+              .where("platformId", "=", account.platformId)
+              .where("id", "=", account.customerId),
+          );
+    const [field, contact] =
+      type === "EMAIL_OTP"
+        ? (["email", customer?.email] as const)
+        : (["phoneNumber", customer?.phoneNumber] as const);
+    if (!contact) {
+      throw invalidInput(
+        `The wallet's customer has no ${field} to send ${type} codes to: set it with PATCH /customers/{customerId} first`,
+        { errors: [fieldError("body.accountId", `the customer has no ${field}`)] },
+      );
+    }
+    return contact;
   }
 
   /**

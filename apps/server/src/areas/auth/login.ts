@@ -313,6 +313,7 @@ export class LoginService {
         401,
         "REQUEST_ID_MISSING",
         "The Request-Id from POST /auth/credentials/{id}/challenge is required.",
+        { reason: "Passkey verify sent without Request-Id" },
       );
     }
     const now = ctx.clock.now();

@@ -9,7 +9,11 @@ import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
 import { type Page, newestCountedPage, withinTimes } from "../../http/pagination.js";
 import { newId } from "../../ids.js";
-import { newAccountRows, openMissingAccounts } from "../internal-accounts/opening.js";
+import {
+  firstCredentialRows,
+  newAccountRows,
+  openMissingAccounts,
+} from "../internal-accounts/opening.js";
 import { supportedCurrenciesOf } from "../platform/service.js";
 import { contactVerificationOf } from "./contact-channels.js";
 import { Activity } from "../../signing/activities.js";
@@ -245,7 +249,7 @@ function* writeCustomer(
   // A currency added to the customer opens its account; none is ever closed here.
   if (row.currencies !== current.currencies) {
     yield* openMissingAccounts(
-      { platformId: ctx.platformId, customerId: row.id },
+      { platformId: ctx.platformId, customerId: row.id, email: row.email },
       currenciesOf(row),
       row.updatedAt,
     );
@@ -345,12 +349,18 @@ export class CustomerService {
       // Rows that do not read each other: one statement, and on PostgreSQL
       // one round trip instead of BEGIN, the inserts and COMMIT.
       const event = statusEvent(ctx, row);
+      const accounts = newAccountRows(
+        { platformId: ctx.platformId, customerId: id },
+        currencies,
+        now,
+      );
       await this.services.data.transaction(
         () =>
           insertAll([
             rowOf("Customer", row),
-            ...newAccountRows({ platformId: ctx.platformId, customerId: id }, currencies, now).map(
-              (account) => rowOf("InternalAccount", account),
+            ...accounts.map((account) => rowOf("InternalAccount", account)),
+            ...firstCredentialRows(accounts, row.email).map((method) =>
+              rowOf("AuthMethod", method),
             ),
             ...(event ? [rowOf("WebhookEvent", outboxRow(event))] : []),
           ]),

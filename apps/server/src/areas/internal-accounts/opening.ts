@@ -25,6 +25,44 @@ export interface AccountOwner {
   platformId: string;
   /** null: the platform's own account. */
   customerId: string | null;
+  /** The customer's email: a wallet opened for it starts with an EMAIL_OTP credential on it. */
+  email?: string | null;
+}
+
+type AuthMethodRow = Row<"AuthMethod">;
+
+/**
+ * The first credential of each new embedded wallet: EMAIL_OTP on its
+ * customer's email, made with the account and so with no signature (a wallet
+ * could not sign for its own first credential). No email, no credential:
+ * such a wallet registers its first one with POST /auth/credentials, unsigned.
+ * Its first code is asked for with POST /auth/credentials/{id}/challenge.
+ */
+export function firstCredentialRows(
+  accounts: readonly AccountRow[],
+  email: string | null | undefined,
+): AuthMethodRow[] {
+  if (!email) return [];
+  return accounts
+    .filter((account) => account.type === "EMBEDDED_WALLET" && account.customerId !== null)
+    .map((account) => ({
+      id: newId("AuthMethod"),
+      platformId: account.platformId,
+      accountId: account.id,
+      type: "EMAIL_OTP",
+      nickname: email,
+      credentialId: null,
+      oauthIssuer: null,
+      oauthAudience: null,
+      oauthSubject: null,
+      passkeyPublicKey: null,
+      passkeyCounter: null,
+      passkeyTransports: null,
+      otpTargetPrivateKey: null,
+      otpExpiresAt: null,
+      createdAt: account.createdAt,
+      updatedAt: account.createdAt,
+    }));
 }
 
 /** New rows for each currency the owner does not hold yet, in the order given. */
@@ -56,7 +94,10 @@ export function newAccountRows(
   return rows;
 }
 
-/** Opens the accounts the owner lacks among `currencies`; inside the transaction that adds them. */
+/**
+ * Opens the accounts the owner lacks among `currencies`, with each new
+ * wallet's first credential; inside the transaction that adds them.
+ */
 export function* openMissingAccounts(
   owner: AccountOwner,
   currencies: readonly string[],
@@ -72,5 +113,8 @@ export function* openMissingAccounts(
       : base.where("customerId", "=", owner.customerId),
   );
   const rows = newAccountRows(owner, currencies, at, new Set(held.map((row) => row.currency)));
-  yield* insertAll(rows.map((row) => rowOf("InternalAccount", row)));
+  yield* insertAll([
+    ...rows.map((row) => rowOf("InternalAccount", row)),
+    ...firstCredentialRows(rows, owner.email).map((row) => rowOf("AuthMethod", row)),
+  ]);
 }

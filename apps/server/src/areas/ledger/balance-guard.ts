@@ -1,14 +1,20 @@
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, Reason } from "../../errors.js";
 import { debit, InsufficientFundsError, type Posting } from "./ledger.js";
 
-/** The API's answer to a debit the balance cannot cover: 400 INSUFFICIENT_BALANCE. */
+/**
+ * The API's answer to a debit the balance cannot cover: production's 400
+ * INVALID_INPUT, with the cause in `reason`.
+ */
 export function insufficientBalance(posting: Posting): ApiError {
   return new ApiError(
     400,
-    "INSUFFICIENT_BALANCE",
+    "INVALID_INPUT",
     `Internal account ${posting.accountId} does not hold ${posting.amount} to cover this`,
-    { details: { internalAccountId: posting.accountId, amount: Number(posting.amount) } },
+    {
+      reason: Reason.insufficientBalance,
+      details: { internalAccountId: posting.accountId, amount: Number(posting.amount) },
+    },
   );
 }
 

@@ -124,6 +124,8 @@ export class PlatformService {
         errors: [fieldError("body.umaDomain", "not a host name")],
       });
     }
+    // Nothing sent, nothing changes: not even `updatedAt`.
+    if (Object.values(input).every((value) => value === undefined)) return this.get(ctx);
     const json = (value: unknown) => JSON.stringify(value);
     const row = await this.services.data.transaction(function* () {
       const updated = yield* one(

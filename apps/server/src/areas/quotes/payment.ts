@@ -109,7 +109,7 @@ export class QuotePayments {
    * Executes a PENDING quote: its transaction moves to the status the
    * immediate steps lead to, the quote moves (conditionally on its status
    * and unexpired, so of two executions one wins), the source is debited
-   * (400 INSUFFICIENT_BALANCE rolls it all back) and later steps are
+   * (a refusal, 400 INVALID_INPUT, rolls it all back) and later steps are
    * scheduled. `awaitingApproval` stops after recording the request.
    */
   *execute(

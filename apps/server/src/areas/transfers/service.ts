@@ -6,7 +6,7 @@ import {
 } from "@payments-sandbox/sandbox-rules";
 import { found, one, q } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
-import { ApiError, fieldError, invalidInput } from "../../errors.js";
+import { ApiError, fieldError, invalidInput, Reason } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { DueJob, JobHandlers, JobTools } from "../../jobs/registry.js";
 import { scheduleJob } from "../../jobs/schedule.js";
@@ -202,8 +202,11 @@ export class TransferService {
     if (account.balance <= 0n) {
       throw new ApiError(
         400,
-        "INSUFFICIENT_BALANCE",
+        "INVALID_INPUT",
         `Account ${account.id} has no balance to transfer out`,
+        {
+          reason: Reason.insufficientBalance,
+        },
       );
     }
     return account.balance;
@@ -265,7 +268,7 @@ export class TransferService {
 
   /**
    * The money of a transfer that starts now: a transfer out is debited
-   * (guarded: 400 INSUFFICIENT_BALANCE rolls everything back); an outcome due
+   * (guarded: a refusal, 400 INVALID_INPUT, rolls everything back); an outcome due
    * at once is settled, a later one scheduled.
    */
   private *moveMoney(
