@@ -23,7 +23,7 @@ export interface paths {
         head?: never;
         /**
          * Update platform configuration
-         * @description Changes the fields sent and leaves the others; a list sent replaces the list. `webhookEndpoint` must be an `http` or `https` URL; an empty string removes it, which pauses deliveries: events are still recorded, wait (`NO_ENDPOINT` in `GET /sandbox/webhooks/events`), and are delivered in order once an endpoint is set again. `umaDomain` is the domain of the UMA addresses given to customers created afterwards. `supportedCurrencies` decides the currencies of customers created without `currencies`.
+         * @description Changes the fields sent and leaves the others; a list sent replaces the list. `webhookEndpoint` must be an absolute `http` or `https` URL, without whitespace or control characters, whose host is not a link-local address (169.254.0.0/16, fe80::/10: where cloud metadata services answer); loopback and private hosts are allowed. An empty string removes it, which pauses deliveries: events are still recorded, wait (`NO_ENDPOINT` in `GET /sandbox/webhooks/events`), and are delivered in order once an endpoint is set again. `umaDomain` is the domain of the UMA addresses given to customers created afterwards. `supportedCurrencies` decides the currencies of customers created without `currencies`.
          */
         patch: operations["updatePlatformConfig"];
         trace?: never;
@@ -43,7 +43,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description Issues a new API token for your platform with the permissions listed. Authenticate with HTTP Basic, the token's `clientId` as the user name and `clientSecret` as the password (in the sandbox `clientId` is also the token's `id`). The secret is in this answer only: it is stored as a hash and no later request returns it, so keep it now. Creating a token needs the `MANAGE` permission (401 `UNAUTHORIZED` naming it, without it): a token without it cannot give itself more rights. See `Permission` for what each permission allows.
+         * @description Issues a new API token for your platform with the permissions listed. Authenticate with HTTP Basic, the token's `clientId` as the user name and `clientSecret` as the password (in the sandbox `clientId` is also the token's `id`). The secret is in this answer only: it is stored as a hash and no later request returns it, so keep it now. Creating a token needs the `MANAGE` permission, and grants only permissions the calling token has itself (401 `UNAUTHORIZED` naming the one missing, otherwise): no token can give itself more rights. See `Permission` for what each permission allows.
          */
         post: operations["createToken"];
         delete?: never;
@@ -1493,7 +1493,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an embedded wallet the call is a signed retry: without wallet headers it returns 202 with a challenge; repeat it with `Service-Wallet-Signature` and `Request-Id`. Other sources execute at once. The sending amount is debited, guarded so that the balance never goes negative (400 `INVALID_INPUT` with `reason` `Insufficient balance` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 202 challenge is not stored, so the signed retry may reuse the key). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents use `POST /agents/me/quotes/{quoteId}/execute`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
+         * @description Debits the quote's internal account source (`totalSendingAmount`) and starts the payment: the quote's transaction moves on. When the source is an `EMBEDDED_WALLET` account, the quote carries `paymentInstructions[].accountOrWalletInfo.payloadToSign`: stamp it, byte for byte, with the key of an active session of that wallet and send the stamp in `Service-Wallet-Signature`; the quote executes at once, in this one call. A missing stamp is 401 `WALLET_SIGNATURE_MISSING`, one that is not a well-formed stamp 401 `WALLET_SIGNATURE_MALFORMED`, and one that does not verify over this quote's payload or whose key is not an active, unexpired session key of the source wallet 401 `WALLET_SIGNATURE_INVALID`, each with a `reason`; nothing moves. The stamp is good as long as the quote (`expiresAt`), and only once, since an executed quote is not PENDING any more. Other sources need no stamp. The sending amount is debited, guarded so that the balance never goes negative (400 `INVALID_INPUT` with `reason` `Insufficient balance` otherwise; the quote stays PENDING); money that comes back from a failed payment is credited back. Send an `Idempotency-Key` to retry safely (a 401 is not stored: the key stays free for the corrected request). In the sandbox the outcome follows the destination's suffix or UMA address (see the magic values): an outcome due at once is already in the response (`COMPLETED` or `FAILED`), a later one leaves the quote PROCESSING. Changes are reported with `OUTGOING_PAYMENT.*` webhooks about the quote's transaction. For a customer whose region requires strong customer authentication the first call answers the quote in PENDING_AUTHORIZATION with an `scaChallenge` (`scaFactor` in the body picks the factor) and nothing moves until `POST /quotes/{quoteId}/authorize`. Agents use `POST /agents/me/quotes/{quoteId}/execute`. The API token needs the `TRANSACT` permission (403 `FORBIDDEN` without it), also when the source is an embedded wallet: the wallet's signature authorizes the payment, the permission lets your integration release it.
          */
         post: operations["executeQuote"];
         delete?: never;
@@ -2017,7 +2017,7 @@ export interface paths {
         put?: never;
         /**
          * Execute one of the agent's quotes
-         * @description Submits the execution of a quote this agent made, as an `EXECUTE_QUOTE` action. Needs `EXECUTE_QUOTES`, and the sending amount must be within the policy (403 `FORBIDDEN`, 400 `AMOUNT_OUT_OF_RANGE`, 403 `VELOCITY_LIMIT_EXCEEDED`). Within the policy's automatic range the quote is paid at once and the action is APPROVED with its `transaction`; above `approvalThresholds.amount`, or from an account whose execution mode is APPROVAL_REQUIRED, the action waits in PENDING_APPROVAL (an `AGENT_ACTION.PENDING_APPROVAL` webhook tells the platform) and nothing moves until the platform approves it. A quote that is not PENDING any more is 409 `INVALID_STATE_TRANSITION`; an expired one 400. A quote funded from an EMBEDDED_WALLET account needs the wallet's signature (`Service-Wallet-Signature`); without a valid one the answer is 401.
+         * @description Submits the execution of a quote this agent made, as an `EXECUTE_QUOTE` action. Needs `EXECUTE_QUOTES`, and the sending amount must be within the policy (403 `FORBIDDEN`, 400 `AMOUNT_OUT_OF_RANGE`, 403 `VELOCITY_LIMIT_EXCEEDED`). Within the policy's automatic range the quote is paid at once and the action is APPROVED with its `transaction`; above `approvalThresholds.amount`, or from an account whose execution mode is APPROVAL_REQUIRED, the action waits in PENDING_APPROVAL (an `AGENT_ACTION.PENDING_APPROVAL` webhook tells the platform) and nothing moves until the platform approves it. A quote that is not PENDING any more is 409 `INVALID_STATE_TRANSITION`; an expired one 400. A quote funded from an EMBEDDED_WALLET account needs the wallet's stamp over the quote's `paymentInstructions[].accountOrWalletInfo.payloadToSign` in `Service-Wallet-Signature`, as on `POST /quotes/{quoteId}/execute`; without a valid one the answer is 401 and nothing is submitted.
          */
         post: operations["agentExecuteQuote"];
         delete?: never;
@@ -2765,7 +2765,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a card authorization
-         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and answers 202 with the resulting card transaction (as the seed has it: the card transaction itself, which carries the `issuerTransactionToken` that production answers alone). Approved: status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: status DECLINED with `declineReason` and nothing pulled, when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select (`mcc` and `country` are optional): `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) or `CARD_TRANSACTION.DECLINED`. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a purchase on the card, and answers 202 (as production's sandbox does, declined or not). Approved, the answer is the resulting card transaction (as the seed has it: the card transaction itself, which carries the `issuerTransactionToken` that production answers alone): status AUTHORIZED, with one pull (the hold) on the first funding source, in order, that covers the amount. Declined: the answer is the decline (`declineReason` and `reason`; no card transaction, no event, nothing pulled), when the card is FROZEN (CARD_PAUSED) or otherwise not ACTIVE (CARD_NOT_ACTIVE), when the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED), when no funding source covers the amount (INSUFFICIENT_FUNDS), or when the sandbox suffix says so. The last 3 characters of `merchant.descriptor` select (`mcc` and `country` are optional): `002` INSUFFICIENT_FUNDS decline, `003` CARD_PAUSED decline, `005` the pull stays pending (`pullSummary.pendingCount` 1) for about 30 seconds of sandbox time, then confirms, `006` the pull fails: the hold goes back and the transaction is EXCEPTION. Emits `CARD_TRANSACTION.AUTHORIZED` (then `CARD_TRANSACTION.EXCEPTION` for `006`) when approved. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardAuthorization"];
         delete?: never;
@@ -2791,7 +2791,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate clearing
-         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it. Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (EXPIRED) and the whole hold goes back. Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
+         * @description Sandbox only. Simulates the merchant clearing an AUTHORIZED transaction (once; otherwise 409 `INVALID_STATE_TRANSITION`; a transaction that `/simulate/authorization_advice` re-opened after a partial clearing or a failed pull, so that it holds money again, can be cleared for that hold, and keeps PARTIALLY_SETTLED for `0` or EXCEPTION whatever the amount). A credit authorization (`direction` CREDIT) holds nothing: its clearing credits the cleared amount to the funding source, SETTLED, or PARTIALLY_SETTLED below the authorized amount, and `0` expires it (SETTLED with nothing settled). Above the authorized amount: a post-hoc pull for the difference (`pullSummary.count` becomes 2) and SETTLED, with `settlementSummary.totalAmount` equal to the cleared amount; if the funding source cannot cover the difference that pull fails and the transaction becomes EXCEPTION. Equal: SETTLED. Below: PARTIALLY_SETTLED, and the rest of the hold goes back to the funding source. `0`: the authorization expires (production's `AUTHORIZATION_EXPIRY`): the whole hold goes back and the transaction is closed, SETTLED with `settledAmount` 0 and no settlement (production has no status of its own for an expired authorization; SETTLED is its closed state). Emits the `CARD_TRANSACTION.*` event of the new status, carrying the updated parent. A transaction of another card is 404 `TRANSACTION_NOT_FOUND`.
          */
         post: operations["sandboxSimulateCardClearing"];
         delete?: never;
@@ -2869,7 +2869,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate an authorization reversal
-         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the status REVERSED (`CARD_TRANSACTION.REVERSED`); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
+         * @description Sandbox only. Simulates the merchant releasing part or all of an AUTHORIZED transaction before clearing (409 `INVALID_STATE_TRANSITION` otherwise). Without `amount`, or with the whole authorized amount, the hold goes back to the funding source, `authorizedAmount` becomes 0 and the transaction is closed: SETTLED with nothing settled (`CARD_TRANSACTION.SETTLED`; production has no status of its own for a reversed authorization, and SETTLED is its closed state); with less, `authorizedAmount` is reduced and that much goes back (`CARD_TRANSACTION.AUTHORIZED`). More than the authorized amount is 400 `INVALID_AMOUNT`. A credit authorization holds nothing: only its amount changes.
          */
         post: operations["sandboxSimulateCardReversal"];
         delete?: never;
@@ -2895,7 +2895,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a balance inquiry
-         * @description Sandbox only. Simulates a balance inquiry at a terminal: an authorization of 0. Approved, it creates a card transaction AUTHORIZED with nothing authorized, held or pulled (`CARD_TRANSACTION.AUTHORIZED`); no money moves. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED) (`CARD_TRANSACTION.DECLINED`); the pull suffixes have no pull to act on.
+         * @description Sandbox only. Simulates a balance inquiry at a terminal: an authorization of 0. Approved, it creates a card transaction AUTHORIZED with nothing authorized, held or pulled (`CARD_TRANSACTION.AUTHORIZED`); no money moves. It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); the pull suffixes have no pull to act on.
          */
         post: operations["sandboxSimulateCardBalanceInquiry"];
         delete?: never;
@@ -2921,7 +2921,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a credit authorization
-         * @description Sandbox only. Simulates a merchant authorizing a credit to the card (for example a refund sent as an authorization). It creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount, with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing (`/simulate/clearing`) posts the credit to the funding source: SETTLED, or PARTIALLY_SETTLED for less than authorized, and `0` expires it. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a merchant authorizing a credit to the card (for example a refund sent as an authorization). It creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount, with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing (`/simulate/clearing`) posts the credit to the funding source: SETTLED, or PARTIALLY_SETTLED for less than authorized, and `0` expires it (SETTLED with nothing settled). It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardCreditAuthorization"];
         delete?: never;
@@ -2947,7 +2947,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a financial authorization
-         * @description Sandbox only. Simulates a single-message (financial) authorization, such as an ATM withdrawal: authorized and cleared in one message. Approved, the pull on the first funding source, in order, that covers the amount settles at once: SETTLED with one pull and one settlement of the amount (`CARD_TRANSACTION.SETTLED`). It declines as `/simulate/authorization` does (DECLINED with `declineReason`, nothing pulled, `CARD_TRANSACTION.DECLINED`), and the same `merchant.descriptor` suffixes apply: `005` the pull stays pending about 30 seconds of sandbox time, then confirms (`CARD_TRANSACTION.SETTLED` again), `006` the pull fails, the money goes back to the funding source and the transaction is EXCEPTION (`CARD_TRANSACTION.SETTLED`, then `CARD_TRANSACTION.EXCEPTION`). A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a single-message (financial) authorization, such as an ATM withdrawal: authorized and cleared in one message. Approved, the pull on the first funding source, in order, that covers the amount settles at once: SETTLED with one pull and one settlement of the amount (`CARD_TRANSACTION.SETTLED`). It declines as `/simulate/authorization` does (the answer is the decline with `declineReason`; no card transaction, no event, nothing pulled), and the same `merchant.descriptor` suffixes apply: `005` the pull stays pending about 30 seconds of sandbox time, then confirms (`CARD_TRANSACTION.SETTLED` again), `006` the pull fails, the money goes back to the funding source and the transaction is EXCEPTION (`CARD_TRANSACTION.SETTLED`, then `CARD_TRANSACTION.EXCEPTION`). A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardFinancialAuthorization"];
         delete?: never;
@@ -2973,7 +2973,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a financial credit authorization
-         * @description Sandbox only. Simulates a single-message credit to the card, such as a push payment: authorized and posted in one message. Approved, the amount is credited to the funding source at once and the card transaction, `direction` CREDIT, is SETTLED with one settlement (`CARD_TRANSACTION.SETTLED`). It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates a single-message credit to the card, such as a push payment: authorized and posted in one message. Approved, the amount is credited to the funding source at once and the card transaction, `direction` CREDIT, is SETTLED with one settlement (`CARD_TRANSACTION.SETTLED`). It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardFinancialCreditAuthorization"];
         delete?: never;
@@ -3025,7 +3025,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate a credit authorization advice
-         * @description Sandbox only. Simulates the network telling the issuer of a credit authorization it approved on the issuer's behalf. Like `/simulate/credit_authorization`, it creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing posts the credit. It declines (DECLINED with `declineReason`, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
+         * @description Sandbox only. Simulates the network telling the issuer of a credit authorization it approved on the issuer's behalf. Like `/simulate/credit_authorization`, it creates a card transaction with `direction` CREDIT, AUTHORIZED for the amount with nothing moved yet (`CARD_TRANSACTION.AUTHORIZED`); its clearing posts the credit. It declines (the answer is the decline with `declineReason`; no card transaction, no event, nothing moved) on a FROZEN card (CARD_PAUSED), a card not ACTIVE (CARD_NOT_ACTIVE), or the `merchant.descriptor` suffixes `002` (INSUFFICIENT_FUNDS) and `003` (CARD_PAUSED); a credit pulls nothing, so the pull suffixes `005` and `006` and the card's `maxSpendPerTransaction` do not apply. The credit goes to the card's first funding source. A currency other than the card's is 400 `INVALID_CURRENCY`.
          */
         post: operations["sandboxSimulateCardCreditAuthorizationAdvice"];
         delete?: never;
@@ -3069,7 +3069,7 @@ export interface paths {
         };
         /**
          * Get the sandbox's public keys
-         * @description Sandbox only. The public keys of your platform in this sandbox: `webhookPublicKey` verifies the `X-Service-Signature` of every webhook delivery, and `otpEnclavePublicKey` verifies OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check a bundle against it before sealing an OTP to it.
+         * @description Sandbox only. The public keys of your platform in this sandbox: `webhookPublicKey` verifies the `X-Grid-Signature` of every webhook delivery, and `otpEnclavePublicKey` verifies OTP target bundles (`dataSignature`, and `enclaveQuorumPublic` in the bundle) and OTP verification tokens. Check a bundle against it before sealing an OTP to it.
          */
         get: operations["getSandboxKeys"];
         put?: never;
@@ -3186,6 +3186,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/logs/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the platform's recent API requests
+         * @description Sandbox only. The most recent API requests made with your platform's credentials (up to 1,000, kept in the memory of the sandbox process that answered them), oldest first: method, path, status, the error's code, message and reason when refused, latency and the request id (the `X-Trace-Id` header of its response). Requests to this operation are not listed. Nothing the request carried is kept: no headers, query string or body, and paths without the tokens some carry. Pass `after` with the `lastSequence` of the previous page to follow new requests as they happen, as `payments-sandbox logs tail` does; without it, the newest `limit` requests. Requests refused before their credentials were recognised belong to no platform and are not listed.
+         */
+        get: operations["listSandboxRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/platforms": {
         parameters: {
             query?: never;
@@ -3265,7 +3285,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card state changed
-         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card changes state, for example when activation completes after `POST /cards`, or on freeze, unfreeze and close. `data` is the card with its new `state`. The body is a `WebhookEnvelope` whose `type` is `CARD.STATE_CHANGE`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardStateChange"];
         delete?: never;
@@ -3285,7 +3305,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card funding sources changed
-         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a card's funding sources are replaced. `data` is the updated card. The body is a `WebhookEnvelope` whose `type` is `CARD.FUNDING_SOURCE_CHANGE`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardFundingSourceChange"];
         delete?: never;
@@ -3305,7 +3325,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction authorized
-         * @description Sent when an authorization is approved (a purchase, a balance inquiry, a credit authorization or its advice), and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, an authorization advice that re-sizes it, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an authorization is approved (a purchase, a balance inquiry, a credit authorization or its advice), and again whenever the authorization changes while it stays AUTHORIZED (an incremental authorization, an authorization advice that re-sizes it, a partial reversal, a pending pull that confirms). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.AUTHORIZED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionAuthorized"];
         delete?: never;
@@ -3325,7 +3345,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction partially settled
-         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles less than the authorized amount (the rest of the hold goes back to the funding source), and again when a partial return refunds part of it. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.PARTIALLY_SETTLED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionPartiallySettled"];
         delete?: never;
@@ -3345,7 +3365,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction settled
-         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, when a financial (single-message) authorization or credit settles at once, when a return reversal settles a refunded purchase again, and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a clearing settles the transaction, including over-authorization clearings that add a post-hoc pull, when a financial (single-message) authorization or credit settles at once, when a return reversal settles a refunded purchase again, when an authorization expires (a clearing of `0`) or is wholly reversed before clearing (nothing settled: `settledAmount` 0, the hold back on the funding source), and again when a partial return refunds part of it (`refundedAmount` grows, the status stays SETTLED). `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.SETTLED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionSettled"];
         delete?: never;
@@ -3365,7 +3385,7 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction refunded
-         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when returns have refunded the whole settled amount. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REFUNDED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionRefunded"];
         delete?: never;
@@ -3385,69 +3405,9 @@ export interface webhooks {
         put?: never;
         /**
          * Card transaction exception
-         * @description Sent when a pull on the funding source fails: the authorization or financial authorization pull (sandbox: descriptor suffix `006`; what it took goes back), the post-hoc pull of a clearing above the authorization, or the pull of an authorization advice or a return reversal, that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a pull on the funding source fails: the authorization or financial authorization pull (sandbox: descriptor suffix `006`; what it took goes back), the post-hoc pull of a clearing above the authorization, or the pull of an authorization advice or a return reversal, that the funding source cannot cover. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXCEPTION`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["onCardTransactionException"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.DECLINED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization declined (sandbox extension)
-         * @description Sandbox extension. Sent when a simulated authorization is declined; `declineReason` says why and nothing was pulled. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.DECLINED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionDeclined"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.EXPIRED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization expired (sandbox extension)
-         * @description Sandbox extension. Sent when an authorization expires (a simulated clearing of amount 0); its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.EXPIRED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionExpired"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "CARD_TRANSACTION.REVERSED": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card authorization reversed (sandbox extension)
-         * @description Sandbox extension. Sent when the whole remaining authorization is reversed before clearing; its hold goes back to the funding source. `data` is the whole parent card transaction with its pull, settlement and refund summaries rolled up. The body is a `WebhookEnvelope` whose `type` is `CARD_TRANSACTION.REVERSED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
-         */
-        post: operations["onCardTransactionReversed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3465,7 +3425,7 @@ export interface webhooks {
         put?: never;
         /**
          * Agent action waiting for approval
-         * @description Sent when an agent submits an action that its policy holds for the platform (above `approvalThresholds.amount`, or on an account whose execution mode is APPROVAL_REQUIRED), in the same database transaction that records it. `data` is the whole `AgentAction`, with its quote or transfer details, so an approval screen needs no further call; answer with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`. The body is a `WebhookEnvelope` whose `type` is `AGENT_ACTION.PENDING_APPROVAL`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an agent submits an action that its policy holds for the platform (above `approvalThresholds.amount`, or on an account whose execution mode is APPROVAL_REQUIRED), in the same database transaction that records it. `data` is the whole `AgentAction`, with its quote or transfer details, so an approval screen needs no further call; answer with `POST /agents/{agentId}/actions/{actionId}/approve` or `/reject`. The body is a `WebhookEnvelope` whose `type` is `AGENT_ACTION.PENDING_APPROVAL`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["agentActionWebhook"];
         delete?: never;
@@ -3485,7 +3445,7 @@ export interface webhooks {
         put?: never;
         /**
          * Incoming payment
-         * @description Sent when money arrives for an internal account (a transfer in, an incoming UMA payment, a sandbox funding) and each time its status changes: `INCOMING_PAYMENT.PENDING`, `.COMPLETED`, `.FAILED` (and `.REFUND_*` when money goes back). `data` is the incoming transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. In the sandbox your answer does not decide the payment: a PENDING payment waits for `POST /transactions/{transactionId}/approve` or `reject`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when money arrives for an internal account (a transfer in, an incoming UMA payment, a sandbox funding) and each time its status changes: `INCOMING_PAYMENT.PENDING`, `.COMPLETED`, `.FAILED` (and `.REFUND_*` when money goes back). `data` is the incoming transaction. A change that happens within one request (for example a transfer that completes at once) is one event with the status it ended in. In the sandbox your answer does not decide the payment: a PENDING payment waits for `POST /transactions/{transactionId}/approve` or `reject`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["incomingPaymentWebhook"];
         delete?: never;
@@ -3505,7 +3465,7 @@ export interface webhooks {
         put?: never;
         /**
          * Outgoing payment
-         * @description Sent when money leaves an internal account (a transfer out, a quote payment) and each time its status changes: `OUTGOING_PAYMENT.PENDING_AUTHORIZATION`, `.PENDING`, `.PROCESSING`, `.COMPLETED`, `.FAILED`, `.EXPIRED`; after a failure that gives the money back, `.REFUND_COMPLETED` (or `.REFUND_FAILED` when it could not be), a millisecond after the failure. `data` is the outgoing transaction. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when money leaves an internal account (a transfer out, a quote payment) and each time its status changes: `OUTGOING_PAYMENT.PENDING_AUTHORIZATION`, `.PENDING`, `.PROCESSING`, `.COMPLETED`, `.FAILED`, `.EXPIRED`; after a failure that gives the money back, `.REFUND_COMPLETED` (or `.REFUND_FAILED` when it could not be), a millisecond after the failure. `data` is the outgoing transaction. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["outgoingPaymentWebhook"];
         delete?: never;
@@ -3525,7 +3485,7 @@ export interface webhooks {
         put?: never;
         /**
          * Customer KYC or KYB status changed
-         * @description Sent when a customer's `kycStatus` or `kybStatus` becomes PENDING, APPROVED or REJECTED: `CUSTOMER.KYC_*` for individuals (at creation, when KYC decides at once, or after `POST /verifications`), `CUSTOMER.KYB_*` for businesses. `data` is the customer. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a customer's `kycStatus` or `kybStatus` becomes PENDING, APPROVED or REJECTED: `CUSTOMER.KYC_*` for individuals (at creation, when KYC decides at once, or after `POST /verifications`), `CUSTOMER.KYB_*` for businesses. `data` is the customer. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["customerStatusWebhook"];
         delete?: never;
@@ -3545,7 +3505,7 @@ export interface webhooks {
         put?: never;
         /**
          * Verification status changed
-         * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a verification reaches a status: `VERIFICATION.<verificationStatus>`. `data` is the verification. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["verificationStatusWebhook"];
         delete?: never;
@@ -3565,7 +3525,7 @@ export interface webhooks {
         put?: never;
         /**
          * Bulk customer import ended
-         * @description Sent when a CSV upload's job ends: `BULK_UPLOAD.COMPLETED` once every row was processed (some may have failed: see `errors`), `BULK_UPLOAD.FAILED` when the file could not be processed at all. `data` is the job. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when a CSV upload's job ends: `BULK_UPLOAD.COMPLETED` once every row was processed (some may have failed: see `errors`), `BULK_UPLOAD.FAILED` when the file could not be processed at all. `data` is the job. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["bulkUploadWebhook"];
         delete?: never;
@@ -3585,7 +3545,7 @@ export interface webhooks {
         put?: never;
         /**
          * Internal account changed
-         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an internal account changes. `INTERNAL_ACCOUNT.BALANCE_UPDATED`: its balance moved (a funding, a transfer, a quote paid or received, a card authorization, clearing, refund or release, a stablecoin mint or burn or its reversal), one event per movement, in the transaction that moves the money. `INTERNAL_ACCOUNT.STATUS_UPDATED`: its `status` changed. `INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED`: its `fundingPaymentInstructions` changed. `data` is the internal account after the change. The sandbox never changes an account's status or funding instructions, so it sends only `INTERNAL_ACCOUNT.BALANCE_UPDATED`. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["internalAccountStatusWebhook"];
         delete?: never;
@@ -3605,7 +3565,7 @@ export interface webhooks {
         put?: never;
         /**
          * External account status changed
-         * @description Sent when an external account's `status` changes, for example when ownership verification passes (`PENDING_OWNERSHIP_VERIFICATION` to `ACTIVE`) or fails (to `UNVERIFIED`). `data` is the external account. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent when an external account's `status` changes, for example when ownership verification passes (`PENDING_OWNERSHIP_VERIFICATION` to `ACTIVE`) or fails (to `UNVERIFIED`). `data` is the external account. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["externalAccountStatusWebhook"];
         delete?: never;
@@ -3625,7 +3585,7 @@ export interface webhooks {
         put?: never;
         /**
          * Invitation claimed
-         * @description Sent to the platform that created an invitation when someone claims it (`POST /invitations/{invitationCode}/claim`, from any platform). `data` is the invitation, now `CLAIMED`, with `inviteeUma` and `claimedAt`. Use it to welcome the invitee, credit a referral, or send the `amountToSend` you promised: the service moves no money for an invitation. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent to the platform that created an invitation when someone claims it (`POST /invitations/{invitationCode}/claim`, from any platform). `data` is the invitation, now `CLAIMED`, with `inviteeUma` and `claimedAt`. Use it to welcome the invitee, credit a referral, or send the `amountToSend` you promised: the service moves no money for an invitation. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["invitationClaimedWebhook"];
         delete?: never;
@@ -3645,7 +3605,7 @@ export interface webhooks {
         put?: never;
         /**
          * Test event
-         * @description Sent by `POST /sandbox/webhooks/test`, type `TEST`. `data` carries only a message. Verify `X-Service-Signature` before trusting it, and answer 2xx.
+         * @description Sent by `POST /sandbox/webhooks/test`, type `TEST`. `data` carries only a message. Verify `X-Grid-Signature` before trusting it, and answer 2xx.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -3991,7 +3951,7 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
-            /** @description Sandbox only: the precise cause, where the code is general. Every authentication failure (401) has one, naming the check that failed (for example `Invalid OTP code`). Others: `Insufficient balance` (400 `INVALID_INPUT`: the internal account cannot cover the debit; nothing moved), `Idempotency-Key reused with different parameters` (400 `INVALID_INPUT`) and `Idempotency-Key request still in progress` (409 `CONFLICT`: retry a little later). */
+            /** @description Sandbox only: the precise cause, where the code is general. Every authentication failure (401) has one, naming the check that failed (for example `Invalid OTP code`). Others: `Insufficient balance` (400 `INVALID_INPUT`: the internal account cannot cover the debit; nothing moved), `Idempotency-Key reused with different parameters` (400 `INVALID_INPUT`) and `Idempotency-Key request still in progress` (409 `CONFLICT`: retry a little later), and the permission an API token lacks (`Missing permission: MANAGE`). */
             reason?: string;
         };
         /** @description Error body returned with HTTP 400 (bad request). */
@@ -4190,7 +4150,7 @@ export interface components {
             name?: string;
             /** @description Symbol of the currency. */
             symbol?: string;
-            /** @description Digits after the decimal point; amounts are in units of 10^-decimals. */
+            /** @description Digits after the decimal point; amounts are in units of 10^-decimals. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly. */
             decimals?: number;
         };
         /** @description A currency a receiver accepts, with an estimated rate and the amount limits. */
@@ -4922,12 +4882,12 @@ export interface components {
             currencyCode: string;
             /**
              * Format: int64
-             * @description Smallest amount of one payment, in minor units.
+             * @description Smallest amount of one payment, in minor units. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
              */
             minAmount: number;
             /**
              * Format: int64
-             * @description Largest amount of one payment, in minor units.
+             * @description Largest amount of one payment, in minor units. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
              */
             maxAmount: number;
             /** @description What the counterparty of a payment in this currency must give. */
@@ -5003,7 +4963,7 @@ export interface components {
         FixedFee: {
             /**
              * Format: int64
-             * @description Amount in minor units of `currency`.
+             * @description Amount in minor units of `currency`. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
              */
             amount: number;
             /** @description Currency code. */
@@ -5050,7 +5010,7 @@ export interface components {
         PlatformConfigUpdateRequest: {
             /** @description Domain of the UMA addresses given to customers created afterwards. */
             umaDomain?: string;
-            /** @description New webhook endpoint (`http` or `https`), or an empty string to stop deliveries. */
+            /** @description New webhook endpoint (an absolute `http` or `https` URL, without whitespace or control characters, not on a link-local address), or an empty string to stop deliveries. */
             webhookEndpoint?: string;
             /** @description The currencies the platform supports, replacing the list. */
             supportedCurrencies?: components["schemas"]["PlatformCurrencyConfig"][];
@@ -5061,7 +5021,7 @@ export interface components {
         };
         /** @description Sandbox only. The public keys of the platform in this sandbox. */
         SandboxKeys: {
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` header of webhook deliveries. */
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Grid-Signature` header of webhook deliveries. */
             webhookPublicKey: string;
             /** @description Uncompressed P-256 public key (hex, 130 characters) of the key that signs OTP target bundles and OTP verification tokens. */
             otpEnclavePublicKey: string;
@@ -5072,10 +5032,10 @@ export interface components {
          *     | Permission | Allows |
          *     |---|---|
          *     | `VIEW` | Reading your platform's data: configuration, customers, accounts, transactions. |
-         *     | `TRANSACT` | Moving money: creating and executing quotes (`POST /quotes`, `POST /quotes/{quoteId}/execute`), which answer 403 `FORBIDDEN` to a token without it. |
-         *     | `MANAGE` | Administering the platform: its configuration, its customers and its API tokens. Creating and deleting tokens answer 401 `UNAUTHORIZED`, naming it, to a token without it (they declare no 403). |
+         *     | `TRANSACT` | Moving money: transfers, quotes, approving payments and agents' actions, revealing a card. |
+         *     | `MANAGE` | Administering the platform: its configuration and webhooks, its API tokens, its customers, agents and cards. |
          *
-         *     Sandbox: `TRANSACT` and `MANAGE` are checked where this table says; `VIEW`, and `MANAGE` on configuration and customers, are recorded and returned but not checked yet. The token the sandbox creates on first start (or from `SANDBOX_TOKEN_ID`) has all three.
+         *     Each operation's `x-permission` names the one it needs (see Permissions in the introduction); a token without it is refused with 403 `FORBIDDEN` where the operation declares a 403, else 401 `UNAUTHORIZED`, and `reason` names the permission. The token the sandbox creates on first start (or from `SANDBOX_TOKEN_ID`) has all three.
          * @enum {string}
          */
         Permission: "VIEW" | "TRANSACT" | "MANAGE";
@@ -6106,7 +6066,7 @@ export interface components {
          * @description Why a card is CLOSED.
          * @enum {string}
          */
-        CardStateReason: "ISSUER_REJECTED" | "CLOSED_BY_PLATFORM" | "CLOSED_BY_SERVICE";
+        CardStateReason: "ISSUER_REJECTED" | "CLOSED_BY_PLATFORM" | "CLOSED_BY_GRID";
         /**
          * @description Physical form of the card.
          * @enum {string}
@@ -6210,15 +6170,26 @@ export interface components {
             expiresAt: string;
         };
         /**
-         * @description Status of the card transaction. `EXCEPTION`: a pull on the funding source failed. DECLINED, EXPIRED and REVERSED are sandbox extensions: a declined authorization, an authorization cleared with amount 0, and a fully reversed authorization.
+         * @description Status of the card transaction, production's five. AUTHORIZED: approved, its hold on the funding source. PARTIALLY_SETTLED: a clearing posted less than the authorized amount. SETTLED: closed against the funding source; this includes an authorization that expired (a clearing of `0`) or was wholly reversed before clearing, which settle nothing (`settledAmount` 0, no settlement in `settlementSummary`) and give the whole hold back. REFUNDED: returns refunded the whole settled amount. EXCEPTION: a pull on the funding source failed. A declined authorization has no status: it makes no card transaction (a simulation answers the decline itself).
          * @enum {string}
          */
-        CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION" | "DECLINED" | "EXPIRED" | "REVERSED";
+        CardTransactionStatus: "AUTHORIZED" | "PARTIALLY_SETTLED" | "SETTLED" | "REFUNDED" | "EXCEPTION";
         /**
          * @description Why an authorization was declined: no funding source can cover the amount, an embedded wallet without an ACTIVE delegated key for the card counting as none (INSUFFICIENT_FUNDS), the card is FROZEN (CARD_PAUSED), the card is not ACTIVE yet or any more: PROCESSING or CLOSED (CARD_NOT_ACTIVE, sandbox extension), or the amount is above the card's `maxSpendPerTransaction` (MAX_SPEND_EXCEEDED, sandbox extension).
          * @enum {string}
          */
         CardDeclineReason: "INSUFFICIENT_FUNDS" | "CARD_PAUSED" | "CARD_NOT_ACTIVE" | "MAX_SPEND_EXCEEDED";
+        /** @description Sandbox only: the answer of a simulated authorization that was declined. Production keeps no card transaction for a declined authorization and sends no event for it (its card transaction statuses begin at AUTHORIZED), and neither does the sandbox: the decline shows only here, in the simulation's answer, with `declineReason` and, in words, `reason`. */
+        SandboxCardDecline: {
+            /** @description The issuer's token for the declined authorization (production's simulation answers this token alone). */
+            issuerTransactionToken: string;
+            cardId: components["schemas"]["CardId"];
+            declineReason: components["schemas"]["CardDeclineReason"];
+            /** @description Why the authorization was declined, in words. */
+            reason: string;
+        };
+        /** @description Sandbox only: the answer of a simulation that authorizes something new on the card (a purchase, a balance inquiry, a credit): the card transaction it created when approved, or the decline, which creates no card transaction and no event. Tell them apart by `declineReason`, which only a decline has. */
+        SandboxCardAuthorizationResult: components["schemas"]["CardTransaction"] | components["schemas"]["SandboxCardDecline"];
         /** @description The merchant of a card transaction. */
         CardMerchant: {
             /** @description Merchant name as it appears on statements. Sandbox: its last 3 characters select the authorization outcome. */
@@ -6279,12 +6250,11 @@ export interface components {
             issuerTransactionToken?: string;
             status: components["schemas"]["CardTransactionStatus"];
             direction: components["schemas"]["TransactionDirection"];
-            declineReason?: components["schemas"]["CardDeclineReason"];
             merchant: components["schemas"]["CardMerchant"];
             authorizedAmount: components["schemas"]["CurrencyAmount"];
             settledAmount?: components["schemas"]["CurrencyAmount"];
             refundedAmount?: components["schemas"]["CurrencyAmount"];
-            /** @description The internal account the card draws on (the funding source pulled from; for a declined authorization, the card's first funding source). */
+            /** @description The internal account the card draws on (the funding source pulled from, or credited). */
             accountId: string;
             pullSummary?: components["schemas"]["CardPullSummary"];
             refundSummary?: components["schemas"]["CardRefundSummary"];
@@ -6751,14 +6721,14 @@ export interface components {
         SimulateCardReversalRequest: {
             /** @description The authorized card transaction to reverse. */
             cardTransactionId: components["schemas"]["CardTransactionId"];
-            /** @description Amount to release. Omit it to reverse the whole remaining authorization (status REVERSED). */
+            /** @description Amount to release. Omit it to reverse the whole remaining authorization (the transaction is then SETTLED with nothing settled). */
             amount?: components["schemas"]["PositiveAmount"];
         };
         /**
-         * @description Type of a webhook event. `CARD_TRANSACTION.DECLINED`, `CARD_TRANSACTION.EXPIRED` and `CARD_TRANSACTION.REVERSED` are sandbox extensions, sent for the sandbox-only card transaction statuses of the same names.
+         * @description Type of a webhook event.
          * @enum {string}
          */
-        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "CARD_TRANSACTION.DECLINED" | "CARD_TRANSACTION.EXPIRED" | "CARD_TRANSACTION.REVERSED" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "AGENT_ACTION.PENDING_APPROVAL" | "TEST";
+        WebhookEventType: "CARD.STATE_CHANGE" | "CARD.FUNDING_SOURCE_CHANGE" | "CARD_TRANSACTION.AUTHORIZED" | "CARD_TRANSACTION.PARTIALLY_SETTLED" | "CARD_TRANSACTION.SETTLED" | "CARD_TRANSACTION.REFUNDED" | "CARD_TRANSACTION.EXCEPTION" | "OUTGOING_PAYMENT.PENDING" | "OUTGOING_PAYMENT.PENDING_AUTHORIZATION" | "OUTGOING_PAYMENT.PROCESSING" | "OUTGOING_PAYMENT.COMPLETED" | "OUTGOING_PAYMENT.FAILED" | "OUTGOING_PAYMENT.EXPIRED" | "OUTGOING_PAYMENT.REFUND_PENDING" | "OUTGOING_PAYMENT.REFUND_COMPLETED" | "OUTGOING_PAYMENT.REFUND_FAILED" | "INCOMING_PAYMENT.PENDING" | "INCOMING_PAYMENT.COMPLETED" | "INCOMING_PAYMENT.FAILED" | "INCOMING_PAYMENT.REFUND_PENDING" | "INCOMING_PAYMENT.REFUND_COMPLETED" | "INCOMING_PAYMENT.REFUND_FAILED" | "CUSTOMER.KYC_APPROVED" | "CUSTOMER.KYC_REJECTED" | "CUSTOMER.KYC_PENDING" | "CUSTOMER.KYB_APPROVED" | "CUSTOMER.KYB_REJECTED" | "CUSTOMER.KYB_PENDING" | "VERIFICATION.APPROVED" | "VERIFICATION.REJECTED" | "VERIFICATION.RESOLVE_ERRORS" | "VERIFICATION.IN_PROGRESS" | "VERIFICATION.PENDING_MANUAL_REVIEW" | "EXTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.BALANCE_UPDATED" | "INTERNAL_ACCOUNT.STATUS_UPDATED" | "INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED" | "BULK_UPLOAD.COMPLETED" | "BULK_UPLOAD.FAILED" | "INVITATION.CLAIMED" | "AGENT_ACTION.PENDING_APPROVAL" | "TEST";
         /** @description Body of the test event. */
         TestWebhookRequest: {
             /** @enum {string} */
@@ -6773,7 +6743,7 @@ export interface components {
             url?: string;
             /** @description HTTP status the endpoint answered. */
             response_status: number;
-            /** @description The start (up to 4 KiB) of the endpoint's answer. */
+            /** @description The start of the endpoint's answer: at most its first 1024 bytes, as UTF-8 text. */
             response_body?: string;
         };
         /** @description The code the customer received, to confirm an email address or a phone number. */
@@ -6959,13 +6929,45 @@ export interface components {
             /** @description Number of delayed outcomes that became due and were applied. */
             jobsRun: number;
         };
+        /** @description Sandbox only: one API request of the platform, as `GET /sandbox/logs/requests` lists it. */
+        SandboxRequestLogEntry: {
+            /** @description Position in the platform's log; the next request has a higher one. */
+            sequence: number;
+            /**
+             * Format: date-time
+             * @description When the request arrived (real time, not the sandbox clock).
+             */
+            time: string;
+            /** @description HTTP method. */
+            method: string;
+            /** @description The path without its query string, tokens carried in it removed. */
+            path: string;
+            /** @description HTTP status of the answer. */
+            status: number;
+            /** @description Milliseconds from the request's arrival to the end of its answer. */
+            latencyMs: number;
+            /** @description The `X-Trace-Id` of the answer, which the server's log lines name too. */
+            requestId: string;
+            /** @description The Error object's code, message and reason, for an answer that was refused. */
+            error?: {
+                code: string;
+                message: string;
+                reason?: string;
+            };
+        };
+        /** @description Sandbox only: recent API requests of the platform. */
+        SandboxRequestLogPage: {
+            data: components["schemas"]["SandboxRequestLogEntry"][];
+            /** @description The sequence of the platform's newest request (0 when none); pass it as `after` to get only later ones. */
+            lastSequence: number;
+        };
         /** @description Sandbox only: the new platform's name and, optionally, its webhook endpoint. */
         SandboxPlatformCreateRequest: {
             /** @description A name to recognise the platform by, such as the CI job's id. Defaults to `Isolated platform`. */
             name?: string;
             /**
              * Format: uri
-             * @description The http or https URL that receives the platform's webhooks; it can also be set later with `PATCH /config`.
+             * @description The http or https URL that receives the platform's webhooks (as for `PATCH /config`: without whitespace or control characters, not on a link-local address); it can also be set later with `PATCH /config`.
              */
             webhookEndpoint?: string;
         };
@@ -6985,7 +6987,7 @@ export interface components {
             clientId: string;
             /** @description The HTTP Basic password of that token. Returned in this answer only; the sandbox keeps a hash. */
             clientSecret: string;
-            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Service-Signature` of this platform's webhooks (also at `GET /sandbox/keys` with its credentials). */
+            /** @description P-256 public key (SPKI, PEM) that verifies the `X-Grid-Signature` of this platform's webhooks (also at `GET /sandbox/keys` with its credentials). */
             webhookPublicKey: string;
         };
         AedAccountInfo: components["schemas"]["AedAccountInfoBase"] & {
@@ -7329,9 +7331,14 @@ export interface components {
              */
             accountType: "EGP_ACCOUNT";
         };
+        /** @description How a quote from an `EMBEDDED_WALLET` account is paid. The wallet authorizes the payment by signing `payloadToSign`. */
         PaymentEmbeddedWalletInfo: components["schemas"]["BasePaymentAccountInfo"] & {
             /** @enum {string} */
             accountType: "EMBEDDED_WALLET";
+            /**
+             * @description Canonical JSON (keys sorted, no whitespace) that the source wallet signs to execute this quote: `type` is `ACTIVITY_TYPE_EXECUTE_QUOTE`; `parameters` binds the quote id, the source account, the destination, both amounts (minor units, as strings) with their currencies, and the quote's `expiresAt`; `timestampMs` is when the quote was made. Stamp it as is, byte for byte, with the key of an active session of the wallet and send the stamp in `Service-Wallet-Signature` on `POST /quotes/{quoteId}/execute`. It is good until the quote expires.
+             * @example {"organizationId":"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1","parameters":{"destination":{"accountId":"ExternalAccount:004c2bbc-e19a-4dd8-b7fa-ceb583d27859","destinationType":"ACCOUNT"},"expiresAt":"2025-10-13T09:35:00.000Z","quoteId":"Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d","receivingAmount":"8600","receivingCurrency":"EUR","sendingAmount":"10077","sendingCurrency":"USDB","sourceAccountId":"InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5"},"timestampMs":"1760347800000","type":"ACTIVITY_TYPE_EXECUTE_QUOTE"}
+             */
             payloadToSign: string;
         } & {
             /**
@@ -9284,6 +9291,7 @@ export interface components {
             internalAccountId: string;
             currency: string;
             cryptoNetwork: string;
+            /** @description Amount to withdraw, in minor units. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`. */
             amount: number;
             destinationAddress: string;
         };
@@ -9323,7 +9331,7 @@ export interface components {
         };
         /** @enum {string} */
         PaymentRail: "ACH" | "ACH_COLOMBIA" | "BANK_TRANSFER" | "BRE_B" | "CIPS" | "FAST" | "FASTER_PAYMENTS" | "FEDNOW" | "INSTAPAY" | "MOBILE_MONEY" | "NEFT" | "PAYNOW" | "PESONET" | "PIX" | "RTGS" | "RTP" | "SEPA" | "SEPA_INSTANT" | "SPEI" | "SWIFT" | "UNIONPAY" | "UPI" | "WIRE";
-        BulkCustomerImportErrorEntry: components["schemas"]["ServiceError"] & {
+        BulkCustomerImportErrorEntry: components["schemas"]["GridError"] & {
             correlationId: string;
         };
         BulkCustomerImportJob: {
@@ -9345,7 +9353,7 @@ export interface components {
             /** @enum {string} */
             status: "PENDING" | "PROCESSING";
         };
-        ServiceError: {
+        GridError: {
             code?: string;
             message?: string;
             details?: {
@@ -9377,13 +9385,19 @@ export interface components {
         TransferInRequest: {
             source: components["schemas"]["ExternalAccountReference"];
             destination: components["schemas"]["InternalAccountReference"];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Amount to pull, in minor units; at least 1. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
+             */
             amount?: number;
         };
         TransferOutRequest: {
             source: components["schemas"]["InternalAccountReference"];
             destination: components["schemas"]["ExternalAccountDestinationReference"];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Amount to send, in minor units; at least 1, the whole balance when absent. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
+             */
             amount?: number;
             remittanceInformation?: string;
             purposeOfPayment?: components["schemas"]["PurposeOfPayment"];
@@ -9939,7 +9953,7 @@ export interface components {
                 "application/json": components["schemas"]["Error400"];
             };
         };
-        /** @description API credentials are missing or invalid. */
+        /** @description API credentials are missing or invalid, or the API token lacks the permission the operation needs (on an operation that declares no 403). */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -10143,7 +10157,7 @@ export interface components {
          */
         Cursor: string;
         /**
-         * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+         * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
          * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
          */
         ServiceWalletSignature: string;
@@ -10740,7 +10754,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -11624,7 +11638,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -11730,7 +11744,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -13413,7 +13427,7 @@ export interface operations {
                  */
                 destinationCurrency?: string[];
                 /**
-                 * @description The amount to price, in the smallest unit of the source currency.
+                 * @description The amount to price, in the smallest unit of the source currency. At most 9007199254740991 (2^53 − 1), the largest integer the sandbox represents exactly; a larger value is 400 `INVALID_INPUT`.
                  * @example 10000
                  */
                 sendingAmount?: number;
@@ -13845,17 +13859,12 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
                 /** @description Production's name for `Service-Wallet-Signature`, accepted as the same header so that code written for production signs unchanged. Send one of the two; when both come and differ, the answer is 401 `WALLET_SIGNATURE_MALFORMED`. */
                 "Grid-Wallet-Signature"?: components["parameters"]["GridWalletSignature"];
-                /**
-                 * @description The `requestId` of the challenge being answered, echoed exactly.
-                 * @example Request:946f7ee8-0978-45e7-a3dd-2324bb67061a
-                 */
-                "Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /**
@@ -13915,22 +13924,6 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            /** @description Embedded wallet source: stamp `payloadToSign` and retry. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"quoteId\":\"Quote:326a5fe5-6e5d-4415-b9c5-917e302c430d\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_EXECUTE_QUOTE\"}",
-                     *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
-                     *       "expiresAt": "2025-10-13T09:35:00Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SignedRequestChallenge"];
-                };
-            };
             /** @description The quote cannot be executed as requested. */
             400: {
                 headers: {
@@ -13940,7 +13933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description API credentials are invalid, or the wallet signature or `Request-Id` of the retry was rejected. */
+            /** @description API credentials are invalid, or the quote's source is an `EMBEDDED_WALLET` and `Service-Wallet-Signature` is missing, malformed, or not a stamp over this quote's `payloadToSign` by an active session key of that wallet. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14983,7 +14976,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15673,7 +15666,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15747,7 +15740,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15848,7 +15841,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -15981,7 +15974,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -16069,7 +16062,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -16177,7 +16170,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Wallet stamp over the `payloadToSign` of the preceding 202: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. Send it only on the signed retry, together with `Request-Id`.
+                 * @description Wallet stamp over a `payloadToSign`: base64url (no padding) of `{"publicKey","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature"}`. On a signed retry it answers the `payloadToSign` of the preceding 202 and goes with `Request-Id`; on quote execution it answers the quote's own `paymentInstructions[].accountOrWalletInfo.payloadToSign`, in the one call.
                  * @example eyJwdWJsaWNLZXkiOiIwMjFhNWI0NjU5NDFjN2RiMGJmODE3NWYyN2I2OTJkOWE0OWEzMTg3NjM0OWQ5NWMxYzJjOTJjMDhiMzA0NDA3ZTgiLCJzY2hlbWUiOiJTSUdOQVRVUkVfU0NIRU1FX1RLX0FQSV9QMjU2Iiwic2lnbmF0dXJlIjoiMzA0NjAyMjEwMDljMTRmNDAxM2M1NDYzNTAyNzk0ZWJiOWNhN2M3OWNjNzM2OGYzNWUyYzUzZGIwMjE4ZjZjM2FkNGIyNzRiOGMwMjIxMDBkZWEzMDNiMTgwMDY2YmY3MDY1MzZkNGYyZTgzZGRjM2JkYWIzOTVmMWQxNzExM2FlZjQxZTlkYjE4OGM0YjA4In0
                  */
                 "Service-Wallet-Signature"?: components["parameters"]["ServiceWalletSignature"];
@@ -17029,13 +17022,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the resulting card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the resulting card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17391,7 +17384,7 @@ export interface operations {
                      *       "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
                      *       "direction": "DEBIT",
                      *       "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                     *       "status": "REVERSED",
+                     *       "status": "SETTLED",
                      *       "merchant": {
                      *         "descriptor": "BLUE BOTTLE COFFEE SF",
                      *         "mcc": "5814",
@@ -17481,7 +17474,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17549,7 +17542,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17591,7 +17584,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17659,7 +17652,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17701,7 +17694,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17769,7 +17762,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17811,7 +17804,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -17879,7 +17872,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18025,7 +18018,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The simulation was applied; the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow). */
+            /** @description The simulation was applied. Approved, the new card transaction is returned (its `issuerTransactionToken` correlates the webhooks that follow); declined, the decline, and no transaction or event is made. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -18093,7 +18086,7 @@ export interface operations {
                      *       "updatedAt": "2025-10-13T09:30:00Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["CardTransaction"];
+                    "application/json": components["schemas"]["SandboxCardAuthorizationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18461,6 +18454,60 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SandboxClockAdvanceResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSandboxRequestLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests with a higher `sequence` than this.
+                 * @example 42
+                 */
+                after?: number;
+                /**
+                 * @description The most requests to return (default 100).
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requests, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sequence": 43,
+                     *           "time": "2025-10-13T09:30:00.125Z",
+                     *           "method": "POST",
+                     *           "path": "/2025-10-13/customers",
+                     *           "status": 400,
+                     *           "latencyMs": 4,
+                     *           "requestId": "6f1d6c1e-2b5e-4c1a-9d3f-8a7b6c5d4e3f",
+                     *           "error": {
+                     *             "code": "INVALID_INPUT",
+                     *             "message": "Invalid request: customerType: must be equal to one of the allowed values"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "lastSequence": 43
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxRequestLogPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -19223,328 +19270,6 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type?: "CARD_TRANSACTION.EXCEPTION";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionDeclined: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.DECLINED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "DECLINED",
-                 *         "merchant": {
-                 *           "descriptor": "ELECTRONICS STORE 002",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z",
-                 *         "declineReason": "INSUFFICIENT_FUNDS"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.DECLINED";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionExpired: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.EXPIRED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "EXPIRED",
-                 *         "merchant": {
-                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 2500,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 1,
-                 *           "totalAmount": 2500,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.EXPIRED";
-                    data?: components["schemas"]["CardTransaction"];
-                } & components["schemas"]["WebhookEnvelope"];
-            };
-        };
-        responses: {
-            /** @description Received. Any 2xx status acknowledges the event. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rejected (for example a bad signature). Treated as a failed delivery and retried with back-off. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Receiver error. Treated as a failed delivery and retried with back-off. */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCardTransactionReversed: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "Webhook:524f1c89-2d12-40d3-9b3e-403e940a163e",
-                 *       "type": "CARD_TRANSACTION.REVERSED",
-                 *       "timestamp": "2025-10-13T09:30:02Z",
-                 *       "data": {
-                 *         "type": "CARD",
-                 *         "id": "CardTransaction:556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "cardId": "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449",
-                 *         "customerId": "Customer:e739c986-1137-481b-a825-6e1879887e0c",
-                 *         "platformCustomerId": "cust-1042",
-                 *         "accountId": "InternalAccount:e36911ee-2598-44a1-b087-1ecbb18093d5",
-                 *         "direction": "DEBIT",
-                 *         "issuerTransactionToken": "556eea11-56f8-453b-be02-3fba1f4f28ab",
-                 *         "status": "REVERSED",
-                 *         "merchant": {
-                 *           "descriptor": "BLUE BOTTLE COFFEE SF",
-                 *           "mcc": "5814",
-                 *           "country": "US"
-                 *         },
-                 *         "authorizedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "settledAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "refundedAmount": {
-                 *           "amount": 0,
-                 *           "currency": {
-                 *             "code": "USD",
-                 *             "name": "US Dollar",
-                 *             "symbol": "$",
-                 *             "decimals": 2
-                 *           }
-                 *         },
-                 *         "pullSummary": {
-                 *           "count": 1,
-                 *           "totalAmount": 2500,
-                 *           "pendingCount": 0
-                 *         },
-                 *         "settlementSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "refundSummary": {
-                 *           "count": 0,
-                 *           "totalAmount": 0
-                 *         },
-                 *         "authorizedAt": "2025-10-13T09:30:00Z",
-                 *         "lastEventAt": "2025-10-13T09:30:00Z",
-                 *         "createdAt": "2025-10-13T09:30:00Z",
-                 *         "updatedAt": "2025-10-13T09:30:00Z"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    type?: "CARD_TRANSACTION.REVERSED";
                     data?: components["schemas"]["CardTransaction"];
                 } & components["schemas"]["WebhookEnvelope"];
             };
