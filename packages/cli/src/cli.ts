@@ -5,7 +5,7 @@ import { listen } from "./commands/listen.js";
 import { loginOtp } from "./commands/login.js";
 import { tailLogs } from "./commands/logs.js";
 import { createPlatform, deletePlatform } from "./commands/platforms.js";
-import { FLOWS, quoteOutcomes, trigger } from "./commands/trigger.js";
+import { FLOWS, listFlows, parseOverride, quoteOutcomes, trigger } from "./commands/trigger.js";
 import {
   CliError,
   DEFAULT_BASE_URL,
@@ -33,6 +33,8 @@ const OPTIONS = {
   amount: { type: "string" },
   outcome: { type: "string" },
   "no-advance": { type: "boolean" },
+  override: { type: "string", multiple: true },
+  list: { type: "boolean" },
   // events list
   type: { type: "string" },
   "object-id": { type: "string" },
@@ -69,7 +71,7 @@ const COMMAND_ARGUMENTS: Record<string, number> = {
 /** The options each command takes besides the global ones. */
 const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   listen: ["forward-to", "host", "port", "public-url"],
-  trigger: ["amount", "outcome", "no-advance"],
+  trigger: ["amount", "outcome", "no-advance", "override", "list"],
   "events list": ["type", "object-id", "limit"],
   "events replay": [],
   "clock show": [],
@@ -82,7 +84,7 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
 
 export function usage(): string {
   const flows = Object.entries(FLOWS)
-    .map(([name, flow]) => `    ${name.padEnd(18)}${flow.summary}`)
+    .map(([name, flow]) => `    ${name.padEnd(29)}${flow.summary}`)
     .join("\n");
   const outcomes = quoteOutcomes()
     .map((o) => `    ${o.name.padEnd(9)}${o.description.replaceAll("`", "")}`)
@@ -92,7 +94,9 @@ export function usage(): string {
 Commands:
   listen [--forward-to URL]        Receive the platform's webhooks here: verify, print, forward
          [--port N] [--host H] [--public-url URL]
-  trigger <flow> [--amount N]      Run a main flow end to end
+  trigger <flow> [--amount N] [--override object.field=value]...
+                                   Run a flow end to end; each causes webhook events
+  trigger --list                   Each flow, its events, and what --override can change
   events list [--type T] [--object-id ID] [--limit N]
                                    The webhook event log with every delivery attempt
   events replay <eventId>          Deliver a recorded event again
@@ -189,6 +193,14 @@ export async function run(
       );
     }
 
+    if (key === "trigger" && values.list) {
+      if (words.length > 0 || values.override || values.amount || values.outcome) {
+        throw usageError("trigger --list takes no flow or other options");
+      }
+      listFlows(out);
+      return 0;
+    }
+
     const env = streams.env;
     const tokenId = values["token-id"] ?? env[ENV.tokenId];
     const secret = values["token-secret"] ?? env[ENV.tokenSecret];
@@ -216,8 +228,9 @@ export async function run(
         });
         break;
       case "trigger":
-        await trigger(ctx, positional(positionals, 1, "the flow"), {
-          amount: integer("amount", values.amount, 1) ?? 2500,
+        await trigger(ctx, positional(positionals, 1, "the flow (trigger --list shows them)"), {
+          ...(values.amount !== undefined ? { amount: integer("amount", values.amount, 1)! } : {}),
+          overrides: (values.override ?? []).map(parseOverride),
           ...(values.outcome !== undefined ? { outcome: values.outcome } : {}),
           advance: values["no-advance"] !== true,
         });
