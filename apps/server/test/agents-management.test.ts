@@ -354,7 +354,9 @@ describe.each(databases)("managing agents on %s", (kind) => {
       });
       expect(removed.response.status).toBe(204);
 
-      // A trusted beneficiary (an EEA customer's) stays until it is untrusted.
+      // A trusted beneficiary (an EEA customer's) is deleted with its trust:
+      // production declares no 409 for the agent, and removing a way to pay
+      // escalates nothing. The platform's own delete still refuses one.
       const european = await createCustomer(sandbox.client, { lastName: "Europa", region: "DE" });
       const europeanAgent = await connect(
         (await createAgent(european.id, policy({ permissions: ["MANAGE_EXTERNAL_ACCOUNTS"] })))
@@ -373,11 +375,27 @@ describe.each(databases)("managing agents on %s", (kind) => {
         { ...ea, body: { challengeId: trust.data?.scaChallenge?.id, code: SANDBOX_SCA_CODE } },
       );
       expect(trusted.data).toEqual({ trusted: true });
-      const kept = await europeanAgent.DELETE(
-        "/agents/me/external-accounts/{externalAccountId}",
+      const kept = await sandbox.client.DELETE(
+        "/customers/external-accounts/{externalAccountId}",
         ea,
       );
       expect(kept.error).toMatchObject({ status: 409, code: "BENEFICIARY_TRUSTED" });
+      const dropped = await europeanAgent.DELETE(
+        "/agents/me/external-accounts/{externalAccountId}",
+        ea,
+      );
+      expect(dropped.response.status).toBe(204);
+      const afterwards = await Promise.all([
+        europeanAgent.GET("/agents/me/external-accounts/{externalAccountId}", ea),
+        sandbox.client.GET("/customers/external-accounts/{externalAccountId}", ea),
+        europeanAgent.DELETE("/agents/me/external-accounts/{externalAccountId}", ea),
+        sandbox.client.POST("/customers/external-accounts/{externalAccountId}/untrust", ea),
+      ]);
+      expect(afterwards.map((r) => r.response.status)).toEqual([404, 404, 404, 404]);
+      const { data: europeanLeft } = await sandbox.client.GET("/customers/external-accounts", {
+        params: { query: { customerId: european.id } },
+      });
+      expect(europeanLeft?.data).toEqual([]);
 
       const reader = await connect(
         (await createAgent(customer.id, policy({ permissions: ["VIEW_TRANSACTIONS"] }))).deviceCode

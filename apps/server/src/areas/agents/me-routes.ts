@@ -191,7 +191,9 @@ export function agentMeRoutes(s: AgentSurface): Handlers<MeOperation> {
       body: await s.externalAccounts.get(ctx, "customers", params.externalAccountId),
     })),
     agentDeleteExternalAccount: admitted("agentDeleteExternalAccount", async ({ params }, ctx) => {
-      await s.externalAccounts.delete(ctx, "customers", params.externalAccountId);
+      // Production declares no 409 here: removing a way to pay escalates
+      // nothing, so a trusted beneficiary is deleted with its trust.
+      await s.externalAccounts.delete(ctx, "customers", params.externalAccountId, "UNTRUST");
       return { status: 204 };
     }),
   };

@@ -223,33 +223,42 @@ export class ExternalAccountService {
 
   /**
    * Retires the account: no new money moves to or from it; its transactions
-   * keep the id. A trusted beneficiary (areas/sca) must be untrusted first.
+   * keep the id. A trusted beneficiary (areas/sca) is refused (409
+   * `BENEFICIARY_TRUSTED`, as production's platform operation declares) unless
+   * `trusted` is "UNTRUST": then its trust goes with it, in the same write.
+   * Untrusting sends no webhook, so neither does this.
    */
-  async delete(ctx: RequestContext, owner: Owner, id: string): Promise<void> {
+  async delete(
+    ctx: RequestContext,
+    owner: Owner,
+    id: string,
+    trusted: "REFUSE" | "UNTRUST" = "REFUSE",
+  ): Promise<void> {
     const row = await this.ownedRow(ctx, owner, id);
-    const trusted = () =>
+    const refuseTrusted = trusted === "REFUSE";
+    const trustedError = () =>
       new ApiError(
         409,
         "BENEFICIARY_TRUSTED",
         `External account ${row.id} is a trusted beneficiary; untrust it with POST /customers/external-accounts/${row.id}/untrust before deleting it`,
       );
-    if (row.scaTrustedAt !== null) throw trusted();
+    if (refuseTrusted && row.scaTrustedAt !== null) throw trustedError();
     const now = ctx.clock.now();
     const deleted = await this.services.data.transaction(() =>
       one(
         q
           .updateTable("ExternalAccount")
-          .set({ deletedAt: now, updatedAt: now, ownershipChallenge: null })
+          .set({ deletedAt: now, updatedAt: now, ownershipChallenge: null, scaTrustedAt: null })
           .where("id", "=", row.id)
           .where("platformId", "=", ctx.platformId)
           .where("deletedAt", "is", null)
-          .where("scaTrustedAt", "is", null)
+          .$if(refuseTrusted, (qb) => qb.where("scaTrustedAt", "is", null))
           .returning("id"),
       ),
     );
     if (!deleted) {
       const again = await this.ownedRow(ctx, owner, id);
-      if (again.scaTrustedAt !== null) throw trusted();
+      if (refuseTrusted && again.scaTrustedAt !== null) throw trustedError();
       throw notFound("REFERENCE_NOT_FOUND", `External account ${id} not found`);
     }
   }

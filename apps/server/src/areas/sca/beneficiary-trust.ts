@@ -2,8 +2,9 @@
  * Trusted beneficiaries: a customer who uses SCA marks one of its external
  * accounts as trusted (or removes the mark) by answering an SCA challenge.
  * Quotes paying a trusted beneficiary need no per-payment challenge
- * (requirement.ts), and a trusted account cannot be deleted (409
- * `BENEFICIARY_TRUSTED`) until it is untrusted.
+ * (requirement.ts), and the platform cannot delete a trusted account (409
+ * `BENEFICIARY_TRUSTED`) until it is untrusted; the customer's agent can, and
+ * the trust goes with it (external-accounts/service.ts).
  *
  * The start issues an SMS_OTP challenge, an ScaChallenge row per account and
  * direction (starting again replaces it); the confirmation answers it through
