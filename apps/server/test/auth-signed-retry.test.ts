@@ -356,6 +356,105 @@ describe.each(databases)("signed retries on %s", (kind) => {
     expect(ok.response.status).toBe(200);
   });
 
+  it("refreshes with a compressed clientPublicKey: that key is the session key, none returned", async () => {
+    const wallet = await createWallet(sandbox);
+    const { session, key } = await otpLogin(sandbox, wallet.emailMethodId);
+    const client = generateP256KeyPair();
+    const body = { clientPublicKey: client.publicKeyHex };
+    expect(body.clientPublicKey).toMatch(/^0[23][0-9a-f]{64}$/);
+    const path = { id: session.id };
+    const first = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+      params: { path },
+      body,
+    });
+    expect(first.response.status).toBe(202);
+    const challenge = first.data as SignedChallenge;
+    expect(JSON.parse(challenge.payloadToSign)).toMatchObject({
+      parameters: { clientPublicKey: client.publicKeyHex, sessionId: session.id },
+      type: "ACTIVITY_TYPE_REFRESH_SESSION",
+    });
+
+    // The retry is stamped by the session's current key, not the new one.
+    await expect401(
+      sandbox.client.POST("/auth/sessions/{id}/refresh", {
+        params: { path, header: signedHeaders(challenge, client.privateKeyHex) },
+        body,
+      }),
+      "WALLET_SIGNATURE_INVALID",
+    );
+    const again = (
+      await sandbox.client.POST("/auth/sessions/{id}/refresh", { params: { path }, body })
+    ).data as SignedChallenge;
+    clock.advance(60_000);
+    const done = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+      params: { path, header: signedHeaders(again, key.privateKeyHex) },
+      body,
+    });
+    expect(done.response.status).toBe(201);
+    const refreshed = done.data as AuthSession;
+    expect(refreshed).toMatchObject({ id: session.id, accountId: wallet.accountId });
+    expect(refreshed).not.toHaveProperty("encryptedSessionSigningKey");
+    expect(new Date(refreshed.expiresAt).getTime()).toBe(clock.now().getTime() + 15 * 60_000);
+
+    // The client's own key signs; the TEK it replaced no longer does.
+    const action = (await setPrivacy(wallet, true)).data as SignedChallenge;
+    await expect401(
+      setPrivacy(wallet, true, signedHeaders(action, key.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+    );
+    const ok = await setPrivacy(wallet, true, signedHeaders(action, client.privateKeyHex));
+    expect(ok.response.status).toBe(200);
+    expect(ok.data).toMatchObject({ id: wallet.accountId, privateEnabled: true });
+
+    // The refreshed key can refresh again, the legacy way this time.
+    const legacy = generateP256KeyPair();
+    const legacyBody = { clientPublicKey: legacy.publicKeyUncompressedHex };
+    const next = (
+      await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+        params: { path },
+        body: legacyBody,
+      })
+    ).data as SignedChallenge;
+    const sealed = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+      params: { path, header: signedHeaders(next, client.privateKeyHex) },
+      body: legacyBody,
+    });
+    expect(sealed.response.status).toBe(201);
+    const opened = await openSessionKey(
+      (sealed.data as AuthSession).encryptedSessionSigningKey!,
+      legacy.privateKeyHex,
+    );
+    const last = (await setPrivacy(wallet, false)).data as SignedChallenge;
+    await expect401(
+      setPrivacy(wallet, false, signedHeaders(last, client.privateKeyHex)),
+      "WALLET_SIGNATURE_INVALID",
+    );
+    expect(
+      (await setPrivacy(wallet, false, signedHeaders(last, opened.privateKeyHex))).response.status,
+    ).toBe(200);
+  });
+
+  it("refuses a refresh key that is not a P-256 point, in either form, and writes nothing", async () => {
+    const wallet = await createWallet(sandbox);
+    const { session } = await otpLogin(sandbox, wallet.emailMethodId);
+    // No point of P-256 has x = 1.
+    const offCurve = [`02${"00".repeat(31)}01`, `04${"11".repeat(64)}`];
+    for (const clientPublicKey of offCurve) {
+      const bad = await sandbox.client.POST("/auth/sessions/{id}/refresh", {
+        params: { path: { id: session.id } },
+        body: { clientPublicKey },
+      });
+      expect(bad.response.status).toBe(400);
+      expect(errorOf(bad)).toMatchObject({ code: "INVALID_INPUT" });
+    }
+    const listed = await sandbox.client.GET("/auth/sessions", {
+      params: { query: { accountId: wallet.accountId } },
+    });
+    expect(listed.data?.data).toEqual([
+      expect.objectContaining({ id: session.id, expiresAt: session.expiresAt }),
+    ]);
+  });
+
   it("exports the wallet key sealed to clientPublicKey, the same key every time", async () => {
     const wallet = await createWallet(sandbox);
     const { key } = await otpLogin(sandbox, wallet.emailMethodId);

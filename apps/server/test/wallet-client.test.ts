@@ -8,12 +8,14 @@ import {
   passkeyCreationOptions,
   passkeyLogin,
   payFromWallet,
+  refreshSession,
   registerPasskey,
   signed,
   startOtpLogin,
   walletPayloadToSign,
   type PasskeyRequestOptions,
   type QuoteRequest,
+  type Signer,
 } from "@payments-sandbox/client";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,8 +26,8 @@ import { createWallet, type Wallet } from "./support/wallet.js";
 
 // The client's wallet flows where the guides do not go: a passkey registered
 // and used from Node (the credentials in their JSON form, as a server relays
-// them), the OTP login in two steps, paying from the wallet, and the typed
-// errors of each flow.
+// them), the OTP login in two steps, paying from the wallet, both ways of
+// refreshing a session's key, and the typed errors of each flow.
 
 const APP_ORIGIN = "http://localhost:3000";
 
@@ -156,6 +158,47 @@ describe.each(databases)("the client's wallet flows on %s", (kind) => {
     expect(notFromWallet).toBeInstanceOf(WalletFlowError);
     expect(notFromWallet).toMatchObject({ step: "wallet-quote" });
   }, 90_000);
+
+  it("refreshes a session with a key it keeps by default, or with a sealed one on request", async () => {
+    // A wallet of its own: its logins count against no other test's OTP limits.
+    const own = await createWallet(sandbox);
+    const login = await otpLogin(sandbox.client, own.emailMethodId, { code: "000000" });
+    const setPrivacy = (privateEnabled: boolean, signer: Signer) =>
+      signed(
+        (header) =>
+          sandbox.client.PATCH("/internal-accounts/{id}", {
+            params: { path: { id: own.accountId }, header },
+            body: { privateEnabled },
+          }),
+        signer,
+      );
+    const refusedBy = (signer: Signer) =>
+      setPrivacy(true, signer).then(
+        () => "accepted",
+        (err: unknown) => err,
+      );
+
+    // Client-held (the default): the key made here is the session key; the API sent none.
+    const held = await refreshSession(sandbox.client, login);
+    expect(held.session).toMatchObject({ id: login.session.id, accountId: own.accountId });
+    expect(held.session).not.toHaveProperty("encryptedSessionSigningKey");
+    expect(held.signingKey.publicKeyHex).not.toBe(login.signingKey.publicKeyHex);
+    expect(await refusedBy(login)).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+    expect(await setPrivacy(true, held)).toMatchObject({ privateEnabled: true });
+
+    // Sealed (the legacy flow): the API made the key and sealed it to one made here.
+    const sealed = await refreshSession(sandbox.client, held, { keyModel: "sealed" });
+    expect(sealed.session.id).toBe(login.session.id);
+    expect(sealed.session.encryptedSessionSigningKey).toEqual(expect.any(String));
+    expect(await refusedBy(held)).toMatchObject({ status: 401, code: "WALLET_SIGNATURE_INVALID" });
+    expect(await setPrivacy(false, sealed)).toMatchObject({ privateEnabled: false });
+
+    // The listed session is the same one, still active.
+    const { data: listed } = await sandbox.client.GET("/auth/sessions", {
+      params: { query: { accountId: own.accountId } },
+    });
+    expect(listed?.data.map((s) => s.id)).toEqual([login.session.id]);
+  });
 
   it("throws SandboxApiError with the API's code and reason", async () => {
     const refused = await otpLogin(sandbox.client, wallet.emailMethodId, { code: "123456" }).catch(

@@ -128,6 +128,7 @@ export type {
   PasskeyRequestOptions,
   Quote,
   QuoteRequest,
+  RefreshSessionOptions,
   SignedRequestChallenge,
   SignedRetryHeaders,
   Signer,

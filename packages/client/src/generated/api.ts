@@ -2172,7 +2172,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of the agent's external accounts
-         * @description Retires an external account of the agent's customer, as `DELETE /customers/external-accounts/{externalAccountId}` does. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise). A trusted beneficiary of a customer who uses SCA is kept: 409 `BENEFICIARY_TRUSTED` until it is untrusted.
+         * @description Retires an external account of the agent's customer, as `DELETE /customers/external-accounts/{externalAccountId}` does. Needs `MANAGE_EXTERNAL_ACCOUNTS` (401 `UNAUTHORIZED` otherwise). A trusted beneficiary of a customer who uses SCA is deleted too, and its trust with it, as `.../untrust/confirm` would remove it: deleting only takes away a way to pay. Like untrusting, this sends no webhook. (The platform's `DELETE /customers/external-accounts/{externalAccountId}` keeps refusing a trusted beneficiary with 409 `BENEFICIARY_TRUSTED`.)
          */
         delete: operations["agentDeleteExternalAccount"];
         options?: never;
@@ -2407,7 +2407,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh a session
-         * @description Issues a fresh session signing key, sealed to a new `clientPublicKey`, before the session expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed; the 201 response carries the new `encryptedSessionSigningKey`, the session's `expiresAt` moves to 15 minutes from now, and the session's previous signing key (for an OTP session, the TEK) stops working.
+         * @description Gives an active session a new signing key before it expires. Signed retry: the first call, without wallet headers, returns 202 with a challenge that binds `clientPublicKey`; repeat the same request with `Service-Wallet-Signature` and `Request-Id` to perform it. The retry is stamped with the key of an active session of the same wallet, usually the session being refreshed. The encoding of `clientPublicKey` selects the key model. A compressed key (66 hex characters) is the recommended client-held-key model: the key pair whose public half you sent becomes the session signing key, you keep its private half, and the 201 carries no key material. An uncompressed key (130 hex characters) is the legacy flow: the sandbox makes a new signing key and the 201 carries it as `encryptedSessionSigningKey`, sealed to the key you sent. Either way the session keeps its id, its `expiresAt` moves to 15 minutes from now, and its previous signing key (for an OTP session, the TEK) stops working.
          */
         post: operations["refreshAuthSession"];
         delete?: never;
@@ -4112,7 +4112,7 @@ export interface components {
              *     | `EMAIL_OTP_CREDENTIAL_SET_CHANGED` | The EMAIL_OTP credentials tied to this one changed after the signed-retry challenge was issued. |
              *     | `PASSKEY_ALREADY_ENROLLED` | The customer already has a passkey factor; delete it before enrolling another. |
              *     | `SCA_SESSION_REQUIRED` | The customer's strong customer authentication session is missing or expired: authenticate the customer again, then retry. |
-             *     | `BENEFICIARY_TRUSTED` | The external account is a trusted beneficiary and cannot be deleted until it is untrusted. |
+             *     | `BENEFICIARY_TRUSTED` | The external account is a trusted beneficiary: the platform cannot delete it until it is untrusted. |
              *     | `INVALID_STATE_TRANSITION` | The requested change is not allowed from the current state (for a card: `ACTIVE ⇄ FROZEN`, `ACTIVE \| FROZEN → CLOSED`). |
              *     | `CARD_ALREADY_CLOSED` | `state: CLOSED` was requested for a card that is already CLOSED. |
              *     | `CARD_NOT_MUTABLE` | The card is CLOSED and can no longer change. |
@@ -6416,7 +6416,7 @@ export interface components {
              * @description After this time the session is invalid and its signing key must not be used (sessions last 15 minutes).
              */
             expiresAt: string;
-            /** @description Base58check string: a 33-byte compressed P-256 encapsulated key followed by AES-256-GCM ciphertext, HPKE-sealed to the `clientPublicKey` you supplied. Decrypts to the raw 32-byte session private key. Returned once, only when an OAUTH or PASSKEY session is issued or a session is refreshed; never for EMAIL_OTP or SMS_OTP (the TEK private key is the session key) and never in `GET /auth/sessions`. */
+            /** @description Base58check string: a 33-byte compressed P-256 encapsulated key followed by AES-256-GCM ciphertext, HPKE-sealed to the `clientPublicKey` you supplied. Decrypts to the raw 32-byte session private key. Returned once, only when an OAUTH or PASSKEY session is issued or a session is refreshed with an uncompressed `clientPublicKey` (the legacy flow); never for EMAIL_OTP or SMS_OTP (the TEK private key is the session key), never for a refresh with a compressed `clientPublicKey` (the client holds the key it sent) and never in `GET /auth/sessions`. */
             encryptedSessionSigningKey?: string;
         };
         /** @description The active sessions of an embedded wallet. */
@@ -6626,10 +6626,13 @@ export interface components {
         };
         /** @description Proof of control of the credential, discriminated by `type`. */
         VerifyAuthCredentialRequest: components["schemas"]["EmailOtpVerifyRequest"] | components["schemas"]["SmsOtpVerifyRequest"] | components["schemas"]["OauthVerifyRequest"] | components["schemas"]["PasskeyVerifyRequest"];
-        /** @description Requests a fresh session signing key. */
+        /** @description Requests a new session signing key. The encoding of `clientPublicKey` chooses how the key is delivered; send the same value on the first call and on the signed retry. */
         RefreshAuthSessionRequest: {
-            /** @description Fresh key the new session signing key is sealed to. */
-            clientPublicKey: components["schemas"]["ClientPublicKey"];
+            /**
+             * @description Public half of a fresh P-256 key pair made on the client, as hex. Compressed SEC1 (`02`/`03` prefix, 32-byte X: 66 hex characters) selects the recommended client-held-key model: that key pair becomes the session signing key, its private half never leaves the client, and the answer carries no key material. Uncompressed SEC1 (`04` prefix, 32-byte X, 32-byte Y: 130 hex characters) selects the legacy flow: the sandbox makes a new signing key and returns it as `encryptedSessionSigningKey`, HPKE-sealed to this key. Either form must be a point on P-256 (400 `INVALID_INPUT` otherwise).
+             * @example 02f45f2a22c908b9ce09a7150e514afd24627c401c38a4afc164e1ea783adaaa31
+             */
+            clientPublicKey: string;
         };
         /** @description Sandbox only: sandbox top-up. */
         SandboxFundRequest: {
@@ -15285,7 +15288,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -15997,33 +15999,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "clientPublicKey": "047a20a81b640ead7e1d39d4d409d99417bf06ad8d7fa55b4410452fcf4f8abc937083effc3d235decd3cfe00ccd070ea084ee2273d9921a7eed6fdb4c3a5e86ff"
-                 *     }
-                 */
                 "application/json": components["schemas"]["RefreshAuthSessionRequest"];
             };
         };
         responses: {
-            /** @description The refreshed session with its new encrypted signing key. */
+            /** @description The refreshed session: with `encryptedSessionSigningKey` in the legacy flow only. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "Session:847ae7b3-ebaa-4da7-aa59-2a19123343b7",
-                     *       "accountId": "InternalAccount:0f8f7b31-2ca4-42d5-998a-bcc5f24d900d",
-                     *       "type": "EMAIL_OTP",
-                     *       "nickname": "jane.doe@example.com",
-                     *       "createdAt": "2025-10-13T09:30:00Z",
-                     *       "updatedAt": "2025-10-13T09:36:00Z",
-                     *       "expiresAt": "2025-10-13T09:51:00Z",
-                     *       "encryptedSessionSigningKey": "w99a5xV6A75TfoAUkZn869fVyDYvgVsKrawMALZXmrauZd8hEv66EkPU1Z42CUaHESQjcA5bqd8dynTGBMLWB9ewtXWPEVbZvocB4Tw2K1vQVp7uwjf"
-                     *     }
-                     */
                     "application/json": components["schemas"]["AuthSession"];
                 };
             };
@@ -16035,7 +16020,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"clientPublicKey\":\"047a20a81b640ead7e1d39d4d409d99417bf06ad8d7fa55b4410452fcf4f8abc937083effc3d235decd3cfe00ccd070ea084ee2273d9921a7eed6fdb4c3a5e86ff\",\"sessionId\":\"Session:847ae7b3-ebaa-4da7-aa59-2a19123343b7\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_REFRESH_SESSION\"}",
+                     *       "payloadToSign": "{\"organizationId\":\"Platform:9eb2be06-18b6-4fa3-b719-87221b0eeed1\",\"parameters\":{\"clientPublicKey\":\"02f45f2a22c908b9ce09a7150e514afd24627c401c38a4afc164e1ea783adaaa31\",\"sessionId\":\"Session:847ae7b3-ebaa-4da7-aa59-2a19123343b7\"},\"timestampMs\":\"1760347800000\",\"type\":\"ACTIVITY_TYPE_REFRESH_SESSION\"}",
                      *       "requestId": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
                      *       "expiresAt": "2025-10-13T09:35:00Z"
                      *     }

@@ -1,4 +1,5 @@
 import type { Schemas } from "@payments-sandbox/client";
+import type { PublicKeyForm } from "@payments-sandbox/crypto";
 import type { AuthConfig } from "../../config.js";
 import { sealSessionKeyBundle } from "../../crypto/bundles.js";
 import {
@@ -56,10 +57,19 @@ export interface SealedSessionKey {
   encryptedSessionSigningKey: string;
 }
 
-/** `clientPublicKey` must be a point on P-256, not just 130 hex characters. */
-export function requireClientPublicKey(clientPublicKey: string): void {
-  if (!isValidP256PublicKeyHex(clientPublicKey, "uncompressed")) {
-    throw invalidInput("clientPublicKey is not an uncompressed P-256 public key", {
+/** Hex length of a compressed SEC1 key: what selects the client-held-key refresh. */
+const COMPRESSED_HEX_LENGTH = 66;
+
+/**
+ * `clientPublicKey` must be a point on P-256, not just hex of the right
+ * length; uncompressed unless the operation takes the compressed form.
+ */
+export function requireClientPublicKey(
+  clientPublicKey: string,
+  form: PublicKeyForm = "uncompressed",
+): void {
+  if (!isValidP256PublicKeyHex(clientPublicKey, form)) {
+    throw invalidInput(`clientPublicKey is not a ${form} P-256 public key`, {
       errors: [fieldError("body.clientPublicKey", "not a point on P-256")],
     });
   }
@@ -140,14 +150,20 @@ export class SessionService {
     return { data: rows.map(toListedSession) };
   }
 
-  /** Signed retry: a fresh signing key for the session, sealed to `clientPublicKey`. */
+  /**
+   * Signed retry: a new signing key for the session. A compressed
+   * `clientPublicKey` is the new key itself (the client holds its private
+   * half, nothing is returned); an uncompressed one gets a fresh key sealed to
+   * it (the legacy flow). Either way the session's previous key stops working.
+   */
   async refresh(
     ctx: RequestContext,
     id: string,
     headers: WalletHeaders,
     clientPublicKey: string,
   ): Promise<{ status: 202; body: ChallengeBody } | { status: 201; body: AuthSession }> {
-    requireClientPublicKey(clientPublicKey);
+    const clientHeld = clientPublicKey.length === COMPRESSED_HEX_LENGTH;
+    requireClientPublicKey(clientPublicKey, clientHeld ? "compressed" : "uncompressed");
     const session = await this.activeRow(ctx, id);
     const outcome = await this.signing.handle(ctx, headers, {
       activity: Activity.REFRESH_SESSION,
@@ -156,7 +172,9 @@ export class SessionService {
     });
     if (outcome.kind === "CHALLENGE") return { status: 202, body: outcome.body };
 
-    const sealed = await sealNewSessionKey(clientPublicKey);
+    const next = clientHeld
+      ? { publicKey: compressPublicKey(clientPublicKey), encryptedSessionSigningKey: undefined }
+      : await sealNewSessionKey(clientPublicKey);
     const now = ctx.clock.now();
     const ttlMs = this.config.sessionTtlSeconds * 1000;
     const signing = this.signing;
@@ -166,7 +184,7 @@ export class SessionService {
         q
           .updateTable("AuthSession")
           .set({
-            publicKey: sealed.publicKey,
+            publicKey: next.publicKey,
             expiresAt: new Date(now.getTime() + ttlMs),
             updatedAt: now,
           })
@@ -179,7 +197,7 @@ export class SessionService {
       if (!refreshed) throw notFound("REFERENCE_NOT_FOUND", "No active session with this id.");
       return refreshed;
     });
-    return { status: 201, body: toAuthSession(row, sealed.encryptedSessionSigningKey) };
+    return { status: 201, body: toAuthSession(row, next.encryptedSessionSigningKey) };
   }
 
   /** Signed retry: revokes the session; afterwards its id is 404. */
