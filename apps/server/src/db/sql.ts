@@ -48,6 +48,15 @@ export interface SqlUpdate {
   where: Readonly<Record<string, SqlValue>>;
 }
 
+/**
+ * Row locks that skip rows another transaction holds, for a select that
+ * chooses rows to write (`... WHERE "id" IN (SELECT "id" ... ${SKIP_LOCKED})`).
+ * PostgreSQL locks each row and passes over those already locked, so the
+ * statement never waits and cannot take part in a deadlock. SQLite has no row
+ * locks (a write transaction holds the whole database) and drops the clause.
+ */
+export const SKIP_LOCKED = "FOR UPDATE SKIP LOCKED";
+
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
 export type SqlStep =
   /** First row, or undefined. */
@@ -263,7 +272,7 @@ class SqliteDriver implements SqlDriver {
 
   private prepare(sql: string): Database.Statement {
     return this.statements(sql, () => {
-      const statement = this.db.prepare(sql);
+      const statement = this.db.prepare(sql.replaceAll(SKIP_LOCKED, ""));
       // Rows come back as arrays and become objects here: better-sqlite3
       // builds a row object property by property through V8's API, which
       // measured about twice the cost of reading the same row as an array.
@@ -606,14 +615,19 @@ class PostgresDriver implements SqlDriver {
     };
     try {
       if (commit === "eachStep") return await run();
-      await client.query("BEGIN");
-      try {
-        const result = await run();
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
+      for (let attempt = 0; ; attempt++) {
+        await client.query("BEGIN");
+        try {
+          const result = await run();
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          // Chosen as a deadlock's victim: nothing of it was written, and a
+          // program may be started again (see SqlDriver.transaction).
+          if (!isDeadlock(err) || attempt >= 20) throw err;
+          await pause(attempt);
+        }
       }
     } finally {
       client.release();
@@ -637,6 +651,11 @@ const utcTimestamps = ((oid: number, format?: "text" | "binary") =>
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT" || code === "SQLITE_LOCKED";
+}
+
+/** PostgreSQL's deadlock victim (40P01). */
+function isDeadlock(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "40P01";
 }
 
 function pause(attempt: number): Promise<void> {
