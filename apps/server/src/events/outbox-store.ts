@@ -473,8 +473,69 @@ function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<
   };
 }
 
+/**
+ * A claim's owner (`host:pid:tag`, see WebhookDispatcher) that is a process
+ * of this host no longer running: the process that holds `self` is running,
+ * so a different owner with its pid is an earlier process whose pid was
+ * reused (a container restarted as pid 1).
+ */
+export function ownerIsGone(owner: string, self: { host: string; pid: number; owner: string }) {
+  const [host, pidText] = owner.split(":");
+  const pid = Number(pidText);
+  if (host !== self.host || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (owner === self.owner) return false;
+  if (pid === self.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    // EPERM: a process of another user has the pid; it may be ours, alive.
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Gives back the events leased by processes of this host that are gone (a
+ * crash, SIGKILL): their deliveries were cut off, and waiting for the lease
+ * to run out would hold those events, and every later event of their
+ * objects, for up to WEBHOOK_LEASE_MS. Leases of other hosts' processes are
+ * left to expire. Returns how many events were given back.
+ */
+export function* releaseAbandonedWebhookEvents(input: {
+  now: Date;
+  self: { host: string; pid: number; owner: string };
+}): SqlProgram<number> {
+  const rows = (yield {
+    kind: "all",
+    sql: `SELECT DISTINCT "lockedBy" FROM ${EVENT}
+      WHERE "status" = 'PENDING' AND "lockedUntil" >= ?`,
+    params: [input.now],
+  }) as SqlRow[];
+  // A token is `owner:claim`; the owner is its first three parts.
+  const owners = new Set(rows.map((row) => String(row.lockedBy).split(":").slice(0, 3).join(":")));
+  let released = 0;
+  for (const owner of owners) {
+    if (!ownerIsGone(owner, input.self)) continue;
+    const changed = (yield {
+      kind: "run",
+      sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL
+        WHERE "status" = 'PENDING' AND "lockedBy" LIKE ?`,
+      params: [`${owner}:%`],
+    }) as number | bigint;
+    released += Number(changed);
+  }
+  return released;
+}
+
 export class OutboxStore {
   constructor(private readonly writer: SqlRunner) {}
+
+  releaseAbandoned(input: {
+    now: Date;
+    self: { host: string; pid: number; owner: string };
+  }): Promise<number> {
+    return this.writer.run("releaseAbandonedWebhookEvents", input);
+  }
 
   poll(input: PollInput): Promise<PollResult> {
     return this.writer.run("claimDueWebhookEvents", input);
