@@ -57,6 +57,18 @@ export interface SqlUpdate {
  */
 export const SKIP_LOCKED = "FOR UPDATE SKIP LOCKED";
 
+/**
+ * A shared lock on the rows read, as a foreign key's check takes (see
+ * tenant.ts): a delete of the row waits for it, an update of other columns
+ * does not. SQLite drops the clause, as it does SKIP_LOCKED.
+ */
+export const KEY_SHARE = "FOR KEY SHARE";
+
+/** The statement as SQLite takes it: without PostgreSQL's row locks. */
+function withoutRowLocks(sql: string): string {
+  return sql.replaceAll(SKIP_LOCKED, "").replaceAll(KEY_SHARE, "");
+}
+
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
 export type SqlStep =
   /** First row, or undefined. */
@@ -272,7 +284,7 @@ class SqliteDriver implements SqlDriver {
 
   private prepare(sql: string): Database.Statement {
     return this.statements(sql, () => {
-      const statement = this.db.prepare(sql.replaceAll(SKIP_LOCKED, ""));
+      const statement = this.db.prepare(withoutRowLocks(sql));
       // Rows come back as arrays and become objects here: better-sqlite3
       // builds a row object property by property through V8's API, which
       // measured about twice the cost of reading the same row as an array.

@@ -81,9 +81,15 @@ export interface DispatcherOptions {
 }
 
 const realTime: Clock = systemClock;
+/**
+ * This process among those that had its pid (a container restarted as pid
+ * 1): every claim's owner carries it, so a restarted process tells its dead
+ * predecessor's claims from those of a dispatcher beside it in this process.
+ */
+const PROCESS_TAG = randomUUID().slice(0, 8);
 
 export class WebhookDispatcher {
-  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly owner = `${hostname()}:${process.pid}:${PROCESS_TAG}`;
   /** The leases of this host's dead processes were given back (at the first poll). */
   private recovered = false;
   /** Requests in flight (the pool's slots), by event id: their platform. */

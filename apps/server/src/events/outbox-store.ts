@@ -475,9 +475,10 @@ function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<
 
 /**
  * A claim's owner (`host:pid:tag`, see WebhookDispatcher) that is a process
- * of this host no longer running: the process that holds `self` is running,
- * so a different owner with its pid is an earlier process whose pid was
- * reused (a container restarted as pid 1).
+ * of this host no longer running. The tag is the process's own: an owner
+ * with `self`'s pid and another tag is an earlier process whose pid was
+ * reused (a container restarted as pid 1); with the same tag, it is this
+ * process (another dispatcher in it, or this one).
  */
 export function ownerIsGone(owner: string, self: { host: string; pid: number; owner: string }) {
   const [host, pidText] = owner.split(":");

@@ -11,7 +11,7 @@ const challenge = {
     'Basic realm="payments-sandbox", charset="UTF-8", Bearer realm="payments-sandbox"',
 };
 
-function rejected(message: string): ApiError {
+export function rejected(message: string): ApiError {
   return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge });
 }
 
