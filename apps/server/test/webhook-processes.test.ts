@@ -153,7 +153,7 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
       body: { webhookEndpoint: receiver.url },
     });
 
-    await waitFor("all 10,000 received", () => receiver.requests.length >= 10_000, 110_000);
+    await waitFor("all 10,000 received", () => receiver.requests.length >= 10_000, 240_000);
     // Give a duplicate in flight the chance to show up before counting.
     await new Promise((r) => setTimeout(r, 1000));
 
@@ -166,7 +166,8 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
       const arrived = ids.map((id) => position.get(id)!);
       expect(arrived).toEqual([...arrived].sort((a, b) => a - b));
     }
-    // And each was recorded as delivered at its one attempt.
+    // And each was recorded as delivered, by its one 2xx attempt (a
+    // connection refused on a loaded machine may add a failed one).
     const db = Database.open(database.target);
     cleanup.push(() => db.close());
     const recorded = async () =>
@@ -178,10 +179,11 @@ describe.each(databases)("webhooks across server processes on %s", (kind) => {
         .selectFrom("WebhookAttempt")
         .innerJoin("WebhookEvent", "WebhookEvent.id", "WebhookAttempt.eventId")
         .select((e) => e.fn.countAll<number>().as("n"))
-        .where("WebhookEvent.objectId", "like", "Customer:bulk-%"),
+        .where("WebhookEvent.objectId", "like", "Customer:bulk-%")
+        .where("WebhookAttempt.httpStatus", "=", 200),
     );
     expect(Number(attempts?.n)).toBe(10_000);
-  }, 150_000);
+  }, 300_000);
 
   it("two servers on one database deliver each of 200 events exactly once", async () => {
     const receiver = await startReceiver(() => 200);
