@@ -3,7 +3,7 @@ import { q, run, type Row as RowOf } from "../../db/query.js";
 
 type Row = RowOf<"CardTransaction">;
 import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
-import { outboxRow } from "../../events/outbox.js";
+import { outboxInsert } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
 import { balanceOf, credit, guardedDebit } from "../ledger/ledger.js";
@@ -111,16 +111,14 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row> {
       pullPending: approved && !confirmedNow ? 1 : 0,
     });
   };
-  const announce = (r: Row): SqlInsert => ({
-    table: "WebhookEvent",
-    row: outboxRow({
+  const announce = (r: Row): SqlInsert =>
+    outboxInsert({
       platformId,
       type: EVENT_OF_STATUS[r.status as CardTransactionStatus],
       objectId: id,
       data: toCardTransaction(r),
       at,
-    }),
-  });
+    });
 
   if (plan.declineReason === undefined) {
     const pullId = newId("CardTransactionEvent");
