@@ -1,4 +1,5 @@
--- CreateTable
+-- CreateTable (WITHOUT ROWID: its small rows live in their key's B-tree, so
+-- an event's insert changes one tree here, not a table and its key index)
 CREATE TABLE "EventOrder" (
     "platformId" TEXT NOT NULL,
     "objectId" TEXT NOT NULL,
@@ -6,7 +7,7 @@ CREATE TABLE "EventOrder" (
     "at" DATETIME NOT NULL,
 
     PRIMARY KEY ("platformId", "objectId")
-);
+) WITHOUT ROWID;
 
 
 -- The objects that already have events continue from their last one.
