@@ -70,8 +70,9 @@ function eventRow(event: EventInput, payload: (id: string) => string) {
 }
 
 /**
- * The row of an event that is its object's own (a TEST event), written as
- * is: its `timestamp` is `at`.
+ * The row of an event with `at` as its `timestamp`, written as is: for an
+ * event that is its own object and is sent before it is stored (a TEST
+ * event), so no other event of its object can come before or after it.
  */
 export function outboxRow(event: EventInput) {
   return eventRow(event, (id) => envelopeText(id, event, event.at.toISOString()));
@@ -130,10 +131,10 @@ export function onEventEmitted(listener: EmitListener): () => void {
  * down loses nothing: the dispatcher delivers from the table.
  */
 export function* emitEvent(event: EventInput): SqlProgram<string> {
-  const row = outboxInsert(event);
-  yield { kind: "insert", ...row };
+  const insert = outboxInsert(event);
+  yield { kind: "insert", ...insert };
   // The nudge may arrive before the transaction commits; the dispatcher's
   // regular poll picks the event up then.
   notifyEventEmitted();
-  return row.row.id;
+  return insert.row.id;
 }
