@@ -258,6 +258,67 @@ describe.each(databases)("isolated platforms on %s", (kind) => {
     expect(again.error?.code).toBe("REFERENCE_NOT_FOUND");
   });
 
+  it("deletes a platform under its own concurrent writes: once it answers, nothing of it is left", async () => {
+    const busy = await populated("busy");
+    const data = sandbox.server.data;
+    const leftovers = async () => {
+      const counts: Record<string, number> = {};
+      for (const table of PLATFORM_OWNED_TABLES) {
+        const rows = await data.all(
+          q.selectFrom(table).select("platformId").where("platformId", "=", busy.platform.id),
+        );
+        if (rows.length > 0) counts[table] = rows.length;
+      }
+      return counts;
+    };
+
+    // Writers that touch tokens, customers, the ledger and the outbox, until
+    // the delete has answered; each request's status is kept.
+    const statuses: number[] = [];
+    let deleteAnswered = false;
+    let written = 0;
+    const writes = [
+      () => busy.client.POST("/tokens", { body: { name: "in flight", permissions: ["VIEW"] } }),
+      () =>
+        busy.client.POST("/customers", {
+          body: { customerType: "INDIVIDUAL", fullName: "In Flight", email: "f@example.com" },
+        }),
+      () =>
+        busy.client.POST("/sandbox/internal-accounts/{accountId}/fund", {
+          params: { path: { accountId: busy.accountId } },
+          body: { amount: 100 },
+        }),
+    ];
+    const writers = Array.from({ length: 6 }, async (_, i) => {
+      while (!deleteAnswered) {
+        const { response } = await writes[i % writes.length]!();
+        statuses.push(response.status);
+        if (response.status < 300) written++;
+      }
+    });
+    await waitFor("writes under way", () => written >= 30);
+
+    const deleted = await sandbox.client.DELETE("/sandbox/platforms/{platformId}", {
+      params: { path: { platformId: busy.platform.id } },
+    });
+    deleteAnswered = true;
+    expect(deleted.response.status).toBe(204);
+    // Requests in flight when it answered end now: none of them may commit.
+    await Promise.all(writers);
+
+    expect(await leftovers()).toEqual({});
+    expect(
+      await data.one(q.selectFrom("Platform").select("id").where("id", "=", busy.platform.id)),
+    ).toBeUndefined();
+    // Every write either happened before the delete (and is gone with it) or
+    // was refused: its platform, or what it wrote to, no longer exists.
+    expect(statuses.filter((status) => status >= 300 && status !== 401 && status !== 404)).toEqual(
+      [],
+    );
+    expect(statuses.filter((status) => status === 401).length).toBeGreaterThan(0);
+    expect((await busy.client.GET("/config")).response.status).toBe(401);
+  });
+
   it("lets only the sandbox's own platform, with MANAGE, create and delete platforms", async () => {
     const a = await create("tenant");
     const b = await create("neighbour");

@@ -1,6 +1,10 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSqlDriver, type SqlDriver, type SqlProgram } from "../src/db/sql.js";
+import { pgPoolConfig } from "../src/db/client.js";
+import { openSqlDriver, type SqlDriver, type SqlProgram, type SqlStep } from "../src/db/sql.js";
+import { outboxInsert } from "../src/events/outbox.js";
 import { databases, migratedDatabase, type MigratedDatabase } from "./harness.js";
+import { waitFor } from "./webhook-receiver.js";
 
 // The direct-SQL driver behind the card authorization hot path. On SQLite it
 // commits transactions that arrive together in one write transaction; each
@@ -124,5 +128,106 @@ describe.each(databases)("direct SQL transactions on %s", (kind) => {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;
     }
+  });
+  describe("an object's events", () => {
+    const objectId = "InternalAccount:00000000-0000-4000-8000-000000000001";
+    const event = (n: number, atMs: number) =>
+      outboxInsert({
+        platformId: "p-order",
+        type: "INTERNAL_ACCOUNT.BALANCE_UPDATED",
+        objectId,
+        data: { n },
+        at: new Date(at.getTime() + atMs),
+      });
+    /** A change of the platform's row (the object's row lock) and its event, in one guarded statement. */
+    const change = (insert: ReturnType<typeof event>): SqlStep => ({
+      kind: "guarded",
+      sql: `UPDATE "Platform" SET "clockOffsetSeconds" = "clockOffsetSeconds" + 1 WHERE "id" = ? RETURNING "id"`,
+      params: ["p-order"],
+      inserts: [insert],
+    });
+    const stored = async () =>
+      (
+        await sql.all(
+          `SELECT "id", "seq", "createdAt", "payload" FROM "WebhookEvent" WHERE "objectId" = ? ORDER BY "seq"`,
+          [objectId],
+        )
+      ).map((row) => {
+        const createdAt =
+          row.createdAt instanceof Date ? row.createdAt : new Date(String(row.createdAt));
+        const envelope = JSON.parse(String(row.payload)) as {
+          timestamp: string;
+          data: { n: number };
+        };
+        // The envelope's timestamp is the stored time.
+        expect(envelope.timestamp).toBe(createdAt.toISOString());
+        return { n: envelope.data.n, seq: BigInt(row.seq as bigint), time: createdAt.getTime() };
+      });
+
+    beforeAll(async () => {
+      await sql.transaction(() => insertPlatform("p-order"));
+    });
+
+    it("come after the object's last event, whatever bounds they were drawn with", async () => {
+      // The second is drawn first, and a second earlier, but written after.
+      const second = event(2, 0);
+      const first = event(1, 1000);
+      await sql.transaction(function* () {
+        return yield change(first);
+      });
+      await sql.transaction(function* () {
+        return yield { kind: "insert", ...second };
+      });
+      const third = event(3, 1000);
+      await sql.transaction(function* () {
+        return yield { kind: "insertAll", inserts: [third] };
+      });
+      const rows = await stored();
+      expect(rows.map((row) => row.n)).toEqual([1, 2, 3]);
+      expect(rows[0]).toMatchObject({ seq: first.row.seq, time: at.getTime() + 1000 });
+      expect(rows[1]).toMatchObject({ seq: first.row.seq + 1n, time: at.getTime() + 1001 });
+      expect(rows[2]).toMatchObject({ seq: third.row.seq, time: at.getTime() + 1002 });
+    });
+
+    it.runIf(kind === "postgresql")(
+      "take their place in commit order when one waits for the object's row",
+      async () => {
+        const gate = new pg.Client(pgPoolConfig(database.target));
+        await gate.connect();
+        try {
+          await gate.query("SELECT pg_advisory_lock(4242)");
+          const late = event(5, 0);
+          const early = event(4, 5000);
+          // Holds the object's row until the gate opens.
+          const holding = sql.transaction(function* () {
+            yield change(early);
+            yield { kind: "one", sql: "SELECT pg_advisory_xact_lock(4242)", params: [] };
+          });
+          const waitingOn = async (locktype: string) =>
+            Number(
+              (
+                await gate.query(
+                  `SELECT count(*) AS n FROM pg_locks WHERE locktype = $1 AND NOT granted`,
+                  [locktype],
+                )
+              ).rows[0].n,
+            ) > 0;
+          await waitFor("the first change at the gate", () => waitingOn("advisory"));
+          // Its statement starts before the first commits, and waits for the row.
+          const waiting = sql.transaction(function* () {
+            return yield change(late);
+          });
+          await waitFor("the second change waiting for the row", () => waitingOn("transactionid"));
+          await gate.query("SELECT pg_advisory_unlock(4242)");
+          await Promise.all([holding, waiting]);
+        } finally {
+          await gate.end();
+        }
+        const rows = (await stored()).slice(-2);
+        expect(rows.map((row) => row.n)).toEqual([4, 5]);
+        expect(rows[1]!.seq).toBe(rows[0]!.seq + 1n);
+        expect(rows[1]!.time).toBe(rows[0]!.time + 1);
+      },
+    );
   });
 });

@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Schemas, SandboxClient } from "@payments-sandbox/client";
 import { emitEvent, type WebhookEventType } from "../src/events/outbox.js";
 import { advanceWebhookRetries } from "../src/events/retry.js";
+import { activeCard, purchase } from "./card-fixtures.js";
 import { databases, startSandbox, type TestSandbox } from "./harness.js";
+import { balanceOf, createBankAccount, fund } from "./money-helpers.js";
 import {
   emitThroughApi,
   startReceiver,
@@ -45,6 +47,20 @@ async function listAll(client: SandboxClient): Promise<EventRecord[]> {
   do {
     const { data } = await client.GET("/sandbox/webhooks/events", {
       params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+    });
+    all.push(...data!.data);
+    cursor = data!.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+/** One object's events as the event list gives them, newest first. */
+async function eventsOf(client: SandboxClient, objectId: string): Promise<EventRecord[]> {
+  const all: EventRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const { data } = await client.GET("/sandbox/webhooks/events", {
+      params: { query: { limit: 100, objectId, ...(cursor ? { cursor } : {}) } },
     });
     all.push(...data!.data);
     cursor = data!.nextCursor;
@@ -256,4 +272,77 @@ describe.each(databases)("webhook delivery on %s", (kind) => {
     expect(moved).toBe(1);
     await waitFor("the retry", () => receiver.delivered().includes(id));
   });
+  it("delivers an account's concurrent balance changes in the order they committed", async () => {
+    const receiver = await receiverWith();
+    const sandbox = await sandboxWith(kind, {});
+    await setWebhookUrl(sandbox.client, receiver.url);
+    const start = 100_000;
+    const { card, customerId, accountId } = await activeCard(sandbox, start);
+    const bank = await createBankAccount(sandbox.client, customerId, "789");
+    const setUp = await eventsOf(sandbox.client, accountId);
+
+    // Three kinds of change, told apart by their amounts: a transfer out and
+    // a funding (each its own statements) and a card authorization (the
+    // debit and its event as one guarded statement).
+    const changes = { transferOut: -100, funding: 7, authorization: -30 };
+    const requests = Array.from({ length: 60 }, (_, i) => {
+      switch (i % 3) {
+        case 0:
+          return sandbox.client.POST("/transfer-out", {
+            body: { source: { accountId }, destination: { accountId: bank.id }, amount: 100 },
+          });
+        case 1:
+          return fund(sandbox.client, accountId, changes.funding);
+        default:
+          return sandbox.client.POST("/sandbox/cards/{id}/simulate/authorization", {
+            params: { path: { id: card.id } },
+            body: purchase(-changes.authorization),
+          });
+      }
+    });
+    await Promise.all(requests);
+    const final = await balanceOf(sandbox.client, accountId);
+    expect(final).toBe(
+      start + 20 * (changes.transferOut + changes.funding + changes.authorization),
+    );
+
+    // The account's events as the event list gives them, oldest first.
+    const listed = (await eventsOf(sandbox.client, accountId))
+      .filter((e) => !setUp.some((s) => s.id === e.id))
+      .reverse();
+    expect(listed).toHaveLength(60);
+    const ids = listed.map((e) => e.id);
+    await waitFor("every balance event delivered", () =>
+      ids.every((id) => receiver.delivered().includes(id)),
+    );
+    const delivered = receiver.delivered().filter((id) => ids.includes(id));
+    // Delivered once each, in the event list's order.
+    expect(delivered).toEqual(ids);
+
+    const snapshots = delivered.map((id) => {
+      const body = receiver.requests.find((r) => r.eventId === id && r.answeredWith === 200)!;
+      const envelope = JSON.parse(body.rawBody) as {
+        type: string;
+        timestamp: string;
+        data: { balance: { amount: number } };
+      };
+      expect(envelope.type).toBe("INTERNAL_ACCOUNT.BALANCE_UPDATED");
+      return { timestamp: Date.parse(envelope.timestamp), balance: envelope.data.balance.amount };
+    });
+    // Each snapshot is the one before it changed by exactly one of the
+    // requests, and the last is the balance the account ends on.
+    const kinds = Object.values(changes);
+    let before = start;
+    const seen: number[] = [];
+    for (const [i, snapshot] of snapshots.entries()) {
+      const change = snapshot.balance - before;
+      expect(kinds, `change ${i}: ${before} to ${snapshot.balance}`).toContain(change);
+      seen.push(change);
+      if (i > 0) expect(snapshot.timestamp).toBeGreaterThan(snapshots[i - 1]!.timestamp);
+      before = snapshot.balance;
+    }
+    expect(before).toBe(final);
+    for (const change of kinds) expect(seen.filter((c) => c === change)).toHaveLength(20);
+    // Sixty requests and as many deliveries, one after another, on a shared machine.
+  }, 90_000);
 });

@@ -4,6 +4,7 @@ import { decodeRow, decodeRows, run, statement, type BatchedRead } from "./query
 import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
+import { currentTenant, forTenant, tenantError } from "./tenant.js";
 import { TurnBatch } from "./turn-batch.js";
 
 /**
@@ -82,12 +83,17 @@ export class Database {
    * the world (only yield steps) until it returns.
    */
   transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R> {
-    return this.driver.transaction(program, commit);
+    const platformId = currentTenant();
+    if (platformId === undefined) return this.driver.transaction(program, commit);
+    // The platform's lock must be held to the commit: one transaction.
+    return this.driver
+      .transaction(() => forTenant(platformId, program()), "transaction")
+      .catch((err: unknown) => Promise.reject(tenantError(err)));
   }
 
   /** One write statement as a transaction of its own: the number of rows it changed. */
   execute(query: Compilable<unknown>): Promise<number> {
-    return this.driver.transaction(() => run(query), "eachStep");
+    return this.transaction(() => run(query), "eachStep");
   }
 
   /** A named program (sql-programs.ts): on SQLite it may run on the writer thread. */
@@ -95,6 +101,10 @@ export class Database {
     name: N,
     input: SqlProgramInput<N>,
   ): Promise<SqlProgramResult<N>> {
-    return this.runner.run(name, input);
+    const platformId = currentTenant();
+    if (platformId === undefined) return this.runner.run(name, input);
+    return this.runner
+      .run(name, input, platformId)
+      .catch((err: unknown) => Promise.reject(tenantError(err)));
   }
 }

@@ -2,7 +2,11 @@ import {
   authorizationCommit,
   authorizationSteps,
 } from "../areas/card-transactions/authorization.js";
-import { claimDueWebhookEvents, recordWebhookAttempts } from "../events/outbox-store.js";
+import {
+  claimDueWebhookEvents,
+  recordWebhookAttempts,
+  releaseAbandonedWebhookEvents,
+} from "../events/outbox-store.js";
 import type { SqlCommit, SqlProgram } from "./sql.js";
 
 // The direct-SQL write transactions, by name, so that they can run on the
@@ -14,6 +18,7 @@ export const sqlPrograms = {
   cardAuthorization: authorizationSteps,
   claimDueWebhookEvents,
   recordWebhookAttempts,
+  releaseAbandonedWebhookEvents,
 };
 
 /** How each program's steps are committed (see SqlCommit); a transaction unless named here. */

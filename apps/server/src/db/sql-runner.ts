@@ -1,7 +1,8 @@
 import type { Worker } from "node:worker_threads";
 import { eventSequenceMemory } from "../events/outbox.js";
 import { startThread, ThreadCalls } from "../threads.js";
-import type { SqlDriver } from "./sql.js";
+import type { SqlDriver, SqlProgram } from "./sql.js";
+import { forTenant } from "./tenant.js";
 import {
   commitOf,
   startProgram,
@@ -12,15 +13,33 @@ import {
 
 /** Runs the named direct-SQL write transactions (sql-programs.ts). */
 export interface SqlRunner {
-  run<N extends SqlProgramName>(name: N, input: SqlProgramInput<N>): Promise<SqlProgramResult<N>>;
+  /** With `platformId`: made for a request of that platform (tenant.ts). */
+  run<N extends SqlProgramName>(
+    name: N,
+    input: SqlProgramInput<N>,
+    platformId?: string,
+  ): Promise<SqlProgramResult<N>>;
   close(): Promise<void>;
+}
+
+/** The named program as a transaction's steps, checked against its platform when it has one. */
+export function programSteps(call: WriterCall): () => SqlProgram<unknown> {
+  const { name, input, platformId } = call;
+  return () => {
+    const program = startProgram(name, input as never);
+    return platformId === undefined ? program : forTenant(platformId, program);
+  };
 }
 
 /** On the driver's own connection, in this thread (PostgreSQL, or SQLite without the writer thread). */
 export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
   return {
-    run: (name, input) =>
-      driver.transaction(() => startProgram(name, input), commitOf(name, input)),
+    run: (name, input, platformId) =>
+      driver.transaction(
+        programSteps({ name, input, platformId }) as () => SqlProgram<never>,
+        // The platform's lock is held to the commit: one transaction.
+        platformId === undefined ? commitOf(name, input) : "transaction",
+      ),
     close: async () => undefined,
   };
 }
@@ -29,6 +48,7 @@ export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
 export interface WriterCall {
   name: SqlProgramName;
   input: unknown;
+  platformId?: string | undefined;
 }
 
 /** What the writer and checkpoint threads are told besides calls. */
@@ -75,9 +95,13 @@ export class SqliteWriterThread implements SqlRunner {
     });
   }
 
-  run<N extends SqlProgramName>(name: N, input: SqlProgramInput<N>): Promise<SqlProgramResult<N>> {
+  run<N extends SqlProgramName>(
+    name: N,
+    input: SqlProgramInput<N>,
+    platformId?: string,
+  ): Promise<SqlProgramResult<N>> {
     if (this.closing) return Promise.reject(new Error("the SQLite writer is closed"));
-    return this.writer.call({ name, input });
+    return this.writer.call({ name, input, platformId });
   }
 
   private startCheckpointer(): Worker {

@@ -36,7 +36,33 @@ export interface SqlInsert {
    * e.g. an event's payload that carries the balance after a debit.
    */
   fillFromGuard?: Readonly<{ column: string; token: string; from: string }>;
+  /** The row takes its place in its object's order (see SqlOrder). */
+  ordered?: SqlOrder;
 }
+
+/**
+ * A row that takes its place in the order of its object's rows: the outbox's
+ * events, whose seq orders their delivery and whose time is the envelope's
+ * `timestamp` and orders the event list. The row's own `seq` and `time`
+ * values are lower bounds; the insert raises them above the object's last
+ * (by 1, and by a millisecond), read and advanced in its EventOrder row in
+ * the same statement. That row stays locked until the transaction commits,
+ * so of two transactions that write rows of one object, the one that
+ * commits first has the lower seq and the earlier time, on PostgreSQL too,
+ * whatever order they drew their lower bounds in. (On SQLite transactions
+ * run one at a time.) The time also replaces `token` in the `text` column,
+ * as ISO 8601. One row per object and statement.
+ */
+export interface SqlOrder {
+  platformId: string;
+  objectId: string;
+  seq: string;
+  time: string;
+  text: Readonly<{ column: string; token: string }>;
+}
+
+/** The last seq and time of each object's ordered rows (prisma/schema.base.prisma). */
+const ORDER_TABLE = `"EventOrder"`;
 
 /**
  * In a guarded step: an update of the rows whose columns equal `where`'s
@@ -46,6 +72,27 @@ export interface SqlUpdate {
   table: string;
   set: Readonly<Record<string, SqlValue>>;
   where: Readonly<Record<string, SqlValue>>;
+}
+
+/**
+ * Row locks that skip rows another transaction holds, for a select that
+ * chooses rows to write (`... WHERE "id" IN (SELECT "id" ... ${SKIP_LOCKED})`).
+ * PostgreSQL locks each row and passes over those already locked, so the
+ * statement never waits and cannot take part in a deadlock. SQLite has no row
+ * locks (a write transaction holds the whole database) and drops the clause.
+ */
+export const SKIP_LOCKED = "FOR UPDATE SKIP LOCKED";
+
+/**
+ * A shared lock on the rows read, as a foreign key's check takes (see
+ * tenant.ts): a delete of the row waits for it, an update of other columns
+ * does not. SQLite drops the clause, as it does SKIP_LOCKED.
+ */
+export const KEY_SHARE = "FOR KEY SHARE";
+
+/** The statement as SQLite takes it: without PostgreSQL's row locks. */
+function withoutRowLocks(sql: string): string {
+  return sql.replaceAll(SKIP_LOCKED, "").replaceAll(KEY_SHARE, "");
 }
 
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
@@ -263,7 +310,7 @@ class SqliteDriver implements SqlDriver {
 
   private prepare(sql: string): Database.Statement {
     return this.statements(sql, () => {
-      const statement = this.db.prepare(sql);
+      const statement = this.db.prepare(withoutRowLocks(sql));
       // Rows come back as arrays and become objects here: better-sqlite3
       // builds a row object property by property through V8's API, which
       // measured about twice the cost of reading the same row as an array.
@@ -330,15 +377,34 @@ class SqliteDriver implements SqlDriver {
   private insert(insert: SqlInsert, guard?: SqlRow): number {
     const columns = Object.keys(insert.row);
     const fill = insert.fillFromGuard;
+    const order = insert.ordered;
+    const place = order === undefined ? undefined : this.takePlace(insert.row, order);
     const values = columns.map((c) => {
       const from = insert.fromGuard?.[c];
       if (from !== undefined && guard !== undefined) return guard[from] as SqlValue;
+      if (place !== undefined && c === order!.seq) return place.seq;
+      if (place !== undefined && c === order!.time) return place.time;
+      let value = sqliteValue(insert.row[c] ?? null);
       if (fill?.column === c && guard !== undefined) {
-        return String(insert.row[c]).replaceAll(fill.token, String(guard[fill.from]));
+        value = String(value).replaceAll(fill.token, String(guard[fill.from]));
       }
-      return sqliteValue(insert.row[c] ?? null);
+      if (place !== undefined && c === order!.text.column) {
+        value = String(value).replaceAll(order!.text.token, sqliteTime(place.time).toISOString());
+      }
+      return value;
     });
     return this.insertStatement(insert.table, columns).run(...values).changes;
+  }
+
+  /** The seq and time (as stored) of an ordered row: see SqlOrder. */
+  private takePlace(row: SqlInsert["row"], order: SqlOrder): { seq: bigint; time: string } {
+    const place = this.getRow(ORDER_SQLITE, [
+      order.platformId,
+      order.objectId,
+      row[order.seq] ?? null,
+      row[order.time] ?? null,
+    ]);
+    return { seq: place!.seq as bigint, time: String(place!.at) };
   }
 
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
@@ -431,6 +497,32 @@ class SqliteDriver implements SqlDriver {
   }
 }
 
+// A time as stored on SQLite (sqliteValue) sorts as text; one millisecond
+// later is spelled the same way.
+const ORDER_SQLITE = `INSERT INTO ${ORDER_TABLE} ("platformId", "objectId", "seq", "at")
+  VALUES (?, ?, ?, ?)
+  ON CONFLICT ("platformId", "objectId") DO UPDATE SET
+    "seq" = max(excluded."seq", "seq" + 1),
+    "at" = max(excluded."at", strftime('%Y-%m-%dT%H:%M:%f+00:00', "at", '+0.001 seconds'))
+  RETURNING "seq", "at"`;
+
+/**
+ * The EventOrder part of an ordered insert on PostgreSQL: ON CONFLICT waits
+ * for the object's row and updates its latest committed version, whatever
+ * the statement's snapshot, so its RETURNING holds the row's place.
+ */
+const orderPg = (
+  source: string,
+) => `INSERT INTO ${ORDER_TABLE} ("platformId", "objectId", "seq", "at")
+  SELECT ?, ?, ?, ?${source}
+  ON CONFLICT ("platformId", "objectId") DO UPDATE SET
+    "seq" = GREATEST(EXCLUDED."seq", ${ORDER_TABLE}."seq" + 1),
+    "at" = GREATEST(EXCLUDED."at", ${ORDER_TABLE}."at" + interval '1 millisecond')
+  RETURNING "seq", "at"`;
+
+/** A TIMESTAMP(3) as toISOString() spells it. */
+const PG_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 /** An update's text, and its values in order (for the driver to convert). */
 function updateStatement(update: SqlUpdate): { sql: string; values: SqlValue[] } {
   const set = Object.keys(update.set);
@@ -473,36 +565,65 @@ function guardedStatement(
     values.push(...claimValues.map(pgValue));
     parts.push(`"claim" AS (${sql} AND EXISTS (SELECT 1 FROM "guard") RETURNING 1)`);
   }
-  const selects = inserts.map((insert) => {
+  // What an insert selects from: the guard's row, if any, and `more`. Without
+  // a claim the guard's row alone decides (no subquery on the hot path).
+  const sourceWith = (...more: string[]) => {
+    const tables = [...(guardSql === undefined ? [] : [`"guard"`]), ...more];
+    if (tables.length === 0) return "";
+    const ifClaimed = claim === undefined ? "" : ` WHERE EXISTS (SELECT 1 FROM "claim")`;
+    return ` FROM ${tables.join(", ")}${ifClaimed}`;
+  };
+  const ordered = new Set<string>();
+  // Parts are made in text order, so that `values` follow their placeholders.
+  let last: string | undefined;
+  inserts.forEach((insert, i) => {
+    const order = insert.ordered;
+    const place = `"o${i}"`;
+    if (order !== undefined) {
+      const key = `${order.platformId} ${order.objectId}`;
+      if (ordered.has(key)) throw new Error(`one statement orders two rows of ${key}`);
+      ordered.add(key);
+      values.push(
+        ...[order.platformId, order.objectId, insert.row[order.seq], insert.row[order.time]].map(
+          (value) => pgValue(value ?? null),
+        ),
+      );
+      parts.push(`${place} AS (${orderPg(sourceWith())})`);
+    }
     const columns = Object.keys(insert.row);
     const fill = insert.fillFromGuard;
     const expressions = columns.map((c) => {
       const from = insert.fromGuard?.[c];
       if (from !== undefined) return `"guard"."${from}"`;
+      if (order?.seq === c) return `${place}."seq"`;
+      if (order?.time === c) return `${place}."at"`;
       values.push(pgValue(insert.row[c] ?? null));
-      if (fill?.column !== c || guardSql === undefined) return "?";
-      values.push(fill.token);
-      return `replace(?, ?, "guard"."${fill.from}"::text)`;
+      let expression = "?";
+      if (fill?.column === c && guardSql !== undefined) {
+        values.push(fill.token);
+        expression = `replace(${expression}, ?, "guard"."${fill.from}"::text)`;
+      }
+      if (order?.text.column === c) {
+        values.push(order.text.token);
+        expression = `replace(${expression}, ?, to_char(${place}."at", ${PG_ISO}))`;
+      }
+      return expression;
     });
     const names = columns.map((c) => `"${c}"`).join(", ");
-    // Without a claim the guard's row alone decides (no subquery on the hot path).
-    const source =
-      guardSql === undefined
-        ? ""
-        : claim === undefined
-          ? ` FROM "guard"`
-          : ` FROM "guard" WHERE EXISTS (SELECT 1 FROM "claim")`;
-    return `INSERT INTO "${insert.table}" (${names}) SELECT ${expressions.join(", ")}${source}`;
+    const from = order === undefined ? sourceWith() : sourceWith(place);
+    const text = `INSERT INTO "${insert.table}" (${names}) SELECT ${expressions.join(", ")}${from}`;
+    // The statement proper, without a guard: the last insert.
+    if (guardSql === undefined && i === inserts.length - 1) last = text;
+    else parts.push(`"w${i}" AS (${text})`);
   });
   // The statement proper: the guard's row, or else the last insert.
-  const last =
-    guardSql === undefined
-      ? selects.pop()
-      : claim === undefined
+  if (guardSql !== undefined) {
+    last =
+      claim === undefined
         ? `SELECT * FROM "guard"`
         : `SELECT "guard".*, EXISTS (SELECT 1 FROM "claim") AS "claimed" FROM "guard"`;
+  }
   if (last === undefined) throw new Error("insertAll needs at least one row");
-  parts.push(...selects.map((insert, i) => `"w${i}" AS (${insert})`));
   // Updates run only with a guard (its row, and the claim's, decide whether they happen).
   updates.forEach((update, i) => {
     const { sql, values: updateValues } = updateStatement(update);
@@ -558,6 +679,10 @@ class PostgresDriver implements SqlDriver {
       case "run":
         return (await client.query(this.statement(step.sql, step.params.map(pgValue)))).rowCount;
       case "insert": {
+        if (step.ordered !== undefined) {
+          const { sql, values } = guardedStatement(undefined, [], [step]);
+          return (await client.query(this.statement(sql, values))).rowCount;
+        }
         const columns = Object.keys(step.row);
         const values = columns.map((c) => pgValue(step.row[c] ?? null));
         return (await client.query(this.statement(insertSql(step.table, columns), values)))
@@ -606,14 +731,19 @@ class PostgresDriver implements SqlDriver {
     };
     try {
       if (commit === "eachStep") return await run();
-      await client.query("BEGIN");
-      try {
-        const result = await run();
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
+      for (let attempt = 0; ; attempt++) {
+        await client.query("BEGIN");
+        try {
+          const result = await run();
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          // Chosen as a deadlock's victim: nothing of it was written, and a
+          // program may be started again (see SqlDriver.transaction).
+          if (!isDeadlock(err) || attempt >= 20) throw err;
+          await pause(attempt);
+        }
       }
     } finally {
       client.release();
@@ -637,6 +767,11 @@ const utcTimestamps = ((oid: number, format?: "text" | "binary") =>
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT" || code === "SQLITE_LOCKED";
+}
+
+/** PostgreSQL's deadlock victim (40P01). */
+function isDeadlock(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "40P01";
 }
 
 function pause(attempt: number): Promise<void> {

@@ -2,9 +2,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { shareEventSequence } from "../events/outbox.js";
 import { serveCalls } from "../threads.js";
 import { openSqliteDriver } from "./sql.js";
-import { startProgram } from "./sql-programs.js";
 import {
   COMPLETE_CHECKPOINT_EVERY,
+  programSteps,
   type WriterCall,
   type WriterControl,
   type WriterThreadData,
@@ -27,7 +27,7 @@ const driver = openSqliteDriver(data.file, {
 
 const calls = serveCalls<WriterCall, WriterControl>(
   port,
-  ({ name, input }) => driver.transaction(() => startProgram(name, input as never)),
+  (call) => driver.transaction(programSteps(call)),
   (message) => {
     if (message.kind !== "close") return;
     void calls.drain().then(async () => {

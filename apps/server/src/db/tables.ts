@@ -175,6 +175,13 @@ export interface WebhookEvent {
   deliveredAt: Date | null;
 }
 
+export interface EventOrder {
+  platformId: string;
+  objectId: string;
+  seq: bigint;
+  at: Date;
+}
+
 export interface WebhookAttempt {
   id: string;
   eventId: string;
@@ -625,6 +632,7 @@ export interface Tables {
   DelegatedKey: DelegatedKey;
   RateLimit: RateLimit;
   WebhookEvent: WebhookEvent;
+  EventOrder: EventOrder;
   WebhookAttempt: WebhookAttempt;
   Job: Job;
   ExternalAccount: ExternalAccount;
@@ -660,6 +668,7 @@ export const columnKinds: Readonly<Record<string, "int" | "bigint" | "boolean" |
   agentUsageAt: "date",
   amount: "bigint",
   amountToSend: "bigint",
+  at: "date",
   attemptCount: "int",
   attemptedAt: "date",
   attempts: "int",

@@ -51,6 +51,14 @@ const RUN_LENGTH = 512;
  * slots empty until the next poll.
  */
 const READ_AHEAD = 4;
+/**
+ * No event of a run starts later than this after the run began: its
+ * attempts are then recorded, and the rest of the run goes to the next poll.
+ * What a crash leaves delivered but unrecorded (sent again after a restart)
+ * is at most what was sent in this window and in the few milliseconds
+ * before a record commits (docs/webhooks.md).
+ */
+const RUN_WINDOW_MS = 250;
 
 /** Its platform as read by the poll that claimed it: a URL change applies from the next attempt. */
 interface Claim extends ClaimedEvent {
@@ -73,9 +81,17 @@ export interface DispatcherOptions {
 }
 
 const realTime: Clock = systemClock;
+/**
+ * This process among those that had its pid (a container restarted as pid
+ * 1): every claim's owner carries it, so a restarted process tells its dead
+ * predecessor's claims from those of a dispatcher beside it in this process.
+ */
+const PROCESS_TAG = randomUUID().slice(0, 8);
 
 export class WebhookDispatcher {
-  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly owner = `${hostname()}:${process.pid}:${PROCESS_TAG}`;
+  /** The leases of this host's dead processes were given back (at the first poll). */
+  private recovered = false;
   /** Requests in flight (the pool's slots), by event id: their platform. */
   private readonly inFlight = new Map<string, string>();
   /** Deliveries not yet recorded, requests in flight included. */
@@ -193,6 +209,7 @@ export class WebhookDispatcher {
     const { store, config } = this.options;
     const free = config.concurrency - this.inFlight.size;
     if (free <= 0 || this.stopped) return false;
+    if (!this.recovered) await this.releaseAbandoned();
     const now = realTime.now();
     const token = `${this.owner}:${randomUUID()}`;
     const leaseUntil = new Date(now.getTime() + config.leaseMs);
@@ -210,6 +227,22 @@ export class WebhookDispatcher {
       this.startDelivery(run.map((event) => ({ ...event, token, leaseUntil })));
     }
     return mayBeMore && this.inFlight.size < config.concurrency;
+  }
+
+  /**
+   * Before the first poll: the events a crashed process of this host left
+   * leased go back at once (a restart after SIGKILL), not when the lease
+   * runs out. Retried at the next poll if it fails.
+   */
+  private async releaseAbandoned(): Promise<void> {
+    const released = await this.options.store.releaseAbandoned({
+      now: realTime.now(),
+      self: { host: hostname(), pid: process.pid, owner: this.owner },
+    });
+    this.recovered = true;
+    if (released > 0) {
+      this.options.log.warn({ released }, "webhook deliveries of a stopped process taken over");
+    }
   }
 
   private inFlightPerPlatform(): Record<string, number> {
@@ -251,7 +284,10 @@ export class WebhookDispatcher {
         url: platform.webhookUrl,
         privateKeyHex: platform.webhookPrivateKey,
         payloads: run.map((claim) => claim.payload),
-        startBefore: head.leaseUntil.getTime() - this.options.config.timeoutMs,
+        startBefore: Math.min(
+          head.leaseUntil.getTime() - this.options.config.timeoutMs,
+          Date.now() + RUN_WINDOW_MS,
+        ),
         keepBody: false,
       });
     }

@@ -1,4 +1,4 @@
-import type { SqlProgram, SqlRow, SqlValue } from "../db/sql.js";
+import { SKIP_LOCKED, type SqlProgram, type SqlRow, type SqlValue } from "../db/sql.js";
 import type { SqlRunner } from "../db/sql-runner.js";
 
 // The webhook dispatcher's reads and writes of the outbox (dispatcher.ts),
@@ -138,10 +138,14 @@ const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",
 // The status test is written so that no index can serve it: with it indexable,
 // SQLite reads the claim's few ids through the due index (every due event)
 // instead of the primary key.
+// On PostgreSQL the rows are chosen under row locks that skip (SKIP_LOCKED):
+// a row another process is claiming or recording is left to it, so a poll
+// never waits for a lock and takes part in no deadlock.
 const claimSql = (n: number) => `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
-  WHERE "id" IN (${placeholders(n)}) AND ("status" || '') = 'PENDING'
-    AND "nextAttemptAt" <= ? AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
-    AND NOT ${EARLIER_PENDING(EVENT)}
+  WHERE "id" IN (SELECT c."id" FROM ${EVENT} c
+    WHERE c."id" IN (${placeholders(n)}) AND (c."status" || '') = 'PENDING'
+      AND c."nextAttemptAt" <= ? AND (c."lockedUntil" IS NULL OR c."lockedUntil" < ?)
+      AND NOT ${EARLIER_PENDING("c")} ${SKIP_LOCKED})
   RETURNING ${CLAIMED_COLUMNS}`;
 
 /** The pending events queued behind a claimed one, in order. */
@@ -155,8 +159,10 @@ const FOLLOWERS_SQL = `SELECT "id", "seq", "nextAttemptAt", "lockedUntil", "atte
  * `seq`, so one statement of one shape claims a run of any length.
  */
 const CLAIM_FOLLOWERS_SQL = `UPDATE ${EVENT} SET "lockedUntil" = ?, "lockedBy" = ?
-  WHERE "platformId" = ? AND "objectId" = ? AND "seq" > ? AND "seq" <= ?
-    AND "status" = 'PENDING' AND ("lockedUntil" IS NULL OR "lockedUntil" < ?)
+  WHERE "id" IN (SELECT f."id" FROM ${EVENT} f
+    WHERE f."platformId" = ? AND f."objectId" = ? AND f."seq" > ? AND f."seq" <= ?
+      AND f."status" = 'PENDING' AND (f."lockedUntil" IS NULL OR f."lockedUntil" < ?)
+    ${SKIP_LOCKED})
   RETURNING ${CLAIMED_COLUMNS}`;
 
 /** A date as read: SQLite holds Prisma's ISO text, PostgreSQL's driver gives a Date. */
@@ -354,7 +360,8 @@ function* putOff(event: DueEvent, head: SqlRow, now: Date): SqlProgram<void> {
   yield {
     kind: "run",
     sql: `UPDATE ${EVENT} SET "nextAttemptAt" = ?
-      WHERE "id" = ? AND "status" = 'PENDING' AND "nextAttemptAt" = ?`,
+      WHERE "id" IN (SELECT p."id" FROM ${EVENT} p
+        WHERE p."id" = ? AND p."status" = 'PENDING' AND p."nextAttemptAt" = ? ${SKIP_LOCKED})`,
     params: [new Date(until), event.id, event.nextAttemptAt],
   };
 }
@@ -368,8 +375,22 @@ export function* recordWebhookAttempts(input: {
   records: readonly AttemptRecord[];
   released: readonly { id: string; token: string }[];
 }): SqlProgram<void> {
-  for (const released of input.released) yield* releaseWebhookEvent(released);
-  for (const r of input.records) {
+  // Rows are locked in one order, by id, in every such transaction, and the
+  // successors woken after them, by object: two processes recording at once
+  // wait for each other at most, never in a cycle. (A poll never waits at
+  // all: it skips locked rows.)
+  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const writes = [
+    ...input.released.map((released) => ({ id: released.id, released, record: undefined })),
+    ...input.records.map((record) => ({ id: record.eventId, released: undefined, record })),
+  ].sort(byId);
+  const wakes = new Map<string, NonNullable<AttemptRecord["wake"]>>();
+  for (const { released, record: r } of writes) {
+    if (released) {
+      yield* releaseWebhookEvent(released);
+      continue;
+    }
+    if (!r) continue;
     const changed = (yield {
       kind: "run",
       sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL, "status" = ?,
@@ -403,8 +424,14 @@ export function* recordWebhookAttempts(input: {
       continue;
     }
     yield* insertAttempt(r);
-    if (r.wake) yield* wakeSuccessor(r.wake);
+    if (r.wake) {
+      // Of an object's finished events, the latest decides who is next.
+      const key = `${r.wake.platformId} ${r.wake.objectId}`;
+      const known = wakes.get(key);
+      if (!known || known.seq < r.wake.seq) wakes.set(key, r.wake);
+    }
   }
+  for (const key of [...wakes.keys()].sort()) yield* wakeSuccessor(wakes.get(key)!);
 }
 
 function* insertAttempt(r: AttemptRecord): SqlProgram<void> {
@@ -446,8 +473,70 @@ function* releaseWebhookEvent(input: { id: string; token: string }): SqlProgram<
   };
 }
 
+/**
+ * A claim's owner (`host:pid:tag`, see WebhookDispatcher) that is a process
+ * of this host no longer running. The tag is the process's own: an owner
+ * with `self`'s pid and another tag is an earlier process whose pid was
+ * reused (a container restarted as pid 1); with the same tag, it is this
+ * process (another dispatcher in it, or this one).
+ */
+export function ownerIsGone(owner: string, self: { host: string; pid: number; owner: string }) {
+  const [host, pidText] = owner.split(":");
+  const pid = Number(pidText);
+  if (host !== self.host || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (owner === self.owner) return false;
+  if (pid === self.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    // EPERM: a process of another user has the pid; it may be ours, alive.
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Gives back the events leased by processes of this host that are gone (a
+ * crash, SIGKILL): their deliveries were cut off, and waiting for the lease
+ * to run out would hold those events, and every later event of their
+ * objects, for up to WEBHOOK_LEASE_MS. Leases of other hosts' processes are
+ * left to expire. Returns how many events were given back.
+ */
+export function* releaseAbandonedWebhookEvents(input: {
+  now: Date;
+  self: { host: string; pid: number; owner: string };
+}): SqlProgram<number> {
+  const rows = (yield {
+    kind: "all",
+    sql: `SELECT DISTINCT "lockedBy" FROM ${EVENT}
+      WHERE "status" = 'PENDING' AND "lockedUntil" >= ?`,
+    params: [input.now],
+  }) as SqlRow[];
+  // A token is `owner:claim`; the owner is its first three parts.
+  const owners = new Set(rows.map((row) => String(row.lockedBy).split(":").slice(0, 3).join(":")));
+  let released = 0;
+  for (const owner of owners) {
+    if (!ownerIsGone(owner, input.self)) continue;
+    const changed = (yield {
+      kind: "run",
+      sql: `UPDATE ${EVENT} SET "lockedUntil" = NULL, "lockedBy" = NULL
+        WHERE "status" = 'PENDING' AND "lockedBy" LIKE ?`,
+      params: [`${owner}:%`],
+    }) as number | bigint;
+    released += Number(changed);
+  }
+  return released;
+}
+
 export class OutboxStore {
   constructor(private readonly writer: SqlRunner) {}
+
+  releaseAbandoned(input: {
+    now: Date;
+    self: { host: string; pid: number; owner: string };
+  }): Promise<number> {
+    return this.writer.run("releaseAbandonedWebhookEvents", input);
+  }
 
   poll(input: PollInput): Promise<PollResult> {
     return this.writer.run("claimDueWebhookEvents", input);

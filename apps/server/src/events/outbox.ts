@@ -1,6 +1,5 @@
 import type { Schemas } from "@payments-sandbox/client";
-import { insert } from "../db/query.js";
-import type { SqlProgram } from "../db/sql.js";
+import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
 
 export type WebhookEventType = Schemas["WebhookEventType"];
@@ -18,12 +17,13 @@ export interface EventInput {
   at: Date;
 }
 
-// Emission order. Within one process it is strictly increasing; across
-// processes it follows real time (1024 slots per millisecond), which is what
-// orders two changes of one object: their transactions are serialised by the
-// object's row, so the second emits after the first. The last value lives in
-// shared memory so that the SQLite writer thread (db/sqlite-writer-thread.ts)
-// and the main thread draw from one sequence.
+// A lower bound of an event's seq. The insert raises it above its object's
+// last event, in the order the transactions commit (SqlOrder, db/sql.ts);
+// most objects have one event, or events far apart, and keep it. Within one
+// process it is strictly increasing; across processes it follows real time
+// (1024 slots per millisecond). The last value lives in shared memory so
+// that the SQLite writer thread (db/sqlite-writer-thread.ts) and the main
+// thread draw from one sequence.
 let lastSeq = new BigInt64Array(new SharedArrayBuffer(8));
 function nextSeq(): bigint {
   const fromClock = BigInt(Date.now()) * 1024n;
@@ -47,10 +47,13 @@ export function shareEventSequence(memory: SharedArrayBuffer): void {
 type EmitListener = () => void;
 const listeners = new Set<EmitListener>();
 
-/** The outbox row of an event (shared by emitEvent and the SQL hot paths). */
-export function outboxRow(event: EventInput) {
+/** The envelope as sent and signed, with `timestamp` spelled as given. */
+function envelopeText(id: string, event: EventInput, timestamp: string): string {
+  return JSON.stringify({ id, type: event.type, timestamp, data: event.data });
+}
+
+function eventRow(event: EventInput, payload: (id: string) => string) {
   const id = event.id ?? newId("Webhook");
-  const envelope = { id, type: event.type, timestamp: event.at.toISOString(), data: event.data };
   return {
     id,
     platformId: event.platformId,
@@ -58,13 +61,52 @@ export function outboxRow(event: EventInput) {
     objectId: event.objectId,
     seq: nextSeq(),
     // Stored as the exact bytes that are signed and sent, every time.
-    payload: JSON.stringify(envelope),
+    payload: payload(id),
     createdAt: event.at,
     status: "PENDING",
     // Real time: the dispatcher compares against the real clock.
     nextAttemptAt: new Date(),
   };
 }
+
+/**
+ * The row of an event with `at` as its `timestamp`, written as is: for an
+ * event that is its own object and is sent before it is stored (a TEST
+ * event), so no other event of its object can come before or after it.
+ */
+export function outboxRow(event: EventInput) {
+  return eventRow(event, (id) => envelopeText(id, event, event.at.toISOString()));
+}
+
+/**
+ * The insert of an event (shared by emitEvent and the SQL hot paths). It
+ * takes its place among its object's events as it is written (SqlOrder): its
+ * seq, its createdAt and the envelope's `timestamp`, at least `at`, come
+ * after those of every event of the object whose transaction committed
+ * before this one, and before those of every one that commits after it.
+ * Delivery, the event list and the timestamps all follow that order, which
+ * is the order of the changes (each made under its object's row lock).
+ */
+export function outboxInsert(event: EventInput): SqlInsert & { row: ReturnType<typeof eventRow> } {
+  // The envelope's timestamp is its first member that can hold this text.
+  const row = eventRow(event, (id) =>
+    envelopeText(id, event, "").replace(`"timestamp":""`, `"timestamp":"${TIME_MARK}"`),
+  );
+  return {
+    table: "WebhookEvent",
+    row,
+    ordered: {
+      platformId: row.platformId,
+      objectId: row.objectId,
+      seq: "seq",
+      time: "createdAt",
+      text: { column: "payload", token: TIME_MARK },
+    },
+  };
+}
+// A control character, which JSON text never holds unescaped: in the text it
+// stands only where it was put.
+const TIME_MARK = "\u0002";
 
 /** Wakes the dispatcher after an event was written (see onEventEmitted). */
 export function notifyEventEmitted(): void {
@@ -89,10 +131,10 @@ export function onEventEmitted(listener: EmitListener): () => void {
  * down loses nothing: the dispatcher delivers from the table.
  */
 export function* emitEvent(event: EventInput): SqlProgram<string> {
-  const row = outboxRow(event);
-  yield* insert("WebhookEvent", row);
+  const insert = outboxInsert(event);
+  yield { kind: "insert", ...insert };
   // The nudge may arrive before the transaction commits; the dispatcher's
   // regular poll picks the event up then.
   notifyEventEmitted();
-  return row.id;
+  return insert.row.id;
 }

@@ -13,7 +13,7 @@ const challenge = {
 };
 
 /** Every authentication failure names the check that failed in `reason`. */
-function rejected(message: string, reason: string): ApiError {
+export function rejected(message: string, reason: string): ApiError {
   return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge, reason });
 }
 

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
+import { writingFor } from "../db/tenant.js";
 import { callerOf, publicContextOf, type PublicContext, type RequestContext } from "./context.js";
 import { runIdempotent, type IdempotencyStore } from "./idempotency.js";
 import {
@@ -208,15 +209,18 @@ export function operationDispatcher(handlers: ApiHandlers) {
     const ctx = callerOf(res);
     const key = input.headers["Idempotency-Key"];
     const idempotency = entry.idempotency;
+    // Every write the request makes is for its platform (db/tenant.ts).
     if (idempotency === undefined || key === undefined) {
-      send(res, await entry.handler(input, ctx));
+      send(res, await writingFor(ctx.platformId, () => entry.handler(input, ctx)));
       return;
     }
     const request = { operationId, key, params: input.params, body: input.body, ctx };
-    const reply = await runIdempotent(idempotency, request, async () => {
-      const result = await entry.handler(input, ctx);
-      return { status: result.status, body: result.body };
-    });
+    const reply = await writingFor(ctx.platformId, () =>
+      runIdempotent(idempotency, request, async () => {
+        const result = await entry.handler(input, ctx);
+        return { status: result.status, body: result.body };
+      }),
+    );
     send(res, reply);
   };
 }

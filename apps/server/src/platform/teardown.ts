@@ -54,6 +54,7 @@ export const PLATFORM_OWNED_TABLES = [
   "Job",
   // Deleted first, with its attempts (below), but listed so the check covers it.
   "WebhookEvent",
+  "EventOrder",
   "Customer",
 ] as const satisfies readonly OwnedTable[];
 

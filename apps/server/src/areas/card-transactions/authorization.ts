@@ -3,7 +3,7 @@ import { q, run, type Row as RowOf } from "../../db/query.js";
 
 type Row = RowOf<"CardTransaction">;
 import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
-import { outboxRow } from "../../events/outbox.js";
+import { outboxInsert } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
 import { balanceOf, credit, guardedDebit } from "../ledger/ledger.js";
@@ -103,16 +103,14 @@ export function* authorizationSteps(plan: AuthorizationPlan): SqlProgram<Row | n
       pullPending: confirmedNow ? 0 : 1,
     });
   };
-  const announce = (r: Row): SqlInsert => ({
-    table: "WebhookEvent",
-    row: outboxRow({
+  const announce = (r: Row): SqlInsert =>
+    outboxInsert({
       platformId,
       type: EVENT_OF_STATUS[r.status as CardTransactionStatus],
       objectId: id,
       data: toCardTransaction(r),
       at,
-    }),
-  });
+    });
 
   const pullId = newId("CardTransactionEvent");
   for (const account of plan.fundingAccounts) {

@@ -4,7 +4,12 @@ import { isUniqueViolation } from "../../db/errors.js";
 import { all, found, insertAll, prepared, q, rowOf, run, type Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, fieldError, invalidInput, isNotFound, notFound } from "../../errors.js";
-import { emitEvent, notifyEventEmitted, outboxRow, type EventInput } from "../../events/outbox.js";
+import {
+  emitEvent,
+  notifyEventEmitted,
+  outboxInsert,
+  type EventInput,
+} from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import type { Query } from "../../http/operation-types.js";
 import { type Page, newestCountedPage, withinTimes } from "../../http/pagination.js";
@@ -362,7 +367,7 @@ export class CustomerService {
             ...firstCredentialRows(accounts, row.email).map((method) =>
               rowOf("AuthMethod", method),
             ),
-            ...(event ? [rowOf("WebhookEvent", outboxRow(event))] : []),
+            ...(event ? [outboxInsert(event)] : []),
           ]),
         "eachStep",
       );

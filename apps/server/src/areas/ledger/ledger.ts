@@ -1,6 +1,6 @@
 import { q, one, rowOf, statement, type Row } from "../../db/query.js";
 import type { SqlInsert, SqlProgram, SqlStep } from "../../db/sql.js";
-import { emitEvent, outboxRow, type EventInput } from "../../events/outbox.js";
+import { emitEvent, outboxInsert, type EventInput } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { toInternalAccount } from "../internal-accounts/view.js";
 import { amountOutOfRange, MAX_AMOUNT } from "./amount-range.js";
@@ -74,10 +74,11 @@ function balanceUpdated(account: AccountRow, at: Date): EventInput {
  * amount of an account's view ever is.
  */
 function balanceEventOfDebit(p: Posting, account: AccountRow): SqlInsert {
-  const event = outboxRow(balanceUpdated({ ...account, balance: -1n, updatedAt: p.at }, p.at));
-  const payload = event.payload.replaceAll('"amount":-1', `"amount":${BALANCE_MARK}`);
+  const event = outboxInsert(balanceUpdated({ ...account, balance: -1n, updatedAt: p.at }, p.at));
+  const payload = event.row.payload.replaceAll('"amount":-1', `"amount":${BALANCE_MARK}`);
   return {
-    ...rowOf("WebhookEvent", { ...event, payload }),
+    ...event,
+    row: { ...event.row, payload },
     fillFromGuard: { column: "payload", token: BALANCE_MARK, from: "balance" },
   };
 }
