@@ -90,6 +90,12 @@ export interface SandboxOptions {
   afterIdempotencyClaim?: StartOptions["afterIdempotencyClaim"];
   /** The server's logger (silent unless TEST_LOG_LEVEL says otherwise). */
   log?: StartOptions["log"];
+  /**
+   * The sandbox is sent requests that production's own contract refuses
+   * (hostile input): its answers are left out of the production-contract
+   * check, whose promise covers only requests production accepts.
+   */
+  hostileRequests?: true;
 }
 
 /**
@@ -137,7 +143,9 @@ export async function startSandbox(
       ? { afterIdempotencyClaim: options.afterIdempotencyClaim }
       : {}),
     log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
-    ...(checkingProductionContract ? { observeAnswers: (answer) => answers.push(answer) } : {}),
+    ...(checkingProductionContract && !options.hostileRequests
+      ? { observeAnswers: (answer) => answers.push(answer) }
+      : {}),
   });
   const client = createClient({ baseUrl: server.baseUrl, ...credentials });
   const basic = `Basic ${Buffer.from(`${credentials.tokenId}:${credentials.secret}`).toString("base64")}`;

@@ -263,7 +263,7 @@ describe.each(databases)("hostile input to every operation on %s", (kind) => {
   let sandbox: TestSandbox;
   let authorization: string;
   beforeAll(async () => {
-    sandbox = await startSandbox(kind);
+    sandbox = await startSandbox(kind, { hostileRequests: true });
     const { tokenId, secret } = sandbox.credentials;
     authorization = `Basic ${Buffer.from(`${tokenId}:${secret}`).toString("base64")}`;
   });

@@ -68,7 +68,7 @@ describe.each(databases)("hostile input on %s", (kind) => {
   let sandbox: TestSandbox;
   let customerId: string;
   beforeAll(async () => {
-    sandbox = await startSandbox(kind);
+    sandbox = await startSandbox(kind, { hostileRequests: true });
   });
   // Accounts are opened with their customer, one per currency: each test
   // gets its own customer, so its accounts start empty.
