@@ -92,8 +92,9 @@ export interface SandboxOptions {
   log?: StartOptions["log"];
   /**
    * The sandbox is sent requests that production's own contract refuses
-   * (hostile input): its answers are left out of the production-contract
-   * check, whose promise covers only requests production accepts.
+   * (hostile input, placeholder ids and bodies): its answers are left out of
+   * the production-contract check, whose promise covers only requests
+   * production accepts.
    */
   hostileRequests?: true;
 }

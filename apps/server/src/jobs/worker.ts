@@ -135,39 +135,43 @@ export class JobWorker {
 
   private async claimDue(platformId: string | undefined, max: number): Promise<JobRow[]> {
     const now = this.clock.now();
-    let due = q.selectFrom("Job").selectAll().where(claimable(now));
+    let due = q.selectFrom("Job").select("id").where(claimable(now));
     if (platformId) due = due.where("platformId", "=", platformId);
     const candidates = await this.data.all(
       due.orderBy("dueAt").orderBy("createdAt").orderBy("id").limit(max),
     );
-    const claimed: JobRow[] = [];
-    for (const job of candidates) {
-      const lockedUntil = new Date(now.getTime() + this.options.leaseMs);
-      // The same conditions again, atomically: only one claimer wins.
-      const count = await this.data.execute(
-        q
-          .updateTable("Job")
-          .set((eb) => ({
-            status: "RUNNING",
-            lockedBy: this.workerId,
-            lockedUntil,
-            attempts: eb("attempts", "+", 1),
-            updatedAt: now,
-          }))
-          .where("id", "=", job.id)
-          .where(claimable(now)),
-      );
-      if (count === 1) {
-        claimed.push({
-          ...job,
+    if (candidates.length === 0) return [];
+    // One statement claims the whole batch, under a tag of this claim, so two
+    // claimers (this process's poller and a clock advance, say) never split
+    // a batch between them: whoever wins runs all of it, in due order.
+    const lockedBy = `${this.workerId}:${randomUUID().slice(0, 8)}`;
+    const claimed = await this.data.execute(
+      q
+        .updateTable("Job")
+        .set((eb) => ({
           status: "RUNNING",
-          lockedBy: this.workerId,
-          lockedUntil,
-          attempts: job.attempts + 1,
-        });
-      }
-    }
-    return claimed;
+          lockedBy,
+          lockedUntil: new Date(now.getTime() + this.options.leaseMs),
+          attempts: eb("attempts", "+", 1),
+          updatedAt: now,
+        }))
+        .where(
+          "id",
+          "in",
+          candidates.map((c) => c.id),
+        )
+        .where(claimable(now)),
+    );
+    if (claimed === 0) return [];
+    return this.data.all(
+      q
+        .selectFrom("Job")
+        .selectAll()
+        .where("lockedBy", "=", lockedBy)
+        .orderBy("dueAt")
+        .orderBy("createdAt")
+        .orderBy("id"),
+    );
   }
 
   private async run(job: JobRow): Promise<void> {
@@ -199,7 +203,7 @@ export class JobWorker {
             updatedAt: this.clock.now(),
           })
           .where("id", "=", job.id)
-          .where("lockedBy", "=", this.workerId),
+          .where("lockedBy", "=", job.lockedBy),
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -220,7 +224,7 @@ export class JobWorker {
             updatedAt: now,
           })
           .where("id", "=", job.id)
-          .where("lockedBy", "=", this.workerId),
+          .where("lockedBy", "=", job.lockedBy),
       );
     }
   }
