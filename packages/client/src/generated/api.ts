@@ -18455,7 +18455,7 @@ export interface operations {
                  */
                 after?: number;
                 /**
-                 * @description The most requests to return (default 100).
+                 * @description The most requests to return.
                  * @example 100
                  */
                 limit?: number;

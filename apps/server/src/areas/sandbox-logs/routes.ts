@@ -8,7 +8,7 @@ export function sandboxLogRoutes(log: RequestLog): Handlers<"listSandboxRequestL
       status: 200,
       body: log.list(ctx.platformId, {
         ...(query.after !== undefined ? { after: query.after } : {}),
-        limit: query.limit ?? 100,
+        limit: query.limit,
       }),
     }),
   };
