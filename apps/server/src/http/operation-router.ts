@@ -337,10 +337,15 @@ export function operationRouter(options: OperationRouterOptions): RequestHandler
     checkPermission(permissions.get(path)!.get(req.method), res);
     // The validator reads a body that is not there as one to check against
     // a discriminator, and fails.
-    if (req.body === undefined && needsJson.has(`${req.method} ${path}`) && isJson(req)) {
-      throw new ApiError(400, "INVALID_INPUT", "Invalid request: body: a JSON body is required", {
-        details: { errors: [fieldError("body", "a JSON body is required; this one is empty")] },
-      });
+    if (req.body === undefined && isJson(req)) {
+      if (needsJson.has(`${req.method} ${path}`)) {
+        throw new ApiError(400, "INVALID_INPUT", "Invalid request: body: a JSON body is required", {
+          details: { errors: [fieldError("body", "a JSON body is required; this one is empty")] },
+        });
+      }
+      // An empty body where the body is optional is no body: the validator
+      // must not look for one because of its content type.
+      delete req.headers["content-type"];
     }
     const arrays = arrayQueries.get(path)!.get(req.method);
     if (arrays) splitCommaJoinedQuery(req, arrays);
