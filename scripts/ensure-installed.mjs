@@ -47,6 +47,13 @@ function fingerprint() {
 }
 
 const wanted = fingerprint();
+// --stamp: record that node_modules matches (npm runs it after its own
+// install, as the root package's postinstall), so a plain `npm ci` or
+// `npm install` by hand counts as an install too.
+if (process.argv.includes("--stamp")) {
+  writeFileSync(stampPath, `${wanted}\n`);
+  process.exit(0);
+}
 const current = existsSync(stampPath) ? readFileSync(stampPath, "utf8").trim() : undefined;
 if (current === wanted) process.exit(0);
 // --check: only say whether an install is due (exit 1), without installing.

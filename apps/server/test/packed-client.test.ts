@@ -4,8 +4,10 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -40,27 +42,36 @@ const scripts = {
 let scratch: string;
 let tarballs: string[];
 
+/** What of the sandbox's own install a pack could disturb: npm's record of it and the install stamp. */
+function installState() {
+  return ["node_modules/.package-lock.json", "node_modules/.sandbox-install-stamp"].map((file) => {
+    const path = join(repoRoot, file);
+    return { file, mtimeMs: statSync(path).mtimeMs, text: readFileSync(path, "utf8") };
+  });
+}
+let installBefore: ReturnType<typeof installState>;
+let packOutput: string;
+
 beforeAll(async () => {
   const root = mkdtempSync(join(tmpdir(), "sandbox-packed-client-"));
   scratch = join(root, "partner-app");
+  // Not made beforehand: the README's command makes it.
   const packed = join(root, "tarballs");
   mkdirSync(scratch);
-  mkdirSync(packed);
-  const { stdout } = await run(
-    npm,
-    [
-      "pack",
-      "--json",
-      "--pack-destination",
-      packed,
-      "-w",
-      "@payments-sandbox/crypto",
-      "-w",
-      "@payments-sandbox/client",
-    ],
-    { cwd: repoRoot },
+  // A stale install would make the pack reinstall (`npm ci`) under the
+  // running suite; that is not what this test is about.
+  await run(process.execPath, ["scripts/ensure-installed.mjs", "--check"], { cwd: repoRoot }).catch(
+    () => {
+      throw new Error("node_modules is stale: run `npm ci` before this test");
+    },
   );
-  tarballs = (JSON.parse(stdout) as { filename: string }[]).map((p) => join(packed, p.filename));
+  installBefore = installState();
+  // The README's command, typed in the repository.
+  const { stdout } = await run(npm, ["run", "--silent", "client:pack", "--", packed], {
+    cwd: repoRoot,
+  });
+  packOutput = stdout;
+  tarballs = ["crypto", "client"].map((name) => join(packed, `payments-sandbox-${name}-0.1.0.tgz`));
   writeFileSync(
     join(scratch, "package.json"),
     JSON.stringify({ name: "partner-app", private: true, type: "module" }, null, 2),
@@ -82,11 +93,18 @@ afterAll(() => {
 const installed = (name: string) => join(scratch, "node_modules", "@payments-sandbox", name);
 
 describe("the packed client, installed outside the repository", () => {
-  it("installs both packages as files from their tarballs, the client needing crypto by version", () => {
-    expect(tarballs.map((t) => t.replace(/.*\//, ""))).toEqual([
-      "payments-sandbox-crypto-0.1.0.tgz",
+  it("is packed by `npm run client:pack -- <folder>`, which leaves the sandbox's install as it was", () => {
+    expect(readdirSync(join(scratch, "..", "tarballs")).sort()).toEqual([
       "payments-sandbox-client-0.1.0.tgz",
+      "payments-sandbox-crypto-0.1.0.tgz",
     ]);
+    // It tells the partner the command to type in their project.
+    expect(packOutput).toContain(`npm install ${tarballs.join(" ")}`);
+    expect(packOutput).not.toMatch(/npm ci|reinstalling/);
+    expect(installState()).toEqual(installBefore);
+  });
+
+  it("installs both packages as files from their tarballs, the client needing crypto by version", () => {
     for (const name of ["client", "crypto"]) {
       // A copy inside the project, not a link back into the workspace.
       expect(realpathSync(installed(name)).startsWith(realpathSync(scratch))).toBe(true);
