@@ -4,7 +4,7 @@ import { decodeRow, decodeRows, run, statement, type BatchedRead } from "./query
 import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
 import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
 import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
-import { currentTenant, forTenant, tenantError } from "./tenant.js";
+import { currentTenant, tenantError } from "./tenant.js";
 import { TurnBatch } from "./turn-batch.js";
 
 /**
@@ -85,9 +85,8 @@ export class Database {
   transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R> {
     const platformId = currentTenant();
     if (platformId === undefined) return this.driver.transaction(program, commit);
-    // The platform's lock must be held to the commit: one transaction.
     return this.driver
-      .transaction(() => forTenant(platformId, program()), "transaction")
+      .transaction(program, commit, platformId)
       .catch((err: unknown) => Promise.reject(tenantError(err)));
   }
 

@@ -2,7 +2,6 @@ import type { Worker } from "node:worker_threads";
 import { eventSequenceMemory } from "../events/outbox.js";
 import { startThread, ThreadCalls } from "../threads.js";
 import type { SqlDriver, SqlProgram } from "./sql.js";
-import { forTenant } from "./tenant.js";
 import {
   commitOf,
   startProgram,
@@ -22,24 +21,21 @@ export interface SqlRunner {
   close(): Promise<void>;
 }
 
-/** The named program as a transaction's steps, checked against its platform when it has one. */
-export function programSteps(call: WriterCall): () => SqlProgram<unknown> {
+/** Runs the named program on the driver, for its platform when it has one. */
+export function runProgram(driver: SqlDriver, call: WriterCall): Promise<unknown> {
   const { name, input, platformId } = call;
-  return () => {
-    const program = startProgram(name, input as never);
-    return platformId === undefined ? program : forTenant(platformId, program);
-  };
+  return driver.transaction(
+    () => startProgram(name, input as never) as SqlProgram<unknown>,
+    commitOf(name, input as never),
+    platformId,
+  );
 }
 
 /** On the driver's own connection, in this thread (PostgreSQL, or SQLite without the writer thread). */
 export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
   return {
     run: (name, input, platformId) =>
-      driver.transaction(
-        programSteps({ name, input, platformId }) as () => SqlProgram<never>,
-        // The platform's lock is held to the commit: one transaction.
-        platformId === undefined ? commitOf(name, input) : "transaction",
-      ),
+      runProgram(driver, { name, input, platformId }) as Promise<never>,
     close: async () => undefined,
   };
 }

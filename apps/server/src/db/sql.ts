@@ -95,6 +95,23 @@ function withoutRowLocks(sql: string): string {
   return sql.replaceAll(SKIP_LOCKED, "").replaceAll(KEY_SHARE, "");
 }
 
+/** The code of the error a write of a deleted platform fails with (it crosses threads by its code). */
+export const PLATFORM_GONE = "PLATFORM_GONE";
+
+function platformGone(platformId: string): Error {
+  return Object.assign(new Error(`platform ${platformId} was deleted`), { code: PLATFORM_GONE });
+}
+
+/** The platform's row, under the lock a foreign key's check takes (see tenant.ts). */
+const TENANT_SQL = `SELECT 1 AS "tenantFound" FROM "Platform" WHERE "id" = ? ${KEY_SHARE}`;
+
+/** The program, once its platform is found still there (in the same transaction). */
+function* forTenant<R>(platformId: string, program: SqlProgram<R>): SqlProgram<R> {
+  const row = yield { kind: "one", sql: TENANT_SQL, params: [platformId] };
+  if (row === undefined) throw platformGone(platformId);
+  return yield* program;
+}
+
 /** One statement of a transaction. SQL uses `?` placeholders and quoted identifiers. */
 export type SqlStep =
   /** First row, or undefined. */
@@ -151,8 +168,14 @@ export interface SqlDriver {
   one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined>;
   /** One read outside any transaction: every row. */
   all(sql: string, params: readonly SqlValue[]): Promise<SqlRow[]>;
-  /** Runs the steps as one write transaction (unless `commit` says otherwise); `program` may be started again after contention. */
-  transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit): Promise<R>;
+  /**
+   * Runs the steps as one write transaction (unless `commit` says otherwise);
+   * `program` may be started again after contention. With `platformId`, its
+   * writes are made only while that platform exists (tenant.ts); if it was
+   * deleted, nothing is written and the promise rejects with a
+   * PLATFORM_GONE error.
+   */
+  transaction<R>(program: () => SqlProgram<R>, commit?: SqlCommit, platformId?: string): Promise<R>;
   close(): Promise<void>;
 }
 
@@ -426,9 +449,19 @@ class SqliteDriver implements SqlDriver {
     }
   }
 
-  transaction<R>(program: () => SqlProgram<R>, _commit?: SqlCommit): Promise<R> {
+  transaction<R>(
+    program: () => SqlProgram<R>,
+    _commit?: SqlCommit,
+    platformId?: string,
+  ): Promise<R> {
+    // Write transactions run one at a time: the check needs no lock.
+    const steps = platformId === undefined ? program : () => forTenant(platformId, program());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ program, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({
+        program: steps,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // After this turn's I/O callbacks: everything that arrived with it joins.
@@ -552,23 +585,38 @@ function guardedStatement(
   inserts: readonly SqlInsert[],
   updates: readonly SqlUpdate[] = [],
   claim?: SqlUpdate,
+  platformId?: string,
 ): { sql: string; values: unknown[] } {
   if (guardSql === undefined && (updates.length > 0 || claim !== undefined)) {
     throw new Error("updates and claims need a guard");
   }
-  const values: unknown[] = guardParams.map(pgValue);
-  const parts: string[] = guardSql === undefined ? [] : [`"guard" AS (${guardSql})`];
+  const values: unknown[] = [];
+  const parts: string[] = [];
+  // With a platform, every write of the statement also needs its row, read
+  // under the platform's lock (tenant.ts): one statement, one round trip.
+  const tenant = platformId === undefined ? "" : ` AND EXISTS (SELECT 1 FROM "tenant")`;
+  if (platformId !== undefined) {
+    values.push(platformId);
+    parts.push(`"tenant" AS (${TENANT_SQL})`);
+  }
+  values.push(...guardParams.map(pgValue));
+  if (guardSql !== undefined) parts.push(`"guard" AS (${guardSql})`);
   // What the writes wait for: the guard's row, and the claim's when there is one.
   const decided = claim === undefined ? `"guard"` : `"claim"`;
   if (claim !== undefined) {
     const { sql, values: claimValues } = updateStatement(claim);
     values.push(...claimValues.map(pgValue));
-    parts.push(`"claim" AS (${sql} AND EXISTS (SELECT 1 FROM "guard") RETURNING 1)`);
+    parts.push(`"claim" AS (${sql} AND EXISTS (SELECT 1 FROM "guard")${tenant} RETURNING 1)`);
   }
-  // What an insert selects from: the guard's row, if any, and `more`. Without
-  // a claim the guard's row alone decides (no subquery on the hot path).
+  // What an insert selects from: the guard's row, if any, the platform's,
+  // and `more`. Without a claim the guard's row alone decides (no subquery
+  // on the hot path).
   const sourceWith = (...more: string[]) => {
-    const tables = [...(guardSql === undefined ? [] : [`"guard"`]), ...more];
+    const tables = [
+      ...(guardSql === undefined ? [] : [`"guard"`]),
+      ...(platformId === undefined ? [] : [`"tenant"`]),
+      ...more,
+    ];
     if (tables.length === 0) return "";
     const ifClaimed = claim === undefined ? "" : ` WHERE EXISTS (SELECT 1 FROM "claim")`;
     return ` FROM ${tables.join(", ")}${ifClaimed}`;
@@ -618,17 +666,17 @@ function guardedStatement(
   });
   // The statement proper: the guard's row, or else the last insert.
   if (guardSql !== undefined) {
-    last =
-      claim === undefined
-        ? `SELECT * FROM "guard"`
-        : `SELECT "guard".*, EXISTS (SELECT 1 FROM "claim") AS "claimed" FROM "guard"`;
+    const claimed = claim === undefined ? "" : `, EXISTS (SELECT 1 FROM "claim") AS "claimed"`;
+    const found =
+      platformId === undefined ? "" : `, EXISTS (SELECT 1 FROM "tenant") AS "tenantFound"`;
+    last = `SELECT "guard".*${claimed}${found} FROM "guard"`;
   }
   if (last === undefined) throw new Error("insertAll needs at least one row");
   // Updates run only with a guard (its row, and the claim's, decide whether they happen).
   updates.forEach((update, i) => {
     const { sql, values: updateValues } = updateStatement(update);
     values.push(...updateValues.map(pgValue));
-    parts.push(`"u${i}" AS (${sql} AND EXISTS (SELECT 1 FROM ${decided}))`);
+    parts.push(`"u${i}" AS (${sql} AND EXISTS (SELECT 1 FROM ${decided})${tenant})`);
   });
   return { sql: parts.length > 0 ? `WITH ${parts.join(", ")} ${last}` : last, values };
 }
@@ -706,6 +754,77 @@ class PostgresDriver implements SqlDriver {
     }
   }
 
+  /**
+   * A step committed on its own for a platform (SqlCommit "eachStep"): a
+   * write of rows is one statement that also reads the platform's row under
+   * its lock (guardedStatement), as the step would be without it; any other
+   * step gets a transaction of its own with the platform's check.
+   */
+  private async execFor(
+    client: pg.PoolClient,
+    step: SqlStep,
+    platformId: string,
+  ): Promise<unknown> {
+    switch (step.kind) {
+      case "insert":
+      case "insertAll": {
+        const inserts = step.kind === "insert" ? [step] : step.inserts;
+        const { sql, values } = guardedStatement(undefined, [], inserts, [], undefined, platformId);
+        const { rowCount } = await client.query(this.statement(sql, values));
+        // Without a guard each insert makes its row, unless the platform is gone.
+        if (rowCount === 0) throw platformGone(platformId);
+        return step.kind === "insert" ? rowCount : undefined;
+      }
+      case "guarded": {
+        const { sql, values } = guardedStatement(
+          step.sql,
+          step.params,
+          step.inserts,
+          step.updates,
+          step.claim,
+          platformId,
+        );
+        const row = (await client.query(this.statement(sql, values))).rows[0] as SqlRow | undefined;
+        if (row === undefined) {
+          // Nothing was written: say why only when it is the platform.
+          const found = await client.query(this.statement(TENANT_SQL, [platformId]));
+          if (found.rows.length === 0) throw platformGone(platformId);
+          return undefined;
+        }
+        const { tenantFound, ...guard } = row;
+        if (tenantFound !== true) throw platformGone(platformId);
+        return guard;
+      }
+      default:
+        await this.beginFor(client, platformId);
+        try {
+          const result = await this.exec(client, step);
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          throw err;
+        }
+    }
+  }
+
+  /** BEGIN, and the platform's row under its lock, in one round trip. */
+  private async beginFor(client: pg.PoolClient, platformId: string): Promise<void> {
+    const sql = TENANT_SQL.replace("?", client.escapeLiteral(platformId));
+    let found: boolean;
+    try {
+      const results = (await client.query(`BEGIN; ${sql}`)) as unknown as pg.QueryResult[];
+      found = results[1]?.rows.length === 1;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+    if (!found) {
+      await client.query("ROLLBACK");
+      throw platformGone(platformId);
+    }
+  }
+
   async one(sql: string, params: readonly SqlValue[]): Promise<SqlRow | undefined> {
     const result = await this.pool.query(this.statement(sql, params.map(pgValue)));
     return result.rows[0] as SqlRow | undefined;
@@ -718,23 +837,40 @@ class PostgresDriver implements SqlDriver {
   async transaction<R>(
     program: () => SqlProgram<R>,
     commit: SqlCommit = "transaction",
+    platformId?: string,
   ): Promise<R> {
     const client = await this.pool.connect();
-    const run = async () => {
+    const run = async (exec: (step: SqlStep) => Promise<unknown>) => {
       const steps = program();
       let input: unknown;
       for (;;) {
         const next = steps.next(input);
         if (next.done) return next.value;
-        input = await this.exec(client, next.value);
+        input = await exec(next.value);
       }
     };
+    const inTransaction = (step: SqlStep) => this.exec(client, step);
     try {
-      if (commit === "eachStep") return await run();
+      if (commit === "eachStep") {
+        return await run(async (step) => {
+          for (let attempt = 0; ; attempt++) {
+            try {
+              return await (platformId === undefined
+                ? this.exec(client, step)
+                : this.execFor(client, step, platformId));
+            } catch (err) {
+              // A statement of its own that lost a deadlock wrote nothing: run it again.
+              if (!isDeadlock(err) || attempt >= 20) throw err;
+              await pause(attempt);
+            }
+          }
+        });
+      }
       for (let attempt = 0; ; attempt++) {
-        await client.query("BEGIN");
+        if (platformId === undefined) await client.query("BEGIN");
+        else await this.beginFor(client, platformId);
         try {
-          const result = await run();
+          const result = await run(inTransaction);
           await client.query("COMMIT");
           return result;
         } catch (err) {

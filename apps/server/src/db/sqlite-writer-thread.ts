@@ -4,7 +4,7 @@ import { serveCalls } from "../threads.js";
 import { openSqliteDriver } from "./sql.js";
 import {
   COMPLETE_CHECKPOINT_EVERY,
-  programSteps,
+  runProgram,
   type WriterCall,
   type WriterControl,
   type WriterThreadData,
@@ -27,7 +27,7 @@ const driver = openSqliteDriver(data.file, {
 
 const calls = serveCalls<WriterCall, WriterControl>(
   port,
-  (call) => driver.transaction(programSteps(call)),
+  (call) => runProgram(driver, call),
   (message) => {
     if (message.kind !== "close") return;
     void calls.drain().then(async () => {
