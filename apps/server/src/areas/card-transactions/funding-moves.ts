@@ -1,3 +1,4 @@
+import type { Row } from "../../db/query.js";
 import type { SqlProgram } from "../../db/sql.js";
 import { credit, debit, InsufficientFundsError } from "../ledger/ledger.js";
 
@@ -26,6 +27,17 @@ export interface MoveTarget {
   accountId: string;
   cardTransactionId: string;
   at: Date;
+}
+
+/** The transaction's moves, at `at`: against its funding source. */
+export function targetOf(row: Row<"CardTransaction">, at: Date): MoveTarget {
+  if (row.fundingSourceId === null) throw new Error(`${row.id} has no funding source`);
+  return {
+    platformId: row.platformId,
+    accountId: row.fundingSourceId,
+    cardTransactionId: row.id,
+    at,
+  };
 }
 
 /** A guarded debit: false, and nothing written, when the account cannot cover it. */
