@@ -177,7 +177,7 @@ function runBatch({ base, connections, list, open }) {
 }
 
 /** The value at fraction `p` of sorted `values` (nearest rank). */
-const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
+export const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
 
 /**
  * The batch's answers: counts, latency percentiles and throughput, with
@@ -385,7 +385,7 @@ export async function startBareServer(root, answer) {
 /**
  * The built sandbox server as its own process, on a fresh database (SQLite in
  * a temporary folder, or a fresh PostgreSQL schema), at LOG_LEVEL=warn:
- * { base, headers, call, pid, databaseUrl, schema, stop }.
+ * { base, headers, tokenId, secret, call, pid, databaseUrl, schema, stop }.
  */
 export async function startSandbox(root, options) {
   const port = await freePort();
@@ -449,5 +449,15 @@ export async function startSandbox(root, options) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  return { base, headers, call, pid: child.pid, databaseUrl, schema, stop: cleanUp };
+  return {
+    base,
+    headers,
+    tokenId,
+    secret,
+    call,
+    pid: child.pid,
+    databaseUrl,
+    schema,
+    stop: cleanUp,
+  };
 }
