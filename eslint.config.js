@@ -23,4 +23,23 @@ export default tseslint.config(
       "no-console": ["error", { allow: ["warn", "error"] }],
     },
   },
+  {
+    // The benches are Node programs whose output is their result.
+    files: ["bench/**/*.mjs"],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          "Buffer",
+          "URL",
+          "clearTimeout",
+          "console",
+          "fetch",
+          "performance",
+          "process",
+          "setTimeout",
+        ].map((name) => [name, "readonly"]),
+      ),
+    },
+    rules: { "no-console": "off" },
+  },
 );

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Requests per second and p99 latency of several API operations at 50
-// connections: the sandbox server against a stateless Prism mock serving the
-// same operation from openapi.yaml, in the same run.
+// connections, in the same run: the sandbox server; a stateless Prism mock
+// serving the same operation from openapi.yaml; and a bare node:http server
+// answering the sandbox's own answer to that operation, the limit of a Node
+// server on this machine. Each operation's share of that limit (sandbox
+// req/s ÷ bare req/s) is in the summary.
 //
 //   npm run build                      (the server runs from apps/server/dist)
 //   node bench/operations.mjs [--operations authorize,getCustomerById,listCustomers,createCustomer,otpLogin]
@@ -9,12 +12,18 @@
 //        [--logins 3000] [--database sqlite|postgresql]
 //
 // For each operation, the load goes to one target at a time, in rounds that
-// alternate between them (sandbox first in odd rounds, Prism first in even
-// ones); the summary is the median round of each. The sandbox runs on a
-// fresh database with response validation off, as a partner's CI would run
-// it; every request is real (a create writes a customer and its event; an
-// authorization debits the ledger). Non-2xx answers of either target are
-// counted and reported: a run with any is not a valid measurement.
+// rotate their order (sandbox, Prism, bare in round 1; Prism, bare, sandbox
+// in round 2; and so on, so that each takes each place); the summary is the
+// median round of each. The sandbox runs on a fresh database with response
+// validation off, as a partner's CI would run it; every request is real (a
+// create writes a customer and its event; an authorization debits the
+// ledger). Non-2xx answers of any target are counted and reported: a run
+// with any is not a valid measurement.
+//
+// The bare server (bare-server.mjs, a process of its own like Prism) serves
+// the bytes, status and content type of one real sandbox answer to the
+// operation's request, captured before the rounds and not measured (so
+// createCustomer and authorize make one customer or authorization more).
 //
 // The OTP login (`otpLogin`) is measured leg by leg: the challenge, the
 // verify that answers 202, and the signed retry that answers the session.
@@ -22,9 +31,11 @@
 // is consumed), so a round is a batch of --logins logins, one per wallet:
 // all their challenges at 50 connections, then (the bench seals each code to
 // its target, unmeasured) all their verifies, then (stamped) all their
-// retries. Prism answers the same three requests as often. A batch is sent
-// from a thread of its own (batch-thread.mjs) over connections it opened
-// first, and each request is timed from its sending to its answer.
+// retries. Prism answers the same three requests as often, and so do three
+// bare servers, one per leg, each serving the sandbox's answer to that leg
+// (from one more login, before the rounds). A batch is sent from a thread of
+// its own (batch-thread.mjs) over connections it opened first, and each
+// request is timed from its sending to its answer.
 //
 // BENCH_ANSWERS_DIR=<dir> writes each round's answers there (time since the
 // round's start and latency, in ms), with the round's start on the clock of
@@ -37,7 +48,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import * as crypto from "@payments-sandbox/crypto";
 import { sealedOtpVerify } from "./otp-client.mjs";
-import { measureRound, median, startPrism, startSandbox } from "./processes.mjs";
+import { measureRound, median, startBareServer, startPrism, startSandbox } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -149,6 +160,30 @@ const chosen = names
   });
 const withLogin = names.includes("otpLogin");
 
+const SANDBOX = `sandbox (${args.database})`;
+const PRISM = "Prism mock";
+const BARE = "bare node:http";
+
+/** The targets in the order of `round` (from 1): each round starts one further along. */
+const inOrder = (targets, round) =>
+  targets.map((_, i) => targets[(i + round - 1) % targets.length]);
+
+/**
+ * The sandbox's answer to `request` (as targetOf builds it), for the bare
+ * server to serve: one real request, not measured. Its status, content type
+ * and body bytes.
+ */
+async function captureAnswer({ url, method, headers, body }) {
+  const res = await fetch(url, { method, headers, ...(body ? { body } : {}) });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  if (!res.ok) throw new Error(`capturing ${method} ${url}: ${res.status} ${bytes}`);
+  return {
+    status: res.status,
+    contentType: res.headers.get("content-type") ?? "application/json",
+    body: bytes,
+  };
+}
+
 function targetOf(label, base, headers, pid, { method, path, body }) {
   return {
     label,
@@ -255,7 +290,7 @@ async function sandboxLoginRound(methods, enclaveKey) {
   // Rate limits count per credential over a sliding minute: each round starts
   // in a minute of its own.
   await sandbox.call("POST", "/sandbox/clock/advance", { seconds: 61 });
-  const label = `sandbox (${args.database})`;
+  const label = SANDBOX;
   const headers = sandbox.headers;
   const targets = new Map();
   const challenge = await measureRound(
@@ -316,8 +351,11 @@ async function sandboxLoginRound(methods, enclaveKey) {
   return [challenge, verify, retry];
 }
 
-/** The same three requests, as often, against Prism (which keeps no state). */
-async function prismLoginRound(count) {
+/**
+ * The same three requests, as often, against a target that keeps no state:
+ * Prism, or the bare servers (`servers`, one per leg).
+ */
+async function staticLoginRound(label, servers, count) {
   const path = `/auth/credentials/${PRISM_AUTH_METHOD}`;
   const target = crypto.generateP256KeyPair();
   const { tek, body } = await sealedOtpVerify(target.publicKeyUncompressedHex);
@@ -338,62 +376,95 @@ async function prismLoginRound(count) {
     { method: "POST", path: `${path}/verify`, headers: signed, body },
   ];
   const results = [];
-  for (const leg of legs) {
+  for (const [i, leg] of legs.entries()) {
+    const { base, pid } = servers[i];
     results.push(
-      await measureRound(
-        batchTarget("Prism mock", prism.base, prism.pid, prismHeaders, Array(count).fill(leg)),
-      ),
+      await measureRound(batchTarget(label, base, pid, prismHeaders, Array(count).fill(leg))),
     );
   }
   return results;
 }
 
+/**
+ * The sandbox's answers to one login's three requests (challenge, verify,
+ * signed retry), on a credential of its own: what the bare servers serve.
+ */
+async function captureLoginAnswers(methodId, enclaveKey) {
+  const post = (leg, body, headers = {}) =>
+    captureAnswer({
+      url: `${sandbox.base}/auth/credentials/${methodId}/${leg}`,
+      method: "POST",
+      headers: { ...sandbox.headers, ...headers },
+      body: JSON.stringify(body),
+    });
+  const challenge = await post("challenge", {});
+  const { targetPublic } = crypto.verifyOtpTargetBundle(
+    JSON.parse(challenge.body).otpEncryptionTargetBundle,
+    enclaveKey,
+  );
+  const { tek, body } = await sealedOtpVerify(targetPublic);
+  const verify = await post("verify", body);
+  const answer = JSON.parse(verify.body);
+  const retry = await post("verify", body, {
+    "service-wallet-signature": crypto.createStamp(answer.payloadToSign, tek.privateKeyHex),
+    "request-id": answer.requestId,
+  });
+  return [challenge, verify, retry];
+}
+
 async function measureOtpLogin() {
-  const methods = await otpCredentials(logins);
+  // One credential more, whose login gives the bare servers their answers.
+  const methods = await otpCredentials(logins + 1);
   const { otpEnclavePublicKey } = await sandbox.call("GET", "/sandbox/keys");
-  // Warm-up: a smaller round on each target.
-  const warm = Math.min(logins, 1500);
-  await sandboxLoginRound(methods.slice(0, warm), otpEnclavePublicKey);
-  await prismLoginRound(warm);
-  const record = (round, results) =>
-    results.forEach((result, i) => perRound.push({ operation: otpLegs[i].name, round, ...result }));
-  for (let round = 1; round <= rounds; round++) {
-    const sandboxFirst = round % 2 === 1;
-    if (!sandboxFirst) record(round, await prismLoginRound(logins));
-    record(round, await sandboxLoginRound(methods, otpEnclavePublicKey));
-    if (sandboxFirst) record(round, await prismLoginRound(logins));
+  const captured = await captureLoginAnswers(methods.pop(), otpEnclavePublicKey);
+  const bare = [];
+  try {
+    for (const answer of captured) bare.push(await startBareServer(root, answer));
+    const sides = [
+      (count) => sandboxLoginRound(methods.slice(0, count), otpEnclavePublicKey),
+      (count) => staticLoginRound(PRISM, [prism, prism, prism], count),
+      (count) => staticLoginRound(BARE, bare, count),
+    ];
+    // Warm-up: a smaller round on each target.
+    const warm = Math.min(logins, 1500);
+    for (const side of sides) await side(warm);
+    const record = (round, results) =>
+      results.forEach((result, i) =>
+        perRound.push({ operation: otpLegs[i].name, round, ...result }),
+      );
+    for (let round = 1; round <= rounds; round++) {
+      for (const side of inOrder(sides, round)) record(round, await side(logins));
+    }
+  } finally {
+    for (const server of bare) await server.stop();
   }
 }
 
 try {
   for (const operation of chosen) {
     const ids = await operation.setUp(sandbox);
-    const targets = [
-      targetOf(
-        `sandbox (${args.database})`,
-        sandbox.base,
-        sandbox.headers,
-        sandbox.pid,
-        operation.request(ids),
-      ),
-      targetOf(
-        "Prism mock",
-        prism.base,
-        prismHeaders,
-        prism.pid,
-        operation.request(operation.prism),
-      ),
-    ];
-    for (const target of targets) await autocannon({ ...target.request, duration: warmup });
-    for (let round = 1; round <= rounds; round++) {
-      const order = round % 2 === 1 ? targets : [...targets].reverse();
-      for (const target of order) {
-        perRound.push({
-          operation: operation.name,
-          round,
-          ...(await measureRound(target, duration)),
-        });
+    const request = operation.request(ids);
+    const mine = targetOf(SANDBOX, sandbox.base, sandbox.headers, sandbox.pid, request);
+    const bare = await startBareServer(root, await captureAnswer(mine.request));
+    try {
+      const targets = [
+        mine,
+        targetOf(PRISM, prism.base, prismHeaders, prism.pid, operation.request(operation.prism)),
+        // The sandbox's very request: same path, headers and body.
+        targetOf(BARE, bare.base, sandbox.headers, bare.pid, request),
+      ];
+      for (const target of targets) await autocannon({ ...target.request, duration: warmup });
+      for (let round = 1; round <= rounds; round++) {
+        for (const target of inOrder(targets, round)) {
+          perRound.push({
+            operation: operation.name,
+            round,
+            ...(await measureRound(target, duration)),
+          });
+        }
       }
+    } finally {
+      await bare.stop();
     }
   }
   if (withLogin) await measureOtpLogin();
@@ -416,28 +487,34 @@ for (const r of perRound) {
 }
 console.log("\nMedian of the rounds:\n");
 console.log(
-  "| Operation | Sandbox req/s | Sandbox p99 ms | Prism req/s | Prism p99 ms | Sandbox ÷ Prism | Sandbox CPU µs/request | PostgreSQL CPU µs/request |",
+  "| Operation | Sandbox req/s | Sandbox p99 ms | Prism req/s | Prism p99 ms | Sandbox ÷ Prism | Sandbox CPU µs/request | PostgreSQL CPU µs/request | Bare req/s | Bare p99 ms | Share of bare (sandbox ÷ bare) |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 const summary = [...chosen, ...(withLogin ? otpLegs : [])].map((operation) => {
   const of = (label) => perRound.filter((r) => r.operation === operation.name && r.label === label);
-  const mine = of(`sandbox (${args.database})`);
-  const theirs = of("Prism mock");
+  const mine = of(SANDBOX);
+  const theirs = of(PRISM);
+  const limit = of(BARE);
+  const sandboxRate = median(mine.map((r) => r.requestsPerSecond));
+  const bareRate = median(limit.map((r) => r.requestsPerSecond));
   return {
     operation: operation.title,
-    sandbox: median(mine.map((r) => r.requestsPerSecond)),
+    sandbox: sandboxRate,
     sandboxP99: median(mine.map((r) => r.p99)),
     prism: median(theirs.map((r) => r.requestsPerSecond)),
     prismP99: median(theirs.map((r) => r.p99)),
     cpu: median(mine.map((r) => r.serverCpuUsPerRequest ?? 0)),
     postgresCpu: median(mine.map((r) => r.postgresCpuUsPerRequest ?? 0)),
-    // Either target answering anything but success makes the comparison invalid.
-    non2xx: [...mine, ...theirs].reduce((n, r) => n + r.non2xx + r.errors, 0),
+    bare: bareRate,
+    bareP99: median(limit.map((r) => r.p99)),
+    shareOfBare: sandboxRate / bareRate,
+    // Any target answering anything but success makes the comparison invalid.
+    non2xx: [...mine, ...theirs, ...limit].reduce((n, r) => n + r.non2xx + r.errors, 0),
   };
 });
 for (const s of summary) {
   console.log(
-    `| ${s.operation} | ${s.sandbox.toFixed(0)} | ${s.sandboxP99} | ${s.prism.toFixed(0)} | ${s.prismP99} | ${(s.sandbox / s.prism).toFixed(2)} | ${s.cpu} | ${s.postgresCpu} |`,
+    `| ${s.operation} | ${s.sandbox.toFixed(0)} | ${s.sandboxP99} | ${s.prism.toFixed(0)} | ${s.prismP99} | ${(s.sandbox / s.prism).toFixed(2)} | ${s.cpu} | ${s.postgresCpu} | ${s.bare.toFixed(0)} | ${s.bareP99} | ${(100 * s.shareOfBare).toFixed(1)} % |`,
   );
 }
 const failed = summary.filter((s) => s.non2xx > 0);

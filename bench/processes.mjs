@@ -177,7 +177,7 @@ function runBatch({ base, connections, list, open }) {
 }
 
 /** The value at fraction `p` of sorted `values` (nearest rank). */
-const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
+export const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? 0;
 
 /**
  * The batch's answers: counts, latency percentiles and throughput, with
@@ -343,9 +343,49 @@ export async function startPrism(root) {
 }
 
 /**
+ * A bare node:http server (bench/bare-server.mjs) as its own process,
+ * answering every request with `answer` ({ status, contentType, body }, the
+ * body as bytes): what Node alone serves on this machine with the sandbox's
+ * very answer, the limit the sandbox is compared with. Listening on a free
+ * port once this resolves, with a base URL of the sandbox's shape:
+ * { base, pid, stop }.
+ */
+export async function startBareServer(root, answer) {
+  const port = await freePort();
+  // The body goes by file: a list's answer is too long for an argument.
+  const dir = mkdtempSync(join(tmpdir(), "bench-bare-"));
+  const bodyFile = join(dir, "body");
+  writeFileSync(bodyFile, answer.body);
+  const { child, ready } = start(
+    root,
+    process.execPath,
+    [
+      join(root, "bench", "bare-server.mjs"),
+      String(port),
+      String(answer.status),
+      answer.contentType,
+      bodyFile,
+    ],
+    {},
+    "bare server listening",
+  );
+  const cleanUp = async () => {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await ready;
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  return { base: `http://127.0.0.1:${port}/2025-10-13`, pid: child.pid, stop: cleanUp };
+}
+
+/**
  * The built sandbox server as its own process, on a fresh database (SQLite in
  * a temporary folder, or a fresh PostgreSQL schema), at LOG_LEVEL=warn:
- * { base, headers, call, pid, databaseUrl, schema, stop }.
+ * { base, headers, tokenId, secret, call, pid, databaseUrl, schema, stop }.
  */
 export async function startSandbox(root, options) {
   const port = await freePort();
@@ -409,5 +449,15 @@ export async function startSandbox(root, options) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  return { base, headers, call, pid: child.pid, databaseUrl, schema, stop: cleanUp };
+  return {
+    base,
+    headers,
+    tokenId,
+    secret,
+    call,
+    pid: child.pid,
+    databaseUrl,
+    schema,
+    stop: cleanUp,
+  };
 }
