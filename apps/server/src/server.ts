@@ -18,6 +18,7 @@ import { CustomerService } from "./areas/customers/service.js";
 import { ContactVerificationService } from "./areas/customers/contact-verification.js";
 import { InvitationService } from "./areas/invitations/service.js";
 import { InternalAccountService } from "./areas/internal-accounts/service.js";
+import { createPlatform } from "./areas/platform/creation.js";
 import { PlatformService } from "./areas/platform/service.js";
 import { UmaReceiveService } from "./areas/sandbox/uma-receive.js";
 import { AgentService } from "./areas/agents/service.js";
@@ -187,7 +188,7 @@ export async function startServer(
         )
       : inlineSqlRunner(sql);
   const data = new Database(sql, writer);
-  const bootstrap = await bootstrapPlatform(data, target.provider, clock, config);
+  const bootstrap = await bootstrapPlatform(data, target.provider, clock, config, createPlatform);
 
   const services: Services = { data, clock, log };
   const clocks = new PlatformClocks(data, clock);

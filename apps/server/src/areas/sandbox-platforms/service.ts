@@ -7,8 +7,9 @@ import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { generateCredentials, hashSecret, storeApiToken } from "../../platform/api-tokens.js";
-import { createPlatform, firstPlatform } from "../../platform/bootstrap.js";
+import { firstPlatform } from "../../platform/bootstrap.js";
 import { deletePlatformAndData } from "../../platform/teardown.js";
+import { createPlatform } from "../platform/creation.js";
 import { checkWebhookEndpoint } from "../webhooks/endpoint-url.js";
 
 type CreateRequest = Schemas["SandboxPlatformCreateRequest"];
