@@ -14,7 +14,7 @@ import {
   withinTimes,
   type Page,
 } from "../../http/pagination.js";
-import type { AgentTokenVerifier } from "../../http/authenticator.js";
+import { AGENT_TOKEN_PREFIX, type AgentTokenVerifier } from "../../http/authenticator.js";
 import type { AgentPrincipal, RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
@@ -49,8 +49,6 @@ function decidedAlready(action: AgentActionRow): ApiError {
 
 /** Seconds a device code can be redeemed, in the platform's sandbox time. */
 export const DEVICE_CODE_TTL_SECONDS = 24 * 3600;
-/** How every agent access token starts (an API secret never does). */
-export const AGENT_TOKEN_PREFIX = "agt_";
 // Device codes are typed by people: no vowels (no words), no look-alikes.
 // Twelve letters of twenty (about 52 bits): the code alone is the credential
 // of an operation that anyone may call, so it must not be guessable.
