@@ -1,4 +1,8 @@
-import { openSessionKeyBundle, publicKeyFromPrivateKey, type P256KeyPair } from "@payments-sandbox/crypto";
+import {
+  openSessionKeyBundle,
+  publicKeyFromPrivateKey,
+  type P256KeyPair,
+} from "@payments-sandbox/crypto";
 import type { Schemas } from "../types.js";
 import { WalletFlowError } from "./errors.js";
 

@@ -1,4 +1,8 @@
-import { generateP256KeyPair, sealOtpBundle, verifyOtpTargetBundle } from "@payments-sandbox/crypto";
+import {
+  generateP256KeyPair,
+  sealOtpBundle,
+  verifyOtpTargetBundle,
+} from "@payments-sandbox/crypto";
 import type { SandboxClient } from "../types.js";
 import { ok, WalletFlowError } from "./errors.js";
 import type { WalletSession } from "./keys.js";
