@@ -234,6 +234,20 @@ export function defaultPasskeyOrigins(origin: string): string[] {
   return origins;
 }
 
+/**
+ * The auth settings the services share, as one object of their own: with
+ * PASSKEY_ORIGIN unset, its passkey origins are filled in once the server
+ * listens ({@link defaultPasskeyOriginsOnceServed}).
+ */
+export function sharedAuthConfig(auth: AuthConfig): AuthConfig {
+  return { ...auth, passkeyOrigins: [...auth.passkeyOrigins] };
+}
+
+/** With PASSKEY_ORIGIN unset, the passkey origins of the served `origin`, once it is known. */
+export function defaultPasskeyOriginsOnceServed(auth: AuthConfig, origin: string): void {
+  if (auth.passkeyOrigins.length === 0) auth.passkeyOrigins.push(...defaultPasskeyOrigins(origin));
+}
+
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const keySets = oidcKeySets(env.OIDC_JWKS);
   const issuers = list(env.OIDC_ISSUERS, DEFAULT_OIDC_ISSUERS);

@@ -9,7 +9,7 @@ import { startServer, type RunningServer, type StartOptions } from "../src/serve
 import { loadConfig } from "../src/config.js";
 import type { Clock } from "../src/clock.js";
 import { createApiToken, generateCredentials } from "../src/platform/api-tokens.js";
-import { createPlatform } from "../src/platform/bootstrap.js";
+import { createPlatform } from "../src/areas/platform/creation.js";
 import { parseDatabaseUrl, type DatabaseTarget } from "../src/db/client.js";
 import { migrate } from "../src/db/migrate.js";
 import type { ApiAnswer } from "../src/http/answer-observer.js";

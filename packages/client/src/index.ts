@@ -1,10 +1,7 @@
-import createFetchClient, { type Client, type ClientOptions } from "openapi-fetch";
-import type { components, operations, paths, webhooks } from "./generated/api.js";
+import createFetchClient, { type ClientOptions } from "openapi-fetch";
+import type { paths, SandboxClient } from "./types.js";
 
-export type { components, operations, paths, webhooks };
-/** Every schema of openapi.yaml by name, e.g. `Schemas["AuthSession"]`. */
-export type Schemas = components["schemas"];
-export type SandboxClient = Client<paths>;
+export type { components, operations, paths, webhooks, Schemas, SandboxClient } from "./types.js";
 
 export interface CreateClientOptions {
   /** The base URL including the version segment, e.g. http://localhost:3000/2025-10-13 */

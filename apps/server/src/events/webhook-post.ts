@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
-import { isForbiddenAddress } from "../areas/webhooks/endpoint-url.js";
+import { isForbiddenAddress } from "./forbidden-addresses.js";
 
 // One webhook request, on node:http with keep-alive connections. The
 // dispatcher sends one request per event beside the API's own load, and

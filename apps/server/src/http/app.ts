@@ -10,7 +10,6 @@ import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { openApiPath } from "../paths.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
-import type { RequestLog } from "../areas/sandbox-logs/request-log.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import { answerObserver, type ApiAnswer } from "./answer-observer.js";
 import { authenticator, securityHandlers, type AgentTokenVerifier } from "./authenticator.js";
@@ -30,6 +29,7 @@ import {
   type OperationRouterOptions,
 } from "./operation-router.js";
 import { PUBLIC_OPERATIONS } from "./operation-types.js";
+import { recordRequests, type RequestRecorder } from "./request-recording.js";
 import { refuseUnstorableUrl } from "./storable-strings.js";
 
 export interface AppOptions {
@@ -49,7 +49,7 @@ export interface AppOptions {
   /** Rewrites a request path before it is logged (to keep tokens in paths out of logs). */
   logPath?: (path: string) => string;
   /** Sandbox only: each platform's recent requests, for GET /sandbox/logs/requests. */
-  requestLog?: RequestLog;
+  requestLog?: RequestRecorder;
   /** Test seam: sees every answer of the versioned API once it is sent. */
   observeAnswers?: (answer: ApiAnswer) => void;
 }
@@ -147,48 +147,6 @@ export function createApp(options: AppOptions): Express {
   app.use((req, _res, next) => next(notFound(req.path, apiPaths)));
   app.use(errorHandler(log, logPath));
   return app;
-}
-
-/** The path of the request log's own operation, whose polls it does not list. */
-const REQUEST_LOG_PATH = "/sandbox/logs/requests";
-
-/**
- * Adds each API request of a known platform to the sandbox's request log
- * once its answer is sent: what identifies it and its outcome, nothing it
- * carried (see RequestLog).
- */
-function recordRequests(requestLog: RequestLog, logPath: (path: string) => string) {
-  return (req: express.Request, res: express.Response, next: express.NextFunction) => {
-    if (req.path === REQUEST_LOG_PATH) return next();
-    const arrived = new Date();
-    const started = performance.now();
-    // Read now: Express puts the mount path back into req.url by the time an
-    // error handler outside the mount answers.
-    const path = logPath(req.originalUrl.split("?")[0] ?? "");
-    res.once("finish", () => {
-      const caller = res.locals.caller as { platformId: string } | undefined;
-      if (caller === undefined) return;
-      const apiError = res.locals.apiError as ApiError | undefined;
-      requestLog.record(caller.platformId, {
-        time: arrived.toISOString(),
-        method: req.method,
-        path,
-        status: res.statusCode,
-        latencyMs: Math.round((performance.now() - started) * 10) / 10,
-        requestId: res.locals.traceId as string,
-        ...(apiError
-          ? {
-              error: {
-                code: apiError.code,
-                message: apiError.message,
-                ...(apiError.reason !== undefined ? { reason: apiError.reason } : {}),
-              },
-            }
-          : {}),
-      });
-    });
-    next();
-  };
 }
 
 /** express-openapi-validator's options for the API (all but the document). */

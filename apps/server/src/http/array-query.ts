@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import type { ApiDocument } from "./operation-router.js";
+import type { ApiDocument } from "./api-document.js";
 
 // An array query parameter arrives in one of two forms: repeated
 // (`?c=EUR&c=MXN`, the contract's `style: form, explode: true`) or

@@ -1,5 +1,4 @@
 import type { NextFunction, Request, Response } from "express";
-import { AGENT_TOKEN_PREFIX } from "../areas/agents/service.js";
 import { ApiError } from "../errors.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
@@ -19,6 +18,12 @@ export function rejected(message: string, reason: string): ApiError {
 
 const BASIC_HOWTO =
   "API tokens use HTTP Basic auth: send `Authorization: Basic base64(<token id>:<secret>)`";
+
+/**
+ * How every agent access token starts (an API secret never does): here, so
+ * that a Bearer value without it is answered as the common mistake it is.
+ */
+export const AGENT_TOKEN_PREFIX = "agt_";
 
 /** Resolves an agent access token (AgentAuth); undefined when unknown or expired. */
 export interface AgentTokenVerifier {

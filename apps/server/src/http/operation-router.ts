@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { ApiError, fieldError } from "../errors.js";
+import type { ApiDocument, Json } from "./api-document.js";
 import {
   arrayQueryParameters,
   splitCommaJoinedQuery,
@@ -20,14 +21,7 @@ import { requestFields, type RequestFields } from "./request-fields.js";
 // request; over a one-path document that lookup is a single step, through
 // the validator's public options alone.
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** The parts of an OpenAPI document this router reads. */
-export interface ApiDocument {
-  paths: Record<string, Record<string, Json>>;
-  components?: Record<string, Record<string, Json>>;
-  [key: string]: unknown;
-}
+export type { ApiDocument } from "./api-document.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 

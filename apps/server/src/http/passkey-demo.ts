@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
-import { API_BASE_PATH } from "../config.js";
+import { API_BASE_PATH, type AuthConfig } from "../config.js";
 import { serverRoot } from "../paths.js";
 import { escapeHtml } from "./hosted-page.js";
 
@@ -16,6 +16,14 @@ import { escapeHtml } from "./hosted-page.js";
 export const PASSKEY_DEMO_PATH = "/sandbox/passkey-demo";
 const DEMO_PATH = PASSKEY_DEMO_PATH;
 const pageDir = join(serverRoot, "public", "passkey-demo");
+
+/** The demo page on the allowed origin whose host is the RP ID, if any; else on `origin`. */
+export function passkeyDemoUrl(origin: string, auth: AuthConfig): string {
+  const onRpId = auth.passkeyOrigins.find(
+    (o) => URL.canParse(o) && new URL(o).hostname === auth.passkeyRpId,
+  );
+  return `${onRpId ?? origin}${PASSKEY_DEMO_PATH}`;
+}
 
 const headers = {
   "Cache-Control": "no-store",

@@ -2,7 +2,7 @@ import type { Response } from "express";
 import { ApiError } from "../errors.js";
 import { ALL_PERMISSIONS, type Permission } from "../platform/api-tokens.js";
 import type { RequestContext } from "./context.js";
-import type { ApiDocument } from "./operation-router.js";
+import type { ApiDocument } from "./api-document.js";
 
 // Which API token may call which operation is declared once, in openapi.yaml:
 // every operation's `x-permission` names the Permission a token needs (or

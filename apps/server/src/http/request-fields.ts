@@ -1,4 +1,4 @@
-import type { ApiDocument } from "./operation-router.js";
+import type { ApiDocument } from "./api-document.js";
 
 // What a request may contain, read from openapi.yaml, so that a 400 for an
 // unknown field can name the field the caller probably meant.

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
+import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { ExpressionBuilder } from "kysely";
 import { countOf, q, type Row } from "../db/query.js";
@@ -31,6 +32,17 @@ export const defaultJobWorkerOptions: JobWorkerOptions = {
   maxAttempts: 10,
   batchSize: 20,
 };
+
+/** The defaults, with the poll interval and first retry delay the configuration sets. */
+export function jobWorkerOptionsOf(
+  config: Pick<Config, "jobPollMs" | "jobRetryBaseMs">,
+): JobWorkerOptions {
+  return {
+    ...defaultJobWorkerOptions,
+    pollMs: config.jobPollMs,
+    retryBaseMs: config.jobRetryBaseMs,
+  };
+}
 
 /**
  * Runs delayed outcomes. A job is claimed by a conditional update (status and

@@ -1,15 +1,18 @@
-import { generateKeyPairSync } from "node:crypto";
 import type { Provider } from "../db/client.js";
 import type { Database } from "../db/database.js";
 import { takeStartupLock } from "../db/migrate.js";
-import { insert, one, q, run } from "../db/query.js";
+import { one, q, run } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
-import { newId } from "../ids.js";
-import { openMissingAccounts } from "../areas/internal-accounts/opening.js";
-import { DEFAULT_CURRENCIES } from "../areas/platform/service.js";
 import { generateCredentials, hashSecret, storeApiToken } from "./api-tokens.js";
+
+/**
+ * Makes a new platform inside the caller's transaction and answers its id.
+ * What a platform starts with (keys, accounts) is the platform area's rule
+ * (areas/platform/creation.ts), handed in by the server.
+ */
+export type CreatePlatform = (clock: Clock, name: string) => SqlProgram<string>;
 
 export interface BootstrapResult {
   platformId: string;
@@ -17,14 +20,6 @@ export interface BootstrapResult {
   newCredentials?: { tokenId: string; secret: string };
   /** Whether the credentials came from SANDBOX_TOKEN_ID / SANDBOX_TOKEN_SECRET. */
   credentialsFromEnvironment: boolean;
-}
-
-/** A raw P-256 private key as 64 hex characters. */
-export function newP256PrivateKeyHex(): string {
-  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const d = privateKey.export({ format: "jwk" }).d;
-  if (!d) throw new Error("P-256 key generation returned no private scalar");
-  return Buffer.from(d, "base64url").toString("hex").padStart(64, "0");
 }
 
 /** The sandbox's own platform: the first one made. */
@@ -40,35 +35,6 @@ const firstPlatformToken = q
   .select("id")
   .where("platformId", "=", (eb) => eb.selectFrom(firstPlatform.as("p")).select("p.id"))
   .limit(1);
-
-/**
- * A new platform with its own webhook and OTP keys, clock (no offset) and
- * default accounts: the sandbox's own on first start, and every isolated
- * platform of POST /sandbox/platforms.
- */
-export function* createPlatform(
-  clock: Clock,
-  name: string,
-  options: { webhookUrl?: string } = {},
-): SqlProgram<string> {
-  const now = clock.now();
-  const id = newId("Platform");
-  yield* insert("Platform", {
-    id,
-    name,
-    webhookUrl: options.webhookUrl ?? null,
-    webhookPrivateKey: newP256PrivateKeyHex(),
-    otpSigningPrivateKey: newP256PrivateKeyHex(),
-    createdAt: now,
-    updatedAt: now,
-  });
-  yield* openMissingAccounts(
-    { platformId: id, customerId: null },
-    DEFAULT_CURRENCIES.map((currency) => currency.currencyCode),
-    now,
-  );
-  return id;
-}
 
 /**
  * Makes sure a sandbox platform and an API token exist: the platform's own
@@ -87,6 +53,7 @@ export async function bootstrapPlatform(
   provider: Provider,
   clock: Clock,
   config: Config,
+  createPlatform: CreatePlatform,
 ): Promise<BootstrapResult> {
   const fromEnvironment =
     config.sandboxTokenId && config.sandboxTokenSecret

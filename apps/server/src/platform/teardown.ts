@@ -1,7 +1,7 @@
 import { all, q, run, type TableName } from "../db/query.js";
 import type { SqlProgram } from "../db/sql.js";
 import type { Tables } from "../db/tables.js";
-import { AUTH_RATE_LIMITS } from "../areas/auth/rate-limits.js";
+import type { RateRule } from "../limits/rate-limit.js";
 
 // Deleting an isolated platform (DELETE /sandbox/platforms/{platformId})
 // removes every row it owns in one transaction. Every record carries its
@@ -74,8 +74,13 @@ function chunks<T>(items: readonly T[]): T[][] {
 /**
  * Deletes the platform and every row it owns; returns false when no such
  * platform exists. Runs inside the caller's transaction: all or nothing.
+ * `credentialRules` are the rate limits counted per credential (the auth
+ * area's): their counts of the platform's credentials go too.
  */
-export function* deletePlatformAndData(platformId: string): SqlProgram<boolean> {
+export function* deletePlatformAndData(
+  platformId: string,
+  credentialRules: readonly RateRule[],
+): SqlProgram<boolean> {
   const removed = yield* run(q.deleteFrom("Platform").where("id", "=", platformId));
   if (removed === 0) return false;
 
@@ -93,7 +98,7 @@ export function* deletePlatformAndData(platformId: string): SqlProgram<boolean> 
   const methods = yield* all(
     q.selectFrom("AuthMethod").select("id").where("platformId", "=", platformId),
   );
-  const rules = Object.values(AUTH_RATE_LIMITS).map((rule) => rule.name);
+  const rules = credentialRules.map((rule) => rule.name);
   const keys = methods.flatMap((method) => rules.map((rule) => `${rule}:${method.id}`));
   for (const part of chunks(keys)) {
     yield* run(q.deleteFrom("RateLimit").where("key", "in", part));

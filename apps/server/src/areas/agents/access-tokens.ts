@@ -1,6 +1,7 @@
 import { sha256Hex } from "../../crypto/sha256.js";
 import type { Clock } from "../../clock.js";
 import { q } from "../../db/query.js";
+import { AGENT_TOKEN_PREFIX } from "../../http/authenticator.js";
 import type { AgentPrincipal, RequestContext, Services } from "../../http/context.js";
 import type { PlatformClocks } from "../../platform/platform-clock.js";
 import { policyOf, type AgentRow } from "./view.js";
@@ -10,8 +11,8 @@ import { policyOf, type AgentRow } from "./view.js";
 // its hash is stored; every request re-reads the agent, so a pause or a new
 // policy applies from the next request on.
 
-/** How every agent access token starts (an API secret never does). */
-export const AGENT_TOKEN_PREFIX = "agt_";
+// The prefix is the authenticator's, which names it in its answers.
+export { AGENT_TOKEN_PREFIX };
 
 function principalOf(row: AgentRow): AgentPrincipal {
   return {

@@ -1,4 +1,5 @@
 import type { Schemas } from "@payments-sandbox/client";
+import type { RecordedRequest, RequestRecorder } from "../../http/request-recording.js";
 
 type RequestLogEntry = Schemas["SandboxRequestLogEntry"];
 type RequestLogPage = Schemas["SandboxRequestLogPage"];
@@ -24,10 +25,10 @@ interface PlatformLog {
  * numbers, secrets, codes), and the path as the access log rewrites it
  * (tokens carried in paths removed).
  */
-export class RequestLog {
+export class RequestLog implements RequestRecorder {
   private readonly platforms = new Map<string, PlatformLog>();
 
-  record(platformId: string, entry: Omit<RequestLogEntry, "sequence">): void {
+  record(platformId: string, entry: RecordedRequest): void {
     let log = this.platforms.get(platformId);
     if (log) {
       // Re-inserted: the Map's order is then least recently written first.

@@ -7,8 +7,10 @@ import type { SqlProgram } from "../../db/sql.js";
 import { ApiError, notFound } from "../../errors.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { generateCredentials, hashSecret, storeApiToken } from "../../platform/api-tokens.js";
-import { createPlatform, firstPlatform } from "../../platform/bootstrap.js";
+import { firstPlatform } from "../../platform/bootstrap.js";
 import { deletePlatformAndData } from "../../platform/teardown.js";
+import { AUTH_RATE_LIMITS } from "../auth/rate-limits.js";
+import { createPlatform } from "../platform/creation.js";
 import { checkWebhookEndpoint } from "../webhooks/endpoint-url.js";
 
 type CreateRequest = Schemas["SandboxPlatformCreateRequest"];
@@ -95,7 +97,9 @@ export class SandboxPlatformService {
       q.deleteFrom("Job").where("platformId", "=", platformId).where("status", "=", "PENDING"),
     );
     await this.worker.settlePlatform(platformId);
-    const deleted = await this.services.data.transaction(() => deletePlatformAndData(platformId));
+    const deleted = await this.services.data.transaction(() =>
+      deletePlatformAndData(platformId, Object.values(AUTH_RATE_LIMITS)),
+    );
     if (!deleted) throw notFound("REFERENCE_NOT_FOUND", `No platform ${platformId}`);
   }
 }
