@@ -1,4 +1,5 @@
 import { SKIP_LOCKED, type SqlProgram, type SqlRow, type SqlValue } from "../db/sql.js";
+import { defineSqlPrograms } from "../db/sql-programs.js";
 import type { SqlRunner } from "../db/sql-runner.js";
 
 // The webhook dispatcher's reads and writes of the outbox (dispatcher.ts),
@@ -528,6 +529,13 @@ export function* releaseAbandonedWebhookEvents(input: {
   return released;
 }
 
+/** The outbox's programs: the writer thread imports this module by its URL to run them. */
+const programs = defineSqlPrograms(import.meta.url, {
+  claimDueWebhookEvents,
+  recordWebhookAttempts,
+  releaseAbandonedWebhookEvents,
+});
+
 export class OutboxStore {
   constructor(private readonly writer: SqlRunner) {}
 
@@ -535,11 +543,11 @@ export class OutboxStore {
     now: Date;
     self: { host: string; pid: number; owner: string };
   }): Promise<number> {
-    return this.writer.run("releaseAbandonedWebhookEvents", input);
+    return this.writer.run(programs.releaseAbandonedWebhookEvents, input);
   }
 
   poll(input: PollInput): Promise<PollResult> {
-    return this.writer.run("claimDueWebhookEvents", input);
+    return this.writer.run(programs.claimDueWebhookEvents, input);
   }
 
   async recordAttempts(
@@ -547,7 +555,7 @@ export class OutboxStore {
     released: readonly { id: string; token: string }[] = [],
   ): Promise<void> {
     if (records.length + released.length > 0) {
-      await this.writer.run("recordWebhookAttempts", { records, released });
+      await this.writer.run(programs.recordWebhookAttempts, { records, released });
     }
   }
 }

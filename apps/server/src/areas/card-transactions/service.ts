@@ -11,6 +11,7 @@ import type { CardService } from "../cards/service.js";
 import { amountOutOfRange, inAmountRange } from "../ledger/amount-range.js";
 import {
   CARD_PULL_JOB,
+  cardAuthorization,
   childRow,
   newTransactionRow,
   type AuthorizationPlan,
@@ -404,7 +405,7 @@ export class CardTransactionService {
       pull: decided.pull,
       ...(options.settle ? { settle: true } : {}),
     };
-    const approved = await this.services.data.program("cardAuthorization", plan);
+    const approved = await this.services.data.program(cardAuthorization, plan);
     return approved ? toCardTransaction(approved) : uncovered(card.id, amount);
   }
 
