@@ -76,3 +76,17 @@ export const isNotFound = (err: unknown): err is ApiError =>
 
 export const unauthorized = (message: string, reason?: string) =>
   new ApiError(401, "UNAUTHORIZED", message, reason ? { reason } : {});
+
+const challenge = {
+  "WWW-Authenticate":
+    'Basic realm="payments-sandbox", charset="UTF-8", Bearer realm="payments-sandbox"',
+};
+
+/**
+ * A request's credentials are not accepted (http/authenticator.ts, or a
+ * platform deleted while its request ran, db/tenant.ts). Every such failure
+ * names the check that failed in `reason`.
+ */
+export function rejected(message: string, reason: string): ApiError {
+  return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge, reason });
+}

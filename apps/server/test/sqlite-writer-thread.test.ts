@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countRows } from "./money-helpers.js";
 import { q, type Row } from "../src/db/query.js";
-import type { AuthorizationPlan } from "../src/areas/card-transactions/authorization.js";
+import {
+  cardAuthorization,
+  type AuthorizationPlan,
+} from "../src/areas/card-transactions/authorization.js";
 import { parseDatabaseUrl } from "../src/db/client.js";
 import { COMPLETE_CHECKPOINT_EVERY, SqliteWriterThread } from "../src/db/sql-runner.js";
 import { outboxRow } from "../src/events/outbox.js";
@@ -64,7 +67,7 @@ describe("the SQLite writer thread", () => {
 
   /** An authorization the funds cover: the program answers its row. */
   async function approve(p: AuthorizationPlan) {
-    const row = await writer.run("cardAuthorization", p);
+    const row = await writer.run(cardAuthorization, p);
     if (!row) throw new Error("declined: no funding source covered it");
     return row;
   }
@@ -89,7 +92,7 @@ describe("the SQLite writer thread", () => {
     const count = await countRows(sandbox.server.data, q.selectFrom("CardTransaction"));
     await expect(
       writer.run(
-        "cardAuthorization",
+        cardAuthorization,
         // A NOT NULL column left empty: the insert fails inside the transaction.
         plan(100, { merchant: { descriptor: null as never, mcc: "5814", country: "US" } }),
       ),
@@ -131,7 +134,7 @@ describe("the SQLite writer thread", () => {
     const file = parseDatabaseUrl(sandbox.database.url).location;
     const walBytes = () => statSync(`${file}-wal`).size;
     const authorize = async (n: number) => {
-      for (let i = 0; i < n; i++) await writer.run("cardAuthorization", plan(1));
+      for (let i = 0; i < n; i++) await writer.run(cardAuthorization, plan(1));
     };
     // Each awaited run is a commit of its own: several complete checkpoints.
     await authorize(3 * COMPLETE_CHECKPOINT_EVERY);
@@ -172,11 +175,11 @@ describe("the SQLite writer thread", () => {
 
   it("finishes the transactions already sent before it closes", async () => {
     const before = await balanceOf(sandbox, accountId);
-    const sent = Array.from({ length: 30 }, () => writer.run("cardAuthorization", plan(10)));
+    const sent = Array.from({ length: 30 }, () => writer.run(cardAuthorization, plan(10)));
     await writer.close();
     const rows = await Promise.all(sent);
     expect(rows.every((r) => r?.status === "AUTHORIZED")).toBe(true);
     expect(await balanceOf(sandbox, accountId)).toBe(before - 300);
-    await expect(writer.run("cardAuthorization", plan(10))).rejects.toThrow(/closed/);
+    await expect(writer.run(cardAuthorization, plan(10))).rejects.toThrow(/closed/);
   });
 });

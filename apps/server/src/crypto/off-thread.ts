@@ -1,5 +1,5 @@
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
-import { requestsInFlight } from "../http/request-drain.js";
+import { requestsInFlight } from "../requests-in-flight.js";
 import { startThread, ThreadCalls } from "../threads.js";
 import {
   outcomeValue,

@@ -2,15 +2,15 @@ import type { Compilable } from "kysely";
 import type { DatabaseTarget, Provider } from "./client.js";
 import { decodeRow, decodeRows, run, statement, type BatchedRead } from "./query.js";
 import { openSqlDriver, type SqlCommit, type SqlDriver, type SqlProgram } from "./sql.js";
-import type { SqlProgramInput, SqlProgramName, SqlProgramResult } from "./sql-programs.js";
+import type { SqlProgramRef } from "./sql-programs.js";
 import { inlineSqlRunner, type SqlRunner } from "./sql-runner.js";
 import { currentTenant, tenantError } from "./tenant.js";
 import { TurnBatch } from "./turn-batch.js";
 
 /**
  * The sandbox's data access: reads, write transactions written as programs
- * of typed steps (query.ts), and the named programs that may run on the
- * SQLite writer thread. Every area goes through this one object.
+ * of typed steps (query.ts), and the programs defined to run on the
+ * SQLite writer thread (sql-programs.ts). Every area goes through this one object.
  */
 export class Database {
   /** Each batched read's waiting callers (the map's value is the read's own TurnBatch<K, O>). */
@@ -27,7 +27,7 @@ export class Database {
     return new Database(driver, inlineSqlRunner(driver));
   }
 
-  /** Lets the named programs already sent finish, then closes the connections. */
+  /** Lets the programs already sent finish, then closes the connections. */
   async close(): Promise<void> {
     await this.runner.close();
     await this.driver.close();
@@ -95,15 +95,12 @@ export class Database {
     return this.transaction(() => run(query), "eachStep");
   }
 
-  /** A named program (sql-programs.ts): on SQLite it may run on the writer thread. */
-  program<N extends SqlProgramName>(
-    name: N,
-    input: SqlProgramInput<N>,
-  ): Promise<SqlProgramResult<N>> {
+  /** A program defined for the writer thread (sql-programs.ts): on SQLite it may run there. */
+  program<I, R>(program: SqlProgramRef<I, R>, input: NoInfer<I>): Promise<R> {
     const platformId = currentTenant();
-    if (platformId === undefined) return this.runner.run(name, input);
+    if (platformId === undefined) return this.runner.run(program, input);
     return this.runner
-      .run(name, input, platformId)
+      .run(program, input, platformId)
       .catch((err: unknown) => Promise.reject(tenantError(err)));
   }
 }

@@ -1,50 +1,43 @@
 import type { Worker } from "node:worker_threads";
-import { eventSequenceMemory } from "../events/outbox.js";
 import { startThread, ThreadCalls } from "../threads.js";
+import { sharedMemoryCount, sharedMemorySlots } from "./shared-memory.js";
 import type { SqlDriver, SqlProgram } from "./sql.js";
-import {
-  commitOf,
-  startProgram,
-  type SqlProgramInput,
-  type SqlProgramName,
-  type SqlProgramResult,
-} from "./sql-programs.js";
+import { definedSqlPrograms, type SqlProgramRef, type SqlProgramSource } from "./sql-programs.js";
 
-/** Runs the named direct-SQL write transactions (sql-programs.ts). */
+/** Runs the write transactions defined as programs (sql-programs.ts). */
 export interface SqlRunner {
   /** With `platformId`: made for a request of that platform (tenant.ts). */
-  run<N extends SqlProgramName>(
-    name: N,
-    input: SqlProgramInput<N>,
-    platformId?: string,
-  ): Promise<SqlProgramResult<N>>;
+  run<I, R>(program: SqlProgramRef<I, R>, input: NoInfer<I>, platformId?: string): Promise<R>;
   close(): Promise<void>;
 }
 
-/** Runs the named program on the driver, for its platform when it has one. */
-export function runProgram(driver: SqlDriver, call: WriterCall): Promise<unknown> {
-  const { name, input, platformId } = call;
-  return driver.transaction(
-    () => startProgram(name, input as never) as SqlProgram<unknown>,
-    commitOf(name, input as never),
-    platformId,
-  );
+/** The program's steps (the driver checks its platform, when it has one). */
+export function programSteps<I, R>(program: SqlProgramRef<I, R>, input: I): () => SqlProgram<R> {
+  return () => program.steps(input);
 }
 
 /** On the driver's own connection, in this thread (PostgreSQL, or SQLite without the writer thread). */
 export function inlineSqlRunner(driver: SqlDriver): SqlRunner {
   return {
-    run: (name, input, platformId) =>
-      runProgram(driver, { name, input, platformId }) as Promise<never>,
+    run: (program, input, platformId) =>
+      driver.transaction(programSteps(program, input), program.commit(input), platformId),
     close: async () => undefined,
   };
 }
 
-/** A call to the writer thread: a program by name, with its input. */
+/** What a writer thread is told of the process: the programs and the shared memory. */
+export interface WriterSetup {
+  programs: SqlProgramSource[];
+  memory: Record<string, SharedArrayBuffer>;
+}
+
+/** A call to the writer thread: a program by its id, with its input. */
 export interface WriterCall {
-  name: SqlProgramName;
+  program: number;
   input: unknown;
   platformId?: string | undefined;
+  /** Programs or shared memory that the thread may not know yet, when there are any. */
+  setup?: WriterSetup;
 }
 
 /** What the writer and checkpoint threads are told besides calls. */
@@ -52,9 +45,8 @@ export interface WriterControl {
   kind: "close";
 }
 
-export interface WriterThreadData {
+export interface WriterThreadData extends WriterSetup {
   file: string;
-  eventSequence: SharedArrayBuffer;
 }
 
 export interface CheckpointThreadData {
@@ -73,12 +65,14 @@ export const COMPLETE_CHECKPOINT_EVERY = 128;
  * authorization spends about a third of its CPU time in SQLite; on the main
  * thread that time is taken from parsing, validating and answering requests.
  * On its own thread it runs on the other core, with the same group commit
- * (db/sql.ts). The main thread keeps its connection for reads and other writes.
+ * (sqlite-driver.ts). The main thread keeps its connection for reads and other writes.
  */
 export class SqliteWriterThread implements SqlRunner {
   private readonly writer: ThreadCalls<WriterCall>;
   private closing: Promise<void> | undefined;
   private checkpointer: Worker | undefined;
+  /** How many programs and shared memory slots the thread has been told of. */
+  private told = { programs: 0, memory: 0 };
 
   constructor(
     private readonly file: string,
@@ -86,18 +80,27 @@ export class SqliteWriterThread implements SqlRunner {
   ) {
     this.writer = new ThreadCalls("SQLite writer", () => {
       this.checkpointer ??= this.startCheckpointer();
-      const data: WriterThreadData = { file: this.file, eventSequence: eventSequenceMemory() };
+      const data: WriterThreadData = { file: this.file, ...this.setup() };
       return startThread(new URL("./sqlite-writer-thread", import.meta.url), data);
     });
   }
 
-  run<N extends SqlProgramName>(
-    name: N,
-    input: SqlProgramInput<N>,
-    platformId?: string,
-  ): Promise<SqlProgramResult<N>> {
+  run<I, R>(program: SqlProgramRef<I, R>, input: NoInfer<I>, platformId?: string): Promise<R> {
     if (this.closing) return Promise.reject(new Error("the SQLite writer is closed"));
-    return this.writer.call({ name, input, platformId });
+    const call: WriterCall = { program: program.id, input, platformId };
+    // A program defined after the thread started (its module loaded late)
+    // comes with its first call, before the thread imports its module.
+    if (program.id >= this.told.programs || sharedMemoryCount() > this.told.memory) {
+      call.setup = this.setup();
+    }
+    return this.writer.call(call);
+  }
+
+  /** Everything the thread must know so far; it is told once. */
+  private setup(): WriterSetup {
+    const setup = { programs: definedSqlPrograms(), memory: sharedMemorySlots() };
+    this.told = { programs: setup.programs.length, memory: Object.keys(setup.memory).length };
+    return setup;
   }
 
   private startCheckpointer(): Worker {

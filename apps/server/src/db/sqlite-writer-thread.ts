@@ -1,23 +1,33 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { shareEventSequence } from "../events/outbox.js";
 import { serveCalls } from "../threads.js";
-import { openSqliteDriver } from "./sql.js";
+import { adoptSharedMemory } from "./shared-memory.js";
+import { SqlProgramTable } from "./sql-programs.js";
 import {
   COMPLETE_CHECKPOINT_EVERY,
-  runProgram,
+  programSteps,
   type WriterCall,
   type WriterControl,
+  type WriterSetup,
   type WriterThreadData,
 } from "./sql-runner.js";
+import { openSqliteDriver } from "./sqlite-driver.js";
 
 // The SQLite writer thread (see SqliteWriterThread in sql-runner.ts): runs
-// the named programs it is sent on its own connection, committing those that
+// the programs it is sent on its own connection, committing those that
 // arrive together in one write transaction, and answers each by its id.
 
 const port = parentPort;
 if (!port) throw new Error("sqlite-writer-thread runs as a worker thread");
 const data = workerData as WriterThreadData;
-shareEventSequence(data.eventSequence);
+const programs = new SqlProgramTable();
+
+/** The shared memory first: the programs' modules take their slots as they load. */
+function learn(setup: WriterSetup): void {
+  adoptSharedMemory(setup.memory);
+  programs.learn(setup.programs);
+}
+
+learn(data);
 const driver = openSqliteDriver(data.file, {
   // 1 ms: measured (bench/RESULTS.md) to cut commits several-fold for little latency.
   gatherMs: 1,
@@ -27,7 +37,12 @@ const driver = openSqliteDriver(data.file, {
 
 const calls = serveCalls<WriterCall, WriterControl>(
   port,
-  (call) => runProgram(driver, call),
+  (call) => {
+    if (call.setup !== undefined) learn(call.setup);
+    return programs.with(call.program, (program) =>
+      driver.transaction(programSteps(program, call.input), undefined, call.platformId),
+    );
+  },
   (message) => {
     if (message.kind !== "close") return;
     void calls.drain().then(async () => {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { rejected } from "../http/authenticator.js";
+import { rejected } from "../errors.js";
 import { PLATFORM_GONE } from "./sql.js";
 
 // The platform a request acts for, as its write transactions see it.

@@ -1,4 +1,5 @@
 import type { Schemas } from "@payments-sandbox/client";
+import { sharedMemory } from "../db/shared-memory.js";
 import type { SqlInsert, SqlProgram } from "../db/sql.js";
 import { newId } from "../ids.js";
 
@@ -18,13 +19,13 @@ export interface EventInput {
 }
 
 // A lower bound of an event's seq. The insert raises it above its object's
-// last event, in the order the transactions commit (SqlOrder, db/sql.ts);
+// last event, in the order the transactions commit (SqlOrder, db/sql-steps.ts);
 // most objects have one event, or events far apart, and keep it. Within one
 // process it is strictly increasing; across processes it follows real time
 // (1024 slots per millisecond). The last value lives in shared memory so
 // that the SQLite writer thread (db/sqlite-writer-thread.ts) and the main
-// thread draw from one sequence.
-let lastSeq = new BigInt64Array(new SharedArrayBuffer(8));
+// thread draw from one sequence (db/shared-memory.ts).
+const lastSeq = new BigInt64Array(sharedMemory("eventSequence", 8));
 function nextSeq(): bigint {
   const fromClock = BigInt(Date.now()) * 1024n;
   for (;;) {
@@ -32,16 +33,6 @@ function nextSeq(): bigint {
     const next = fromClock > last ? fromClock : last + 1n;
     if (Atomics.compareExchange(lastSeq, 0, last, next) === last) return next;
   }
-}
-
-/** The memory behind the event sequence, for another thread of this process to share. */
-export function eventSequenceMemory(): SharedArrayBuffer {
-  return lastSeq.buffer as SharedArrayBuffer;
-}
-
-/** Draws event sequence numbers from memory shared with the thread that made it. */
-export function shareEventSequence(memory: SharedArrayBuffer): void {
-  lastSeq = new BigInt64Array(memory);
 }
 
 type EmitListener = () => void;

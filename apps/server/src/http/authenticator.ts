@@ -1,20 +1,10 @@
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "../errors.js";
+import { ApiError, rejected } from "../errors.js";
 import type { ApiTokenVerifier } from "../platform/api-tokens.js";
 import type { Logger } from "../logger.js";
 import type { PlatformClocks } from "../platform/platform-clock.js";
 import type { Clock } from "../clock.js";
 import type { AgentPrincipal, PublicContext, RequestContext } from "./context.js";
-
-const challenge = {
-  "WWW-Authenticate":
-    'Basic realm="payments-sandbox", charset="UTF-8", Bearer realm="payments-sandbox"',
-};
-
-/** Every authentication failure names the check that failed in `reason`. */
-export function rejected(message: string, reason: string): ApiError {
-  return new ApiError(401, "UNAUTHORIZED", message, { headers: challenge, reason });
-}
 
 const BASIC_HOWTO =
   "API tokens use HTTP Basic auth: send `Authorization: Basic base64(<token id>:<secret>)`";

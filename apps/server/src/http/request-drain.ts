@@ -1,12 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-
-// Requests begun and not yet answered, over every server of the process.
-let inProcess = 0;
-
-/** Requests begun and not yet answered by any server of this process. */
-export function requestsInFlight(): number {
-  return inProcess;
-}
+import { requestAnswered, requestBegun } from "../requests-in-flight.js";
 
 /**
  * Lets a stopping server finish the requests it has begun before the
@@ -67,7 +60,7 @@ export class RequestDrain {
     this.prune();
     if (this.stopping) this.lastOnItsConnection(res);
     this.open.add(res);
-    inProcess++;
+    requestBegun();
     res.once("finish", () => this.answered(res));
     res.once("close", () => {
       if (res.writableEnded) this.answered(res);
@@ -76,7 +69,7 @@ export class RequestDrain {
   }
 
   private answered(res: ServerResponse): void {
-    if (this.open.delete(res)) inProcess--;
+    if (this.open.delete(res)) requestAnswered();
     this.abandoned.delete(res);
     // A keep-alive connection that just went idle takes no further request.
     if (this.stopping) this.server.closeIdleConnections();

@@ -3,6 +3,7 @@ import { q, run, type Row as RowOf } from "../../db/query.js";
 
 type Row = RowOf<"CardTransaction">;
 import type { SqlCommit, SqlInsert, SqlProgram } from "../../db/sql.js";
+import { defineSqlPrograms } from "../../db/sql-programs.js";
 import { outboxInsert } from "../../events/outbox.js";
 import { newId } from "../../ids.js";
 import { jobRow } from "../../jobs/schedule.js";
@@ -10,7 +11,7 @@ import { balanceOf, credit, guardedDebit } from "../ledger/ledger.js";
 import { pullEffect } from "./pull-resolution.js";
 import { EVENT_OF_STATUS, toCardTransaction, type CardTransactionStatus } from "./view.js";
 
-// A simulated authorization: the hot path of the card sandbox, a named program
+// A simulated authorization: the hot path of the card sandbox, a program
 // (db/sql-programs.ts) that may run on the SQLite writer thread. The guarded
 // debit is the hold.
 //
@@ -202,6 +203,16 @@ function* failPullAtOnce(
   yield { kind: "insert", ...announce(resolved) };
   return resolved;
 }
+
+/**
+ * The authorization as a program of the SQLite writer thread, which imports
+ * this module by its URL to run it there.
+ */
+export const { cardAuthorization } = defineSqlPrograms(
+  import.meta.url,
+  { cardAuthorization: authorizationSteps },
+  { cardAuthorization: authorizationCommit },
+);
 
 /** A card transaction's parts that differ from a new transaction with nothing on it. */
 export interface NewTransaction {

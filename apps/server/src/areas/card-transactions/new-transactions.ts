@@ -4,7 +4,12 @@ import { emitEvent } from "../../events/outbox.js";
 import type { RequestContext, Services } from "../../http/context.js";
 import { newId } from "../../ids.js";
 import type { CardService } from "../cards/service.js";
-import { childRow, newTransactionRow, type AuthorizationPlan } from "./authorization.js";
+import {
+  cardAuthorization,
+  childRow,
+  newTransactionRow,
+  type AuthorizationPlan,
+} from "./authorization.js";
 import { decide, requireCardCurrency, uncovered } from "./authorization-decision.js";
 import { cardForAuthorization, fundingAccountsOf, type CardForUse } from "./card-for-use.js";
 import { giveBack, targetOf } from "./funding-moves.js";
@@ -85,7 +90,7 @@ export class NewCardTransactions {
       pull: decided.pull,
       ...(options.settle ? { settle: true } : {}),
     };
-    const approved = await this.services.data.program("cardAuthorization", plan);
+    const approved = await this.services.data.program(cardAuthorization, plan);
     return approved ? toCardTransaction(approved) : uncovered(card.id, amount);
   }
 
