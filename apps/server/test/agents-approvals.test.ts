@@ -83,7 +83,8 @@ describe.each(databases)("agents on %s", (kind) => {
         params: { path: { agentId: action.agentId, actionId: at.data!.id } },
       });
       expect(foreign.response.status).toBe(404);
-    });
+      // The file's first test also compiles each operation's checks on first use.
+    }, 90_000);
 
     it("moves the action with its transaction when the platform decides the transaction itself", async () => {
       const { account, bank, agent } = await agentSetup();

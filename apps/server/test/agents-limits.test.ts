@@ -60,7 +60,8 @@ describe.each(databases)("agents on %s", (kind) => {
         params: { query: { customerId: customer.id, type: "OUTGOING" } },
       });
       expect(listed?.data).toEqual([]);
-    });
+      // The file's first test also compiles each operation's checks on first use.
+    }, 90_000);
 
     it("separates reading transactions, quoting and executing", async () => {
       const { customer, account, agent } = await agentSetup({

@@ -46,7 +46,8 @@ describe.each(databases)("managing agents on %s", (kind) => {
       );
       const allowed = await bound.GET("/agents/me/internal-accounts", {});
       expect(allowed.data).toMatchObject({ data: [{ id: euros.id }], totalCount: 1 });
-    });
+      // The file's first test also compiles each operation's checks on first use.
+    }, 90_000);
 
     it("manages its customer's external accounts with MANAGE_EXTERNAL_ACCOUNTS only", async () => {
       const customer = await createCustomer(sandbox.client);

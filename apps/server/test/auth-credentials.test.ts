@@ -39,7 +39,8 @@ describe.each(databases)("signed retries on %s", (kind) => {
     ]);
     const { session } = await otpLogin(sandbox, wallet.emailMethodId);
     expect(session).toMatchObject({ type: "EMAIL_OTP", nickname: wallet.email });
-  });
+    // The file's first test also compiles each operation's checks on first use.
+  }, 90_000);
 
   it("takes an OTP credential without a nickname: its codes go to the customer's email or phone", async () => {
     const bare = await sandbox.client.POST("/customers", {

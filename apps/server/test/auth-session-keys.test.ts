@@ -60,7 +60,8 @@ describe.each(databases)("signed retries on %s", (kind) => {
       setPrivacy(wallet, true, signedHeaders(privacy, key.privateKeyHex)),
       "WALLET_SIGNATURE_INVALID",
     );
-  });
+    // The file's first test also compiles each operation's checks on first use.
+  }, 90_000);
 
   it("refreshes a session: 202 → 201 with a new key sealed to clientPublicKey", async () => {
     const wallet = await createWallet(sandbox);

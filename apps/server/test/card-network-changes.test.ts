@@ -71,7 +71,8 @@ describe.each(databases)("card network simulations on %s", (kind) => {
         "CARD_TRANSACTION.AUTHORIZED",
         "CARD_TRANSACTION.SETTLED",
       ]);
-    });
+      // The file's first test also compiles each operation's checks on first use.
+    }, 90_000);
 
     it("re-opens a partially settled transaction, which a later clearing settles", async () => {
       const { card, accountId } = await activeCard(sandbox, 10_000);

@@ -74,7 +74,8 @@ describe.each(databases)("quotes on %s", (kind) => {
     expect(await balanceOf(sandbox.client, account.id)).toBe(FUNDED - quote.totalSendingAmount);
     const again = await execute(sandbox.client, quote.id);
     expect(again.error).toMatchObject({ status: 409, code: "INVALID_STATE_TRANSITION" });
-  });
+    // The file's first test also compiles each operation's checks on first use.
+  }, 90_000);
 
   // Suffix, failure reason (none: the refund's reason says it), refund status and reason.
   const failsAtOnce = [

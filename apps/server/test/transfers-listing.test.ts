@@ -105,7 +105,8 @@ describe.each(databases)("transfers on %s", (kind) => {
     }
     const foreignList = await foreign.GET("/transactions", {});
     expect(foreignList.data?.data).toEqual([]);
-  });
+    // The file's first test also compiles each operation's checks on first use.
+  }, 90_000);
 
   it("lists the platform's own transactions under the platform's id", async () => {
     const { data: platformAccounts } = await sandbox.client.GET("/platform/internal-accounts", {
