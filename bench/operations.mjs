@@ -33,9 +33,10 @@
 // its target, unmeasured) all their verifies, then (stamped) all their
 // retries. Prism answers the same three requests as often, and so do three
 // bare servers, one per leg, each serving the sandbox's answer to that leg
-// (from one more login, before the rounds). A batch is sent from a thread of
-// its own (batch-thread.mjs) over connections it opened first, and each
-// request is timed from its sending to its answer.
+// (from one more login, before the rounds); these rounds are otp-rounds.mjs.
+// A batch is sent from a thread of its own (batch-thread.mjs) over
+// connections it opened first, and each request is timed from its sending to
+// its answer.
 //
 // BENCH_ANSWERS_DIR=<dir> writes each round's answers there (time since the
 // round's start and latency, in ms), with the round's start on the clock of
@@ -46,8 +47,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import * as crypto from "@payments-sandbox/crypto";
-import { sealedOtpVerify } from "./otp-client.mjs";
+import { measureOtpLogin, otpLegs } from "./otp-rounds.mjs";
 import { measureRound, median, startBareServer, startPrism, startSandbox } from "./processes.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -85,7 +85,6 @@ const purchase = {
 // Ids in the form the spec's patterns accept, for Prism's static answers.
 const PRISM_CUSTOMER = "Customer:019542f5-b3e7-1d02-0000-000000000001";
 const PRISM_CARD = "Card:8bd59cec-f1bf-4f0a-a8d5-0d98de31f449";
-const PRISM_AUTH_METHOD = "AuthMethod:09b2f9f8-e00e-4121-bd88-33f111fc0002";
 
 /** Each operation: how to set it up on the sandbox, and its request on either target. */
 const operations = {
@@ -142,13 +141,6 @@ const operations = {
     prism: {},
   },
 };
-
-/** The OTP login's legs, in the order a login takes them. */
-const otpLegs = [
-  { name: "otpChallenge", title: "POST /auth/credentials/{id}/challenge" },
-  { name: "otpVerify", title: "POST /auth/credentials/{id}/verify (202)" },
-  { name: "otpRetry", title: "POST /auth/credentials/{id}/verify, signed (200)" },
-];
 
 const names = args.operations.split(",");
 const chosen = names
@@ -209,237 +201,6 @@ const prism = await startPrism(root).catch(async (err) => {
 const prismHeaders = { authorization: "Basic YTpi", "content-type": "application/json" };
 const perRound = [];
 
-/** Runs `fn` over `items`, `lanes` at a time. */
-async function inLanes(items, lanes, fn) {
-  let next = 0;
-  const out = new Array(items.length);
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-  return out;
-}
-
-/**
- * A batch of one-time requests as a target: its connections are opened
- * first (one unmeasured `GET /customers?limit=1` each, with `headers`), then
- * each takes the next request of the list, and the round ends when all are
- * answered. `onAnswer` sees each answer's status and body.
- */
-function batchTarget(label, base, pid, headers, list, onAnswer) {
-  return {
-    label,
-    pid,
-    batch: {
-      base,
-      connections,
-      list,
-      open: { method: "GET", path: "/customers?limit=1", headers },
-      onAnswer,
-    },
-  };
-}
-
-/**
- * Wallets with an EMAIL_OTP credential each: a customer holding USDB is
- * opened with its embedded wallet, and the wallet with an EMAIL_OTP
- * credential on the customer's email.
- */
-function otpCredentials(count) {
-  return inLanes(
-    Array.from({ length: count }, (_, i) => i),
-    16,
-    async (i) => {
-      const email = `bench-${i}@example.com`;
-      const customer = await sandbox.call("POST", "/customers", {
-        ...customerBody,
-        email,
-        currencies: ["USDB"],
-      });
-      const wallets = await sandbox.call(
-        "GET",
-        `/customers/internal-accounts?customerId=${customer.id}`,
-      );
-      const methods = await sandbox.call(
-        "GET",
-        `/auth/credentials?accountId=${wallets.data[0].id}`,
-      );
-      return methods.data[0].id;
-    },
-  );
-}
-
-/** Whether a one-time request was answered as expected; the first surprise is printed. */
-let surprised = false;
-function answered(status, expected, leg, body) {
-  if (status === expected) return true;
-  if (!surprised) console.error(`${leg}: ${status} ${body}`);
-  surprised = true;
-  return false;
-}
-
-/**
- * One round of the OTP login on the sandbox: the three legs' batches over
- * `methods`, each measured; between them the bench seals and stamps as a
- * client does (not measured). Returns a result per leg.
- */
-async function sandboxLoginRound(methods, enclaveKey) {
-  // Rate limits count per credential over a sliding minute: each round starts
-  // in a minute of its own.
-  await sandbox.call("POST", "/sandbox/clock/advance", { seconds: 61 });
-  const label = SANDBOX;
-  const headers = sandbox.headers;
-  const targets = new Map();
-  const challenge = await measureRound(
-    batchTarget(
-      label,
-      sandbox.base,
-      sandbox.pid,
-      headers,
-      methods.map((id) => ({
-        method: "POST",
-        path: `/auth/credentials/${id}/challenge`,
-        headers,
-        body: {},
-      })),
-      (status, body) => {
-        if (!answered(status, 200, "challenge", body)) return;
-        const answer = JSON.parse(body);
-        targets.set(answer.id, answer.otpEncryptionTargetBundle);
-      },
-    ),
-  );
-  const sealed = new Map();
-  const verifies = await inLanes(methods, 8, async (id) => {
-    const { targetPublic } = crypto.verifyOtpTargetBundle(targets.get(id), enclaveKey);
-    const { tek, body } = await sealedOtpVerify(targetPublic);
-    sealed.set(tek.publicKeyHex, { id, body, tek });
-    return { method: "POST", path: `/auth/credentials/${id}/verify`, headers, body };
-  });
-  // The answers are kept as they come and stamped after the round: the
-  // client's signatures are not the server's load.
-  const challenges = [];
-  const verify = await measureRound(
-    batchTarget(label, sandbox.base, sandbox.pid, headers, verifies, (status, body) => {
-      if (answered(status, 202, "verify", body)) challenges.push(JSON.parse(body));
-    }),
-  );
-  const retries = challenges.map((answer) => {
-    const login = sealed.get(JSON.parse(answer.payloadToSign).parameters.publicKey);
-    return {
-      method: "POST",
-      path: `/auth/credentials/${login.id}/verify`,
-      headers: {
-        ...headers,
-        "service-wallet-signature": crypto.createStamp(
-          answer.payloadToSign,
-          login.tek.privateKeyHex,
-        ),
-        "request-id": answer.requestId,
-      },
-      body: login.body,
-    };
-  });
-  const retry = await measureRound(
-    batchTarget(label, sandbox.base, sandbox.pid, headers, retries, (status, body) =>
-      answered(status, 200, "retry", body),
-    ),
-  );
-  return [challenge, verify, retry];
-}
-
-/**
- * The same three requests, as often, against a target that keeps no state:
- * Prism, or the bare servers (`servers`, one per leg).
- */
-async function staticLoginRound(label, servers, count) {
-  const path = `/auth/credentials/${PRISM_AUTH_METHOD}`;
-  const target = crypto.generateP256KeyPair();
-  const { tek, body } = await sealedOtpVerify(target.publicKeyUncompressedHex);
-  const signed = {
-    ...prismHeaders,
-    "service-wallet-signature": crypto.createStamp("{}", tek.privateKeyHex),
-    "request-id": "Request:946f7ee8-0978-45e7-a3dd-2324bb67061a",
-  };
-  const legs = [
-    { method: "POST", path: `${path}/challenge`, headers: prismHeaders, body: {} },
-    // Prism answers its first declared success unless asked for another.
-    {
-      method: "POST",
-      path: `${path}/verify`,
-      headers: { ...prismHeaders, prefer: "code=202" },
-      body,
-    },
-    { method: "POST", path: `${path}/verify`, headers: signed, body },
-  ];
-  const results = [];
-  for (const [i, leg] of legs.entries()) {
-    const { base, pid } = servers[i];
-    results.push(
-      await measureRound(batchTarget(label, base, pid, prismHeaders, Array(count).fill(leg))),
-    );
-  }
-  return results;
-}
-
-/**
- * The sandbox's answers to one login's three requests (challenge, verify,
- * signed retry), on a credential of its own: what the bare servers serve.
- */
-async function captureLoginAnswers(methodId, enclaveKey) {
-  const post = (leg, body, headers = {}) =>
-    captureAnswer({
-      url: `${sandbox.base}/auth/credentials/${methodId}/${leg}`,
-      method: "POST",
-      headers: { ...sandbox.headers, ...headers },
-      body: JSON.stringify(body),
-    });
-  const challenge = await post("challenge", {});
-  const { targetPublic } = crypto.verifyOtpTargetBundle(
-    JSON.parse(challenge.body).otpEncryptionTargetBundle,
-    enclaveKey,
-  );
-  const { tek, body } = await sealedOtpVerify(targetPublic);
-  const verify = await post("verify", body);
-  const answer = JSON.parse(verify.body);
-  const retry = await post("verify", body, {
-    "service-wallet-signature": crypto.createStamp(answer.payloadToSign, tek.privateKeyHex),
-    "request-id": answer.requestId,
-  });
-  return [challenge, verify, retry];
-}
-
-async function measureOtpLogin() {
-  // One credential more, whose login gives the bare servers their answers.
-  const methods = await otpCredentials(logins + 1);
-  const { otpEnclavePublicKey } = await sandbox.call("GET", "/sandbox/keys");
-  const captured = await captureLoginAnswers(methods.pop(), otpEnclavePublicKey);
-  const bare = [];
-  try {
-    for (const answer of captured) bare.push(await startBareServer(root, answer));
-    const sides = [
-      (count) => sandboxLoginRound(methods.slice(0, count), otpEnclavePublicKey),
-      (count) => staticLoginRound(PRISM, [prism, prism, prism], count),
-      (count) => staticLoginRound(BARE, bare, count),
-    ];
-    // Warm-up: a smaller round on each target.
-    const warm = Math.min(logins, 1500);
-    for (const side of sides) await side(warm);
-    const record = (round, results) =>
-      results.forEach((result, i) =>
-        perRound.push({ operation: otpLegs[i].name, round, ...result }),
-      );
-    for (let round = 1; round <= rounds; round++) {
-      for (const side of inOrder(sides, round)) record(round, await side(logins));
-    }
-  } finally {
-    for (const server of bare) await server.stop();
-  }
-}
-
 try {
   for (const operation of chosen) {
     const ids = await operation.setUp(sandbox);
@@ -467,7 +228,22 @@ try {
       await bare.stop();
     }
   }
-  if (withLogin) await measureOtpLogin();
+  if (withLogin) {
+    const otpRounds = await measureOtpLogin({
+      root,
+      sandbox,
+      prism,
+      prismHeaders,
+      customerBody,
+      labels: { sandbox: SANDBOX, prism: PRISM, bare: BARE },
+      connections,
+      logins,
+      rounds,
+      inOrder,
+      captureAnswer,
+    });
+    perRound.push(...otpRounds);
+  }
 } finally {
   await prism.stop();
   await sandbox.stop();

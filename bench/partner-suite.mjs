@@ -17,7 +17,8 @@
 //    session key;
 // 4. webhooks: the wait, after the last call, until every event the run's
 //    calls announced has reached a local receiver registered as the
-//    platform's webhook endpoint, each with a good signature.
+//    platform's webhook endpoint (webhook-receiver.mjs), each with a good
+//    signature.
 //
 // Per scenario: the median and p90 wall time over --runs, the requests it
 // makes, the server's CPU time (user + system, /proc) over the runs ÷ runs
@@ -31,19 +32,13 @@
 // is compared with what arrived: an event the suite did not wait for is
 // reported.
 import { cpus } from "node:os";
-import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import {
-  createClient,
-  isCardDecline,
-  otpLogin,
-  signed,
-  verifyWebhook,
-} from "@payments-sandbox/client";
+import { createClient, isCardDecline, otpLogin, signed } from "@payments-sandbox/client";
 import { cpuMs, median, percentile, postgresCpuMs, startSandbox } from "./processes.mjs";
+import { keysOf, startReceiver } from "./webhook-receiver.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
@@ -70,87 +65,6 @@ function ok(result, what) {
 
 function check(condition, what) {
   if (!condition) throw new Error(`unexpected: ${what}`);
-}
-
-/**
- * The names an event (its `type` and `data`) is filed under: "TYPE id" of
- * the object it is about, and of the account a payment credits (the answer
- * to a funding is the account, so the account is what the partner holds).
- */
-function keysOf({ type, data }) {
-  const ids = [data?.id, data?.destination?.accountId].filter(Boolean);
-  return ids.map((id) => `${type} ${id}`);
-}
-
-/**
- * A webhook endpoint on 127.0.0.1, as a partner writes one: it verifies each
- * delivery's signature over the raw body before answering 2xx, and keeps
- * each event once (by id) under its keysOf. `arrived` waits for a multiset
- * of those.
- */
-async function startReceiver(publicKeyPem) {
-  const arrivals = new Map();
-  const ids = new Set();
-  let badSignatures = 0;
-  let wake = () => undefined;
-  const server = createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (chunk) => chunks.push(chunk));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks);
-      if (!verifyWebhook(raw, req.headers, publicKeyPem)) {
-        badSignatures++;
-        res.writeHead(400).end();
-        return;
-      }
-      res.writeHead(204).end();
-      const event = JSON.parse(raw.toString("utf8"));
-      if (ids.has(event.id)) return;
-      ids.add(event.id);
-      const at = performance.now();
-      for (const key of keysOf(event)) {
-        if (!arrivals.has(key)) arrivals.set(key, []);
-        arrivals.get(key).push(at);
-      }
-      wake();
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${server.address().port}/webhooks`,
-    ids,
-    badSignatures: () => badSignatures,
-    /** Resolves once every expected event (key → count) has arrived. */
-    async arrived(expected) {
-      const deadline = performance.now() + WEBHOOK_TIMEOUT_MS;
-      const missing = () =>
-        [...expected].filter(([key, n]) => (arrivals.get(key)?.length ?? 0) < n);
-      while (missing().length > 0) {
-        const left = deadline - performance.now();
-        if (left <= 0) {
-          throw new Error(
-            `webhooks not received: ${missing()
-              .map(([key]) => key)
-              .join(", ")}`,
-          );
-        }
-        await new Promise((resolve) => {
-          const timer = setTimeout(resolve, left);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    },
-    /** When the `n`th event filed under `key` arrived (performance.now()). */
-    arrivedAt: (key, n) => arrivals.get(key)?.[n - 1],
-    close: () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  };
 }
 
 const sandbox = await startSandbox(root, {
@@ -398,7 +312,7 @@ const expectedAll = new Map();
 const count = (map, key, n = 1) => map.set(key, (map.get(key) ?? 0) + n);
 try {
   const keys = ok(await api.GET("/sandbox/keys"), "read the sandbox keys");
-  receiver = await startReceiver(keys.webhookPublicKey);
+  receiver = await startReceiver(keys.webhookPublicKey, WEBHOOK_TIMEOUT_MS);
   ok(
     await api.PATCH("/config", { body: { webhookEndpoint: receiver.url } }),
     "set the webhook endpoint",
