@@ -26,6 +26,7 @@ const LAYERS = [
       "threads.ts",
       "logger.ts",
       "paths.ts",
+      "requests-in-flight.ts",
     ],
   },
 ];
